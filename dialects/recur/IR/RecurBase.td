@@ -1,0 +1,56 @@
+//===- RecurBase.td - The recur dialect, its attributes and interfaces ----===//
+
+#ifndef RECUR_IR_RECURBASE_TD
+#define RECUR_IR_RECURBASE_TD
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpBase.td"
+include "recur/IR/RecurInterfaces.td"
+
+def Recur_Dialect : Dialect {
+  let name = "recur";
+  let cppNamespace = "::mlir::recur";
+  let summary = "Recurrent networks at the tensor level";
+  let description = [{
+    The `recur` dialect describes recurrent language models the way a PyTorch
+    user writes them: an embedding lookup, LSTM layers over whole sequences, a
+    linear projection, `log_softmax` and `cross_entropy`. Operations work on
+    ranked tensors; the sequence length `T` and the batch `B` may be dynamic,
+    weights have static shapes. Weight layouts and the LSTM gate order
+    (i, f, g, o) are PyTorch's, so a `state_dict` binds unchanged.
+
+    Function arguments and results of a model carry their external names:
+    `recur.input = "tokens"`, `recur.weight = "lstm.weight_ih_l0"` and
+    `recur.output = "logits"`. A runtime binds weights by these names.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Argument attribute naming a model input (`tokens`, ...).
+    static constexpr ::llvm::StringLiteral kInputAttrName = "recur.input";
+    /// Argument attribute naming a weight by its PyTorch `state_dict` key.
+    static constexpr ::llvm::StringLiteral kWeightAttrName = "recur.weight";
+    /// Result attribute naming a model output (`logits`, ...).
+    static constexpr ::llvm::StringLiteral kOutputAttrName = "recur.output";
+  }];
+}
+
+def Recur_Reduction : I32EnumAttr<"Reduction", "how per-token losses are combined", [
+    I32EnumAttrCase<"none", 0>,
+    I32EnumAttrCase<"mean", 1>,
+    I32EnumAttrCase<"sum", 2>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::recur";
+}
+
+def Recur_ReductionAttr : EnumAttr<Recur_Dialect, Recur_Reduction, "reduction"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+class Recur_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Recur_Dialect, mnemonic,
+         !listconcat(traits, [DeclareOpInterfaceMethods<Recur_ResultTypeInference>])>;
+
+#endif // RECUR_IR_RECURBASE_TD

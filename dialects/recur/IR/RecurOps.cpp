@@ -1,0 +1,408 @@
+//===- RecurOps.cpp - recur dialect operations ----------------------------===//
+
+#include "recur/IR/RecurOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "recur/IR/ShapeChecker.h"
+
+using namespace mlir;
+using namespace mlir::recur;
+
+#include "recur/IR/RecurEnums.cpp.inc"
+#include "recur/IR/RecurInterfaces.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared verification and inference
+//===----------------------------------------------------------------------===//
+//
+// Each op has one signature function that checks its operand types and returns
+// the symbolic shapes of its results. The verifier then checks the actual
+// results against those shapes; builders and shape refinement turn them into
+// result types.
+
+/// "operand 'name'" / "result 'name'", the way messages name values.
+static std::string operandName(StringRef name) {
+  return ("operand '" + name + "'").str();
+}
+static std::string resultName(StringRef name) {
+  return ("result '" + name + "'").str();
+}
+
+static ShapeChecker verifyingChecker(Operation *op) {
+  return ShapeChecker([op] { return op->emitOpError(); });
+}
+
+/// Checks `op`'s results, named `names`, against the inferred `shapes`.
+static LogicalResult verifyResults(Operation *op, ShapeChecker &checker,
+                                   ArrayRef<StringRef> names,
+                                   ArrayRef<SymbolicShape> shapes) {
+  for (auto [result, name, shape] :
+       llvm::zip_equal(op->getResults(), names, shapes)) {
+    std::string what = resultName(name);
+    if (failed(checker.checkShape(what, result.getType(), shape)) ||
+        failed(checker.checkFloatElementType(what, result.getType())))
+      return failure();
+  }
+  return success();
+}
+
+/// Result types for `shapes`, or unranked placeholders (which fail
+/// verification with the operand's message) when the operands are invalid.
+static SmallVector<Type>
+resultTypes(MLIRContext *context, ShapeChecker &checker,
+            FailureOr<SmallVector<SymbolicShape>> shapes, unsigned numResults) {
+  if (failed(shapes))
+    return SmallVector<Type>(
+        numResults, UnrankedTensorType::get(Float32Type::get(context)));
+  SmallVector<Type> types;
+  for (const SymbolicShape &shape : *shapes)
+    types.push_back(checker.floatTensorOf(shape));
+  return types;
+}
+
+//===----------------------------------------------------------------------===//
+// EmbeddingOp
+//===----------------------------------------------------------------------===//
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkEmbedding(ShapeChecker &checker, Type table, Type ids) {
+  if (failed(checker.checkShape(operandName("table"), table, {"V", "E"},
+                                /*requireStatic=*/true)) ||
+      failed(checker.checkFloatElementType(operandName("table"), table)))
+    return failure();
+  FailureOr<int64_t> idsRank =
+      checker.checkRankAtLeast(operandName("ids"), ids, 0);
+  if (failed(idsRank) ||
+      failed(checker.checkElementType(operandName("ids"), ids,
+                                      IntegerType::get(ids.getContext(), 64))))
+    return failure();
+  SymbolicShape idsShape = leadingDims(*idsRank);
+  if (failed(checker.checkShape(operandName("ids"), ids, idsShape)))
+    return failure();
+  SymbolicShape resultShape = idsShape;
+  resultShape.emplace_back("E");
+  return SmallVector<SymbolicShape>{resultShape};
+}
+
+LogicalResult EmbeddingOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  auto shapes =
+      checkEmbedding(checker, getTable().getType(), getIds().getType());
+  return failure(failed(shapes) ||
+                 failed(verifyResults(*this, checker, {"result"}, *shapes)));
+}
+
+SmallVector<Type> EmbeddingOp::inferResultTypes() {
+  ShapeChecker checker;
+  return resultTypes(
+      getContext(), checker,
+      checkEmbedding(checker, getTable().getType(), getIds().getType()), 1);
+}
+
+void EmbeddingOp::build(OpBuilder &builder, OperationState &state, Value table,
+                        Value ids) {
+  ShapeChecker checker;
+  auto types =
+      resultTypes(builder.getContext(), checker,
+                  checkEmbedding(checker, table.getType(), ids.getType()), 1);
+  build(builder, state, types.front(), table, ids);
+}
+
+//===----------------------------------------------------------------------===//
+// LSTMOp
+//===----------------------------------------------------------------------===//
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkLSTM(ShapeChecker &checker, Type input, Type wIh, Type wHh, Type bIh,
+          Type bHh, Type h0, Type c0) {
+  struct Expected {
+    StringRef name;
+    Type type;
+    SymbolicShape shape;
+    bool isWeight;
+  };
+  // The input fixes T, B and I; w_ih then fixes H, which w_hh and the biases
+  // must agree with.
+  SmallVector<Expected> operands = {
+      {"input", input, {"T", "B", "I"}, false},
+      {"w_ih", wIh, {{"H", 4}, "I"}, true},
+      {"w_hh", wHh, {{"H", 4}, "H"}, true},
+      {"b_ih", bIh, {{"H", 4}}, true},
+      {"b_hh", bHh, {{"H", 4}}, true},
+  };
+  if (h0)
+    operands.push_back({"h0", h0, {"B", "H"}, false});
+  if (c0)
+    operands.push_back({"c0", c0, {"B", "H"}, false});
+  for (const Expected &operand : operands) {
+    std::string what = operandName(operand.name);
+    if (failed(checker.checkShape(what, operand.type, operand.shape,
+                                  operand.isWeight)) ||
+        failed(checker.checkFloatElementType(what, operand.type)))
+      return failure();
+  }
+  return SmallVector<SymbolicShape>{{"T", "B", "H"}, {"B", "H"}, {"B", "H"}};
+}
+
+static Type typeOrNull(Value value) { return value ? value.getType() : Type(); }
+
+LogicalResult LSTMOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  auto shapes =
+      checkLSTM(checker, getInput().getType(), getWIh().getType(),
+                getWHh().getType(), getBIh().getType(), getBHh().getType(),
+                typeOrNull(getH0()), typeOrNull(getC0()));
+  return failure(
+      failed(shapes) ||
+      failed(verifyResults(*this, checker, {"y", "h_n", "c_n"}, *shapes)));
+}
+
+SmallVector<Type> LSTMOp::inferResultTypes() {
+  ShapeChecker checker;
+  return resultTypes(getContext(), checker,
+                     checkLSTM(checker, getInput().getType(),
+                               getWIh().getType(), getWHh().getType(),
+                               getBIh().getType(), getBHh().getType(),
+                               typeOrNull(getH0()), typeOrNull(getC0())),
+                     3);
+}
+
+void LSTMOp::build(OpBuilder &builder, OperationState &state, Value input,
+                   Value wIh, Value wHh, Value bIh, Value bHh, Value h0,
+                   Value c0) {
+  ShapeChecker checker;
+  auto types = resultTypes(
+      builder.getContext(), checker,
+      checkLSTM(checker, input.getType(), wIh.getType(), wHh.getType(),
+                bIh.getType(), bHh.getType(), typeOrNull(h0), typeOrNull(c0)),
+      3);
+  build(builder, state, types[0], types[1], types[2], input, wIh, wHh, bIh, bHh,
+        h0, c0);
+}
+
+namespace {
+/// An explicit all-zero initial state means the same as an absent one.
+struct DropZeroInitialState : OpRewritePattern<LSTMOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LSTMOp op,
+                                PatternRewriter &rewriter) const override {
+    bool zeroH0 = op.getH0() && matchPattern(op.getH0(), m_AnyZeroFloat());
+    bool zeroC0 = op.getC0() && matchPattern(op.getC0(), m_AnyZeroFloat());
+    if (!zeroH0 && !zeroC0)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      if (zeroH0)
+        op.getH0Mutable().clear();
+      if (zeroC0)
+        op.getC0Mutable().clear();
+    });
+    return success();
+  }
+};
+} // namespace
+
+void LSTMOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                         MLIRContext *context) {
+  patterns.add<DropZeroInitialState>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkLinear(ShapeChecker &checker, Type input, Type weight, Type bias) {
+  std::string inputName = operandName("input");
+  FailureOr<int64_t> rank = checker.checkRankAtLeast(inputName, input, 1);
+  if (failed(rank))
+    return failure();
+  SymbolicShape inputShape = leadingDims(*rank - 1);
+  SymbolicShape resultShape = inputShape;
+  inputShape.emplace_back("K");
+  resultShape.emplace_back("N");
+  if (failed(checker.checkShape(inputName, input, inputShape)) ||
+      failed(checker.checkFloatElementType(inputName, input)) ||
+      failed(checker.checkShape(operandName("weight"), weight, {"N", "K"},
+                                /*requireStatic=*/true)) ||
+      failed(checker.checkFloatElementType(operandName("weight"), weight)))
+    return failure();
+  if (bias &&
+      (failed(checker.checkShape(operandName("bias"), bias, {"N"},
+                                 /*requireStatic=*/true)) ||
+       failed(checker.checkFloatElementType(operandName("bias"), bias))))
+    return failure();
+  return SmallVector<SymbolicShape>{resultShape};
+}
+
+LogicalResult LinearOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  auto shapes = checkLinear(checker, getInput().getType(),
+                            getWeight().getType(), typeOrNull(getBias()));
+  return failure(failed(shapes) ||
+                 failed(verifyResults(*this, checker, {"result"}, *shapes)));
+}
+
+SmallVector<Type> LinearOp::inferResultTypes() {
+  ShapeChecker checker;
+  return resultTypes(getContext(), checker,
+                     checkLinear(checker, getInput().getType(),
+                                 getWeight().getType(), typeOrNull(getBias())),
+                     1);
+}
+
+void LinearOp::build(OpBuilder &builder, OperationState &state, Value input,
+                     Value weight, Value bias) {
+  ShapeChecker checker;
+  auto types = resultTypes(
+      builder.getContext(), checker,
+      checkLinear(checker, input.getType(), weight.getType(), typeOrNull(bias)),
+      1);
+  build(builder, state, types.front(), input, weight, bias);
+}
+
+namespace {
+/// An explicit all-zero bias means the same as an absent one.
+struct DropZeroBias : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getBias() || !matchPattern(op.getBias(), m_AnyZeroFloat()))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] { op.getBiasMutable().clear(); });
+    return success();
+  }
+};
+} // namespace
+
+void LinearOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add<DropZeroBias>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// LogSoftmaxOp
+//===----------------------------------------------------------------------===//
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkLogSoftmax(ShapeChecker &checker, Type input) {
+  std::string inputName = operandName("input");
+  FailureOr<int64_t> rank = checker.checkRankAtLeast(inputName, input, 1);
+  if (failed(rank))
+    return failure();
+  SymbolicShape shape = leadingDims(*rank);
+  if (failed(checker.checkShape(inputName, input, shape)) ||
+      failed(checker.checkFloatElementType(inputName, input)))
+    return failure();
+  return SmallVector<SymbolicShape>{shape};
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  if (failed(checkLogSoftmax(checker, getInput().getType())))
+    return failure();
+  // Exact equality keeps the fold log_softmax(log_softmax(x)) -> log_softmax(x)
+  // type-preserving.
+  if (getResult().getType() != getInput().getType())
+    return emitOpError() << "result 'result' expected type "
+                         << getInput().getType()
+                         << " (that of operand 'input'), got "
+                         << getResult().getType();
+  return success();
+}
+
+SmallVector<Type> LogSoftmaxOp::inferResultTypes() {
+  ShapeChecker checker;
+  return resultTypes(getContext(), checker,
+                     checkLogSoftmax(checker, getInput().getType()), 1);
+}
+
+void LogSoftmaxOp::build(OpBuilder &builder, OperationState &state,
+                         Value input) {
+  build(builder, state, input.getType(), input);
+}
+
+OpFoldResult LogSoftmaxOp::fold(FoldAdaptor) {
+  // log_softmax is idempotent: its result already sums to one after exp.
+  if (getInput().getDefiningOp<LogSoftmaxOp>())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// CrossEntropyOp
+//===----------------------------------------------------------------------===//
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkCrossEntropy(ShapeChecker &checker, Type logits, Type targets,
+                  Reduction reduction) {
+  std::string logitsName = operandName("logits");
+  std::string targetsName = operandName("targets");
+  FailureOr<int64_t> rank = checker.checkRankAtLeast(logitsName, logits, 1);
+  if (failed(rank))
+    return failure();
+  SymbolicShape targetShape = leadingDims(*rank - 1);
+  SymbolicShape logitsShape = targetShape;
+  logitsShape.emplace_back("C");
+  if (failed(checker.checkShape(logitsName, logits, logitsShape)) ||
+      failed(checker.checkFloatElementType(logitsName, logits)) ||
+      failed(checker.checkShape(targetsName, targets, targetShape)) ||
+      failed(checker.checkElementType(
+          targetsName, targets, IntegerType::get(targets.getContext(), 64))))
+    return failure();
+  if (reduction == Reduction::none)
+    return SmallVector<SymbolicShape>{targetShape};
+  return SmallVector<SymbolicShape>{SymbolicShape{}};
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  auto shapes = checkCrossEntropy(checker, getLogits().getType(),
+                                  getTargets().getType(), getReduction());
+  return failure(failed(shapes) ||
+                 failed(verifyResults(*this, checker, {"loss"}, *shapes)));
+}
+
+SmallVector<Type> CrossEntropyOp::inferResultTypes() {
+  ShapeChecker checker;
+  return resultTypes(getContext(), checker,
+                     checkCrossEntropy(checker, getLogits().getType(),
+                                       getTargets().getType(), getReduction()),
+                     1);
+}
+
+void CrossEntropyOp::build(OpBuilder &builder, OperationState &state,
+                           Value logits, Value targets, Reduction reduction) {
+  ShapeChecker checker;
+  auto types = resultTypes(builder.getContext(), checker,
+                           checkCrossEntropy(checker, logits.getType(),
+                                             targets.getType(), reduction),
+                           1);
+  build(builder, state, types.front(), logits, targets, reduction);
+}
+
+namespace {
+/// cross_entropy applies log_softmax itself, and log_softmax is idempotent.
+struct SkipLogSoftmaxOfLogits : OpRewritePattern<CrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
+    auto logSoftmax = op.getLogits().getDefiningOp<LogSoftmaxOp>();
+    if (!logSoftmax)
+      return failure();
+    rewriter.modifyOpInPlace(
+        op, [&] { op.getLogitsMutable().assign(logSoftmax.getInput()); });
+    return success();
+  }
+};
+} // namespace
+
+void CrossEntropyOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                                 MLIRContext *context) {
+  patterns.add<SkipLogSoftmaxOfLogits>(context);
+}
+
+#define GET_OP_CLASSES
+#include "recur/IR/RecurOps.cpp.inc"

@@ -1,0 +1,24 @@
+//===- RecurOps.h - recur dialect operations --------------------*- C++ -*-===//
+
+#ifndef RECUR_IR_RECUROPS_H
+#define RECUR_IR_RECUROPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "recur/IR/RecurDialect.h"
+
+#include "recur/IR/RecurEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "recur/IR/RecurAttrs.h.inc"
+
+#include "recur/IR/RecurInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "recur/IR/RecurOps.h.inc"
+
+#endif // RECUR_IR_RECUROPS_H

@@ -1,0 +1,153 @@
+//===- RecurOps.td - recur dialect operations -----------------------------===//
+
+#ifndef RECUR_IR_RECUROPS_TD
+#define RECUR_IR_RECUROPS_TD
+
+include "recur/IR/RecurBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// Operands are declared as any tensor: the verifiers check ranks, shapes and
+// element types themselves so that every message names the operand and gives
+// the expected and the actual shape or type.
+
+def Recur_EmbeddingOp : Recur_Op<"embedding", [Pure]> {
+  let summary = "rows of an embedding table gathered by integer ids";
+  let description = [{
+    `result[d..., e] = table[ids[d...], e]` — PyTorch's `nn.Embedding`. The table
+    is `[V, E]` with a static shape; the ids (i64, usually `[T, B]`) may have any
+    rank and dynamic sizes; the result has the ids' shape followed by `E`.
+
+    ```mlir
+    %x = recur.embedding %table[%tokens]
+        : (tensor<10001x128xf32>, tensor<?x?xi64>) -> tensor<?x?x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$table, AnyTensor:$ids);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$table, "::mlir::Value":$ids)>];
+}
+
+def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments]> {
+  let summary = "one LSTM layer over a whole sequence";
+  let description = [{
+    Runs an LSTM layer over `input [T, B, I]`, PyTorch's `nn.LSTM` layer `k`
+    with its layout and gate order (i, f, g, o):
+
+    ```
+    gates = x_t · w_ihᵀ + b_ih + h_{t-1} · w_hhᵀ + b_hh      // [B, 4H]
+    i, f, g, o = σ(gates[0:H]), σ(gates[H:2H]), tanh(gates[2H:3H]), σ(gates[3H:4H])
+    c_t = f ⊙ c_{t-1} + i ⊙ g;   h_t = o ⊙ tanh(c_t)
+    ```
+
+    Weights: `w_ih [4H, I]`, `w_hh [4H, H]`, `b_ih [4H]`, `b_hh [4H]`, all with
+    static shapes. The initial state `h0`, `c0 [B, H]` is optional; an absent one
+    is zero (the canonical form drops an explicit zero). Results: every step's
+    hidden state `y [T, B, H]`, and the last step's hidden and cell state
+    `h_n`, `c_n [B, H]` (h_T and c_T). `T` and `B` may be dynamic.
+
+    ```mlir
+    %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b_ih, %b_hh
+        : (tensor<?x?x128xf32>, tensor<1024x128xf32>, tensor<1024x256xf32>,
+           tensor<1024xf32>, tensor<1024xf32>)
+        -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
+    ```
+  }];
+  let arguments = (ins AnyTensor:$input, AnyTensor:$w_ih, AnyTensor:$w_hh,
+                       AnyTensor:$b_ih, AnyTensor:$b_hh,
+                       Optional<AnyTensor>:$h0, Optional<AnyTensor>:$c0);
+  let results = (outs AnyTensor:$y, AnyTensor:$h_n, AnyTensor:$c_n);
+  let assemblyFormat = [{
+    $input `,` $w_ih `,` $w_hh `,` $b_ih `,` $b_hh
+    (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$w_ih,
+      "::mlir::Value":$w_hh, "::mlir::Value":$b_ih, "::mlir::Value":$b_hh,
+      CArg<"::mlir::Value", "{}">:$h0, CArg<"::mlir::Value", "{}">:$c0)>];
+  let extraClassDeclaration = [{
+    /// The hidden size H.
+    int64_t getHiddenSize() {
+      return ::llvm::cast<::mlir::ShapedType>(getWHh().getType()).getDimSize(1);
+    }
+  }];
+}
+
+def Recur_LinearOp : Recur_Op<"linear", [Pure]> {
+  let summary = "affine map over the last dimension";
+  let description = [{
+    `result = input · weightᵀ + bias` — PyTorch's `nn.Linear`: `input [..., K]`,
+    `weight [N, K]`, optional `bias [N]` (absent is zero; the canonical form
+    drops an explicit zero), `result [..., N]`.
+
+    ```mlir
+    %logits = recur.linear %y, %w bias(%b)
+        : (tensor<?x?x256xf32>, tensor<10001x256xf32>, tensor<10001xf32>)
+        -> tensor<?x?x10001xf32>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$input, AnyTensor:$weight, Optional<AnyTensor>:$bias);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` `(` $bias^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
+      CArg<"::mlir::Value", "{}">:$bias)>];
+}
+
+def Recur_LogSoftmaxOp : Recur_Op<"log_softmax", [Pure]> {
+  let summary = "log of the softmax over the last dimension";
+  let description = [{
+    `result[..., j] = input[..., j] - log(Σ_k exp(input[..., k]))`. The result has
+    the input's type. `log_softmax` is idempotent, and folds so.
+
+    ```mlir
+    %lp = recur.log_softmax %logits : tensor<?x?x10001xf32> -> tensor<?x?x10001xf32>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$input);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input)>];
+}
+
+def Recur_CrossEntropyOp : Recur_Op<"cross_entropy", [Pure]> {
+  let summary = "negative log-likelihood of integer targets under logits";
+  let description = [{
+    `loss[d...] = -log_softmax(logits)[d..., targets[d...]]` — PyTorch's
+    `F.cross_entropy` with class scores in the last dimension: `logits [..., C]`,
+    `targets [...]` (i64). `reduction` is `mean` (the default) or `sum`, which
+    give a rank-0 tensor, or `none`, which gives the per-token losses `[...]`.
+    Logits that come from `recur.log_softmax` are replaced by that op's input
+    (log_softmax is idempotent).
+
+    ```mlir
+    %loss = recur.cross_entropy %logits, %targets
+        : (tensor<?x?x10001xf32>, tensor<?x?xi64>) -> tensor<f32>
+    %per_token = recur.cross_entropy %logits, %targets reduction<none>
+        : (tensor<?x?x10001xf32>, tensor<?x?xi64>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$logits, AnyTensor:$targets,
+      DefaultValuedAttr<Recur_ReductionAttr, "::mlir::recur::Reduction::mean">:$reduction);
+  let results = (outs AnyTensor:$loss);
+  let assemblyFormat = [{
+    $logits `,` $targets (`reduction` `` $reduction^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$logits, "::mlir::Value":$targets,
+      CArg<"::mlir::recur::Reduction", "::mlir::recur::Reduction::mean">:$reduction)>];
+}
+
+#endif // RECUR_IR_RECUROPS_TD

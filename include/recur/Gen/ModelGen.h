@@ -1,0 +1,60 @@
+//===- ModelGen.h - recur IR for standard architectures ---------*- C++ -*-===//
+//
+// Builds recur dialect modules for standard recurrent models from a few sizes.
+// Weight arguments carry the `state_dict` keys of the PyTorch module they
+// mirror, so a runtime can bind a saved state_dict by name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECUR_GEN_MODELGEN_H
+#define RECUR_GEN_MODELGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir::recur {
+
+/// Sizes shared by the generated models. An absent seq/batch is dynamic.
+struct SequenceConfig {
+  std::optional<int64_t> seq;
+  std::optional<int64_t> batch;
+  /// Element type of weights and activations: "f32", "f16" or "bf16".
+  std::string dtype = "f32";
+};
+
+/// A language model: PyTorch module with `embedding` (nn.Embedding),
+/// `lstm` (nn.LSTM, `layers` layers) and `proj` (nn.Linear) attributes.
+/// `forward(tokens [T,B] i64, weights...) -> logits [T,B,vocab]`.
+struct LstmLmConfig : SequenceConfig {
+  int64_t vocab = 10001;
+  int64_t embed = 128;
+  int64_t hidden = 256;
+  int64_t layers = 3;
+};
+
+/// A stacked LSTM alone, as a bare nn.LSTM saves it (`weight_ih_l0`, ...).
+/// `forward(input [T,B,input], weights...) -> output [T,B,hidden]`.
+struct LstmStackConfig : SequenceConfig {
+  int64_t input = 512;
+  int64_t hidden = 512;
+  int64_t layers = 1;
+};
+
+/// The first problem with the configuration as a user-facing message naming
+/// the flag, or an empty string when it is valid.
+std::string validate(const LstmLmConfig &config);
+std::string validate(const LstmStackConfig &config);
+
+/// Build the model's module; the configuration must be valid.
+OwningOpRef<ModuleOp> buildLstmLm(MLIRContext &context,
+                                  const LstmLmConfig &config);
+OwningOpRef<ModuleOp> buildLstmStack(MLIRContext &context,
+                                     const LstmStackConfig &config);
+
+} // namespace mlir::recur
+
+#endif // RECUR_GEN_MODELGEN_H

@@ -1,0 +1,19 @@
+//===- InitAll.h - Register Recur's dialects and passes ---------*- C++ -*-===//
+
+#ifndef RECUR_INITALL_H
+#define RECUR_INITALL_H
+
+namespace mlir {
+class DialectRegistry;
+namespace recur {
+
+/// The recur dialect and every dialect its pipelines produce.
+void registerRecurDialects(DialectRegistry &registry);
+
+/// Recur's own passes and pipelines (all prefixed `recur-`).
+void registerRecurPasses();
+
+} // namespace recur
+} // namespace mlir
+
+#endif // RECUR_INITALL_H

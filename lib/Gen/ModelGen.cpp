@@ -1,0 +1,187 @@
+//===- ModelGen.cpp - recur IR for standard architectures -----------------===//
+
+#include "recur/Gen/ModelGen.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "recur/IR/RecurOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::recur;
+
+static constexpr int64_t kMaxSize = std::numeric_limits<int32_t>::max();
+
+static std::string checkSize(const char *flag, std::optional<int64_t> value) {
+  if (!value || (*value > 0 && *value <= kMaxSize))
+    return "";
+  return std::string("--") + flag + " must be between 1 and " +
+         std::to_string(kMaxSize) + ", got " + std::to_string(*value);
+}
+
+static std::string validateSequence(const SequenceConfig &config) {
+  if (config.dtype != "f32" && config.dtype != "f16" && config.dtype != "bf16")
+    return "--dtype must be f32, f16 or bf16, got '" + config.dtype + "'";
+  for (const std::string &error :
+       {checkSize("seq", config.seq), checkSize("batch", config.batch)})
+    if (!error.empty())
+      return error;
+  return "";
+}
+
+std::string mlir::recur::validate(const LstmLmConfig &config) {
+  for (const std::string &error :
+       {checkSize("vocab", config.vocab), checkSize("embed", config.embed),
+        checkSize("hidden", config.hidden), checkSize("layers", config.layers),
+        validateSequence(config)})
+    if (!error.empty())
+      return error;
+  return "";
+}
+
+std::string mlir::recur::validate(const LstmStackConfig &config) {
+  for (const std::string &error :
+       {checkSize("input", config.input), checkSize("hidden", config.hidden),
+        checkSize("layers", config.layers), validateSequence(config)})
+    if (!error.empty())
+      return error;
+  return "";
+}
+
+namespace {
+/// Accumulates the entry function's arguments with their external names, then
+/// builds `func.func @forward` around a body.
+class ModelBuilder {
+public:
+  ModelBuilder(MLIRContext &context, const SequenceConfig &config)
+      : context(context), builder(&context), config(config) {
+    context.loadDialect<RecurDialect, func::FuncDialect>();
+    if (config.dtype == "f16")
+      floatType = builder.getF16Type();
+    else if (config.dtype == "bf16")
+      floatType = builder.getBF16Type();
+    else
+      floatType = builder.getF32Type();
+  }
+
+  int64_t seq() const { return config.seq.value_or(ShapedType::kDynamic); }
+  int64_t batch() const { return config.batch.value_or(ShapedType::kDynamic); }
+  Type floats() const { return floatType; }
+
+  void addInput(StringRef name, RankedTensorType type) {
+    addArgument(type, RecurDialect::kInputAttrName, name);
+  }
+  void addWeight(StringRef name, ArrayRef<int64_t> shape) {
+    addArgument(RankedTensorType::get(shape, floatType),
+                RecurDialect::kWeightAttrName, name);
+  }
+
+  /// Build the module; `body` gets the arguments in the order they were added
+  /// and returns the output named `outputName`.
+  OwningOpRef<ModuleOp>
+  build(StringRef modelName, StringRef outputName,
+        llvm::function_ref<Value(OpBuilder &, ValueRange)> body) {
+    Location loc = NameLoc::get(builder.getStringAttr(modelName));
+    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+    builder.setInsertionPointToEnd(module->getBody());
+    auto function = func::FuncOp::create(builder, loc, "forward",
+                                         builder.getFunctionType(argTypes, {}));
+    Block *entry = function.addEntryBlock();
+    builder.setInsertionPointToStart(entry);
+    Value output = body(builder, entry->getArguments());
+    func::ReturnOp::create(builder, loc, output);
+    function.setFunctionType(
+        builder.getFunctionType(argTypes, output.getType()));
+    for (auto [index, attrs] : llvm::enumerate(argAttrs))
+      function.setArgAttrs(index, attrs);
+    function.setResultAttr(0, RecurDialect::kOutputAttrName,
+                           builder.getStringAttr(outputName));
+    return module;
+  }
+
+private:
+  void addArgument(Type type, StringRef attrName, StringRef name) {
+    argTypes.push_back(type);
+    argAttrs.push_back(builder.getDictionaryAttr(
+        builder.getNamedAttr(attrName, builder.getStringAttr(name))));
+  }
+
+  MLIRContext &context;
+  OpBuilder builder;
+  const SequenceConfig &config;
+  Type floatType;
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+};
+} // namespace
+
+/// Adds the weights of an nn.LSTM whose state_dict keys start with `prefix`.
+static void addLstmWeights(ModelBuilder &model, StringRef prefix, int64_t input,
+                           int64_t hidden, int64_t layers) {
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    std::string suffix = "_l" + std::to_string(layer);
+    int64_t layerInput = layer == 0 ? input : hidden;
+    model.addWeight((prefix + "weight_ih" + suffix).str(),
+                    {4 * hidden, layerInput});
+    model.addWeight((prefix + "weight_hh" + suffix).str(),
+                    {4 * hidden, hidden});
+    model.addWeight((prefix + "bias_ih" + suffix).str(), {4 * hidden});
+    model.addWeight((prefix + "bias_hh" + suffix).str(), {4 * hidden});
+  }
+}
+
+/// Runs the layers over `x`; `weights` holds four values per layer.
+static Value buildLstmLayers(OpBuilder &builder, Location loc, Value x,
+                             ValueRange weights) {
+  for (size_t first = 0; first < weights.size(); first += 4) {
+    auto layer =
+        LSTMOp::create(builder, loc, x, weights[first], weights[first + 1],
+                       weights[first + 2], weights[first + 3]);
+    x = layer.getY();
+  }
+  return x;
+}
+
+OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
+                                               const LstmLmConfig &config) {
+  assert(validate(config).empty() && "invalid LSTM LM configuration");
+  ModelBuilder model(context, config);
+  model.addInput("tokens",
+                 RankedTensorType::get({model.seq(), model.batch()},
+                                       IntegerType::get(&context, 64)));
+  model.addWeight("embedding.weight", {config.vocab, config.embed});
+  addLstmWeights(model, "lstm.", config.embed, config.hidden, config.layers);
+  model.addWeight("proj.weight", {config.vocab, config.hidden});
+  model.addWeight("proj.bias", {config.vocab});
+
+  return model.build(
+      "lstm-lm", "logits", [&](OpBuilder &builder, ValueRange args) {
+        Location loc = builder.getUnknownLoc();
+        Value tokens = args[0], table = args[1];
+        ValueRange lstmWeights = args.slice(2, 4 * config.layers);
+        Value projWeight = args[2 + 4 * config.layers];
+        Value projBias = args[3 + 4 * config.layers];
+        Value x = EmbeddingOp::create(builder, loc, table, tokens);
+        x = buildLstmLayers(builder, loc, x, lstmWeights);
+        return LinearOp::create(builder, loc, x, projWeight, projBias)
+            .getResult();
+      });
+}
+
+OwningOpRef<ModuleOp>
+mlir::recur::buildLstmStack(MLIRContext &context,
+                            const LstmStackConfig &config) {
+  assert(validate(config).empty() && "invalid LSTM stack configuration");
+  ModelBuilder model(context, config);
+  model.addInput(
+      "input", RankedTensorType::get({model.seq(), model.batch(), config.input},
+                                     model.floats()));
+  addLstmWeights(model, "", config.input, config.hidden, config.layers);
+
+  return model.build("lstm", "output",
+                     [&](OpBuilder &builder, ValueRange args) {
+                       return buildLstmLayers(builder, builder.getUnknownLoc(),
+                                              args[0], args.drop_front());
+                     });
+}

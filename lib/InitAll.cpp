@@ -1,0 +1,17 @@
+//===- InitAll.cpp - Register Recur's dialects and passes -----------------===//
+
+#include "recur/InitAll.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "recur/IR/RecurOps.h"
+#include "recur/Transforms/Passes.h"
+
+void mlir::recur::registerRecurDialects(DialectRegistry &registry) {
+  registry.insert<RecurDialect, arith::ArithDialect, func::FuncDialect,
+                  tensor::TensorDialect>();
+}
+
+void mlir::recur::registerRecurPasses() { registerRecurTransformsPasses(); }

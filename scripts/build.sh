@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Configures (once) and builds Recur into build/ with clang 22, lld and Ninja.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${RECUR_BUILD_DIR:-$root/build}
+
+if [[ ! -f $build/build.ninja ]]; then
+  cmake -S "$root" -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE="${RECUR_BUILD_TYPE:-Release}" \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
+    ${RECUR_CMAKE_ARGS:-}
+fi
+cmake --build "$build"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what Recur needs on Debian (idempotent) and checks the CUDA toolkit.
+# Run as root, or with sudo available.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22 libomp-22-dev
+  libgtest-dev libbenchmark-dev libdlpack-dev nlohmann-json3-dev
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all packages present"
+fi
+
+# The CUDA toolkit is not a Debian package here; the GPU target needs it, the
+# CPU target and the tests that need no GPU do not.
+cuda=/usr/local/cuda
+if [[ -x $cuda/bin/ptxas ]]; then
+  echo "setup: CUDA toolkit found: $($cuda/bin/ptxas --version | tail -n 1)"
+else
+  echo "setup: note: no CUDA toolkit at $cuda (ptxas missing): the GPU target and its ptxas checks are unavailable; everything else works"
+fi

@@ -1,0 +1,354 @@
+// RUN: recur-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier message of the recur dialect: every message names the
+// operand or result and gives the expected and the actual shape or type.
+
+func.func @embedding_table_rank(%t: tensor<10xf32>, %i: tensor<4x2xi64>) {
+  // expected-error @below {{'recur.embedding' op operand 'table' must be a ranked tensor of rank 2 [V, E], got 'tensor<10xf32>'}}
+  %0 = recur.embedding %t[%i] : (tensor<10xf32>, tensor<4x2xi64>) -> tensor<4x2x10xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_table_dynamic(%t: tensor<?x8xf32>, %i: tensor<4x2xi64>) {
+  // expected-error @below {{'recur.embedding' op operand 'table' must have a static shape [V, E], got 'tensor<?x8xf32>'}}
+  %0 = recur.embedding %t[%i] : (tensor<?x8xf32>, tensor<4x2xi64>) -> tensor<4x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_table_int(%t: tensor<10x8xi32>, %i: tensor<4x2xi64>) {
+  // expected-error @below {{'recur.embedding' op operand 'table' must have a floating-point element type, got 'i32'}}
+  %0 = recur.embedding %t[%i] : (tensor<10x8xi32>, tensor<4x2xi64>) -> tensor<4x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_ids_i32(%t: tensor<10x8xf32>, %i: tensor<4x2xi32>) {
+  // expected-error @below {{'recur.embedding' op operand 'ids' expected element type 'i64', got 'i32'}}
+  %0 = recur.embedding %t[%i] : (tensor<10x8xf32>, tensor<4x2xi32>) -> tensor<4x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_ids_unranked(%t: tensor<10x8xf32>, %i: tensor<*xi64>) {
+  // expected-error @below {{'recur.embedding' op operand 'ids' must be a ranked tensor, got 'tensor<*xi64>'}}
+  %0 = recur.embedding %t[%i] : (tensor<10x8xf32>, tensor<*xi64>) -> tensor<4x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_result_shape(%t: tensor<10x8xf32>, %i: tensor<4x2xi64>) {
+  // expected-error @below {{'recur.embedding' op result 'result' expected shape [d0, d1, E] = [4, 2, 8], got [4, 3, 8]}}
+  %0 = recur.embedding %t[%i] : (tensor<10x8xf32>, tensor<4x2xi64>) -> tensor<4x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_result_rank(%t: tensor<10x8xf32>, %i: tensor<4x2xi64>) {
+  // expected-error @below {{'recur.embedding' op result 'result' must be a ranked tensor of rank 3 [d0, d1, E], got 'tensor<4x8xf32>'}}
+  %0 = recur.embedding %t[%i] : (tensor<10x8xf32>, tensor<4x2xi64>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_result_element(%t: tensor<10x8xf32>, %i: tensor<4x2xi64>) {
+  // expected-error @below {{'recur.embedding' op result 'result' expected element type 'f32' (that of operand 'table'), got 'f16'}}
+  %0 = recur.embedding %t[%i] : (tensor<10x8xf32>, tensor<4x2xi64>) -> tensor<4x2x8xf16>
+  return
+}
+
+// -----
+
+func.func @lstm_input_rank(%x: tensor<2x4xf32>, %wih: tensor<16x4xf32>, %whh: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm' op operand 'input' must be a ranked tensor of rank 3 [T, B, I], got 'tensor<2x4xf32>'}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b : (tensor<2x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_input_int(%x: tensor<3x2x4xi32>, %wih: tensor<16x4xf32>, %whh: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm' op operand 'input' must have a floating-point element type, got 'i32'}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b : (tensor<3x2x4xi32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_w_ih_not_four_gates(%x: tensor<3x2x4xf32>, %wih: tensor<10x4xf32>, %whh: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm' op operand 'w_ih' dimension 0 (4*H) must be a multiple of 4, got 10}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b : (tensor<3x2x4xf32>, tensor<10x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_w_ih_input_size(%x: tensor<3x2x4xf32>, %wih: tensor<16x5xf32>, %whh: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm' op operand 'w_ih' expected shape [4*H, I] = [16, 4], got [16, 5]}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b : (tensor<3x2x4xf32>, tensor<16x5xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_w_ih_dynamic(%x: tensor<3x2x4xf32>, %wih: tensor<?x4xf32>, %whh: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm' op operand 'w_ih' must have a static shape [4*H, I], got 'tensor<?x4xf32>'}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b : (tensor<3x2x4xf32>, tensor<?x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_w_hh_hidden_size(%x: tensor<3x2x4xf32>, %wih: tensor<16x4xf32>, %whh: tensor<16x3xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm' op operand 'w_hh' expected shape [4*H, H] = [16, 4], got [16, 3]}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b : (tensor<3x2x4xf32>, tensor<16x4xf32>, tensor<16x3xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_w_hh_element(%x: tensor<3x2x4xf32>, %wih: tensor<16x4xf32>, %whh: tensor<16x4xf16>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm' op operand 'w_hh' expected element type 'f32' (that of operand 'input'), got 'f16'}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b : (tensor<3x2x4xf32>, tensor<16x4xf32>, tensor<16x4xf16>, tensor<16xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_b_ih_size(%x: tensor<3x2x4xf32>, %wih: tensor<16x4xf32>, %whh: tensor<16x4xf32>, %b: tensor<16xf32>, %bad: tensor<12xf32>) {
+  // expected-error @below {{'recur.lstm' op operand 'b_ih' expected shape [4*H] = [16], got [12]}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %bad, %b : (tensor<3x2x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<12xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_b_hh_rank(%x: tensor<3x2x4xf32>, %wih: tensor<16x4xf32>, %whh: tensor<16x4xf32>, %b: tensor<16xf32>, %bad: tensor<1x16xf32>) {
+  // expected-error @below {{'recur.lstm' op operand 'b_hh' must be a ranked tensor of rank 1 [4*H], got 'tensor<1x16xf32>'}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %bad : (tensor<3x2x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<1x16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_h0_batch(%x: tensor<3x2x4xf32>, %wih: tensor<16x4xf32>, %whh: tensor<16x4xf32>, %b: tensor<16xf32>, %h0: tensor<5x4xf32>) {
+  // expected-error @below {{'recur.lstm' op operand 'h0' expected shape [B, H] = [2, 4], got [5, 4]}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b h0(%h0) : (tensor<3x2x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<5x4xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_c0_hidden(%x: tensor<3x?x4xf32>, %wih: tensor<16x4xf32>, %whh: tensor<16x4xf32>, %b: tensor<16xf32>, %c0: tensor<2x8xf32>) {
+  // expected-error @below {{'recur.lstm' op operand 'c0' expected shape [B, H] = [2, 4], got [2, 8]}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b c0(%c0) : (tensor<3x?x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<2x8xf32>) -> (tensor<3x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_y_shape(%x: tensor<3x2x4xf32>, %wih: tensor<16x4xf32>, %whh: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm' op result 'y' expected shape [T, B, H] = [3, 2, 4], got [2, 2, 4]}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b : (tensor<3x2x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<2x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_h_n_shape(%x: tensor<3x2x4xf32>, %wih: tensor<16x4xf32>, %whh: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm' op result 'h_n' expected shape [B, H] = [2, 4], got [2, 5]}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b : (tensor<3x2x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x5xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_c_n_element(%x: tensor<3x2x4xf32>, %wih: tensor<16x4xf32>, %whh: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm' op result 'c_n' expected element type 'f32' (that of operand 'input'), got 'bf16'}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b : (tensor<3x2x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xbf16>)
+  return
+}
+
+// -----
+
+func.func @linear_input_rank(%x: tensor<f32>, %w: tensor<3x4xf32>) {
+  // expected-error @below {{'recur.linear' op operand 'input' must be a ranked tensor of rank >= 1, got 'tensor<f32>'}}
+  %0 = recur.linear %x, %w : (tensor<f32>, tensor<3x4xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_in_features(%x: tensor<2x5xf32>, %w: tensor<3x4xf32>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' expected shape [N, K] = [3, 5], got [3, 4]}}
+  %0 = recur.linear %x, %w : (tensor<2x5xf32>, tensor<3x4xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_dynamic(%x: tensor<2x4xf32>, %w: tensor<?x4xf32>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' must have a static shape [N, K], got 'tensor<?x4xf32>'}}
+  %0 = recur.linear %x, %w : (tensor<2x4xf32>, tensor<?x4xf32>) -> tensor<2x?xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_size(%x: tensor<2x4xf32>, %w: tensor<3x4xf32>, %b: tensor<4xf32>) {
+  // expected-error @below {{'recur.linear' op operand 'bias' expected shape [N] = [3], got [4]}}
+  %0 = recur.linear %x, %w bias(%b) : (tensor<2x4xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_element(%x: tensor<2x4xf32>, %w: tensor<3x4xf32>, %b: tensor<3xf64>) {
+  // expected-error @below {{'recur.linear' op operand 'bias' expected element type 'f32' (that of operand 'input'), got 'f64'}}
+  %0 = recur.linear %x, %w bias(%b) : (tensor<2x4xf32>, tensor<3x4xf32>, tensor<3xf64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @linear_result_shape(%x: tensor<?x7x4xf32>, %w: tensor<3x4xf32>) {
+  // expected-error @below {{'recur.linear' op result 'result' expected shape [d0, d1, N] = [?, 7, 3], got [?, 7, 4]}}
+  %0 = recur.linear %x, %w : (tensor<?x7x4xf32>, tensor<3x4xf32>) -> tensor<?x7x4xf32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_rank(%x: tensor<f32>) {
+  // expected-error @below {{'recur.log_softmax' op operand 'input' must be a ranked tensor of rank >= 1, got 'tensor<f32>'}}
+  %0 = recur.log_softmax %x : tensor<f32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_int(%x: tensor<4xi32>) {
+  // expected-error @below {{'recur.log_softmax' op operand 'input' must have a floating-point element type, got 'i32'}}
+  %0 = recur.log_softmax %x : tensor<4xi32> -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_result(%x: tensor<?x4xf32>) {
+  // expected-error @below {{'recur.log_softmax' op result 'result' expected type 'tensor<?x4xf32>' (that of operand 'input'), got 'tensor<2x4xf32>'}}
+  %0 = recur.log_softmax %x : tensor<?x4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_logits_rank(%l: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @below {{'recur.cross_entropy' op operand 'logits' must be a ranked tensor of rank >= 1, got 'tensor<f32>'}}
+  %0 = recur.cross_entropy %l, %t : (tensor<f32>, tensor<i64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_targets_shape(%l: tensor<3x2x10xf32>, %t: tensor<3x4xi64>) {
+  // expected-error @below {{'recur.cross_entropy' op operand 'targets' expected shape [d0, d1] = [3, 2], got [3, 4]}}
+  %0 = recur.cross_entropy %l, %t : (tensor<3x2x10xf32>, tensor<3x4xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_targets_i32(%l: tensor<3x2x10xf32>, %t: tensor<3x2xi32>) {
+  // expected-error @below {{'recur.cross_entropy' op operand 'targets' expected element type 'i64', got 'i32'}}
+  %0 = recur.cross_entropy %l, %t : (tensor<3x2x10xf32>, tensor<3x2xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_mean_rank(%l: tensor<3x2x10xf32>, %t: tensor<3x2xi64>) {
+  // expected-error @below {{'recur.cross_entropy' op result 'loss' must be a ranked tensor of rank 0 [], got 'tensor<3x2xf32>'}}
+  %0 = recur.cross_entropy %l, %t : (tensor<3x2x10xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_none_shape(%l: tensor<3x2x10xf32>, %t: tensor<3x2xi64>) {
+  // expected-error @below {{'recur.cross_entropy' op result 'loss' expected shape [d0, d1] = [3, 2], got [3, 3]}}
+  %0 = recur.cross_entropy %l, %t reduction<none> : (tensor<3x2x10xf32>, tensor<3x2xi64>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_loss_element(%l: tensor<3x2x10xbf16>, %t: tensor<3x2xi64>) {
+  // expected-error @below {{'recur.cross_entropy' op result 'loss' expected element type 'bf16' (that of operand 'logits'), got 'f32'}}
+  %0 = recur.cross_entropy %l, %t reduction<sum> : (tensor<3x2x10xbf16>, tensor<3x2xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// expected-error @below {{'recur.weight' of argument 0 must be a non-empty string, got 3 : i64}}
+func.func @weight_name_not_string(%w: tensor<4xf32> {recur.weight = 3}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'recur.input' of argument 0 must be a non-empty string, got ""}}
+func.func @input_name_empty(%x: tensor<4xi64> {recur.input = ""}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{name 'w' of argument 1 is already used by argument 0}}
+func.func @weight_name_duplicate(%a: tensor<4xf32> {recur.weight = "w"}, %b: tensor<4xf32> {recur.weight = "w"}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{name 'x' of argument 1 is already used by argument 0}}
+func.func @input_weight_name_clash(%a: tensor<4xi64> {recur.input = "x"}, %b: tensor<4xf32> {recur.weight = "x"}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'recur.output' names a result, but is on argument 0; use 'recur.input' or 'recur.weight'}}
+func.func @output_on_argument(%a: tensor<4xf32> {recur.output = "y"}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{unknown argument attribute 'recur.weights'; expected 'recur.input' or 'recur.weight'}}
+func.func @unknown_argument_attr(%a: tensor<4xf32> {recur.weights = "w"}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{unknown result attribute 'recur.input'; expected 'recur.output'}}
+func.func @unknown_result_attr(%a: tensor<4xf32>) -> (tensor<4xf32> {recur.input = "y"}) {
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{name 'y' of result 1 is already used by result 0}}
+func.func @output_name_duplicate(%a: tensor<4xf32>) -> (tensor<4xf32> {recur.output = "y"}, tensor<4xf32> {recur.output = "y"}) {
+  return %a, %a : tensor<4xf32>, tensor<4xf32>
+}

@@ -1,0 +1,93 @@
+// RUN: recur-opt %s | recur-opt | FileCheck %s
+// RUN: recur-opt %s --mlir-print-op-generic | recur-opt | FileCheck %s
+
+// Round trip of every recur op in its custom form, and through the generic
+// form back to the custom one.
+
+// CHECK-LABEL: func.func @embedding
+func.func @embedding(%table: tensor<10001x128xf32>, %ids: tensor<?x?xi64>, %flat: tensor<7xi64>)
+    -> (tensor<?x?x128xf32>, tensor<7x128xf32>) {
+  // CHECK: recur.embedding %{{.*}}[%{{.*}}] : (tensor<10001x128xf32>, tensor<?x?xi64>) -> tensor<?x?x128xf32>
+  %0 = recur.embedding %table[%ids] : (tensor<10001x128xf32>, tensor<?x?xi64>) -> tensor<?x?x128xf32>
+  // CHECK: recur.embedding %{{.*}}[%{{.*}}] : (tensor<10001x128xf32>, tensor<7xi64>) -> tensor<7x128xf32>
+  %1 = recur.embedding %table[%flat] : (tensor<10001x128xf32>, tensor<7xi64>) -> tensor<7x128xf32>
+  return %0, %1 : tensor<?x?x128xf32>, tensor<7x128xf32>
+}
+
+// CHECK-LABEL: func.func @lstm_dynamic_time_and_batch
+func.func @lstm_dynamic_time_and_batch(%x: tensor<?x?x128xf32>, %w_ih: tensor<1024x128xf32>,
+    %w_hh: tensor<1024x256xf32>, %b_ih: tensor<1024xf32>, %b_hh: tensor<1024xf32>)
+    -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>) {
+  // CHECK: %[[Y:.*]], %[[H:.*]], %[[C:.*]] = recur.lstm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
+  // CHECK-SAME: (tensor<?x?x128xf32>, tensor<1024x128xf32>, tensor<1024x256xf32>, tensor<1024xf32>, tensor<1024xf32>)
+  // CHECK-SAME: -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
+  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b_ih, %b_hh
+      : (tensor<?x?x128xf32>, tensor<1024x128xf32>, tensor<1024x256xf32>, tensor<1024xf32>, tensor<1024xf32>)
+      -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
+  return %y, %h, %c : tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>
+}
+
+// CHECK-LABEL: func.func @lstm_initial_state
+func.func @lstm_initial_state(%x: tensor<1x1x3xf32>, %w_ih: tensor<8x3xf32>, %w_hh: tensor<8x2xf32>,
+    %b: tensor<8xf32>, %h0: tensor<1x2xf32>, %c0: tensor<1x2xf32>) -> tensor<1x2xf32> {
+  // CHECK: recur.lstm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} h0(%{{.*}}) c0(%{{.*}}) :
+  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b, %b h0(%h0) c0(%c0)
+      : (tensor<1x1x3xf32>, tensor<8x3xf32>, tensor<8x2xf32>, tensor<8xf32>, tensor<8xf32>, tensor<1x2xf32>, tensor<1x2xf32>)
+      -> (tensor<1x1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>)
+  // Either state may come alone; the other is zero.
+  // CHECK: recur.lstm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} c0(%{{.*}}) :
+  %y2, %h2, %c2 = recur.lstm %x, %w_ih, %w_hh, %b, %b c0(%c)
+      : (tensor<1x1x3xf32>, tensor<8x3xf32>, tensor<8x2xf32>, tensor<8xf32>, tensor<8xf32>, tensor<1x2xf32>)
+      -> (tensor<1x1x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>)
+  return %h2 : tensor<1x2xf32>
+}
+
+// CHECK-LABEL: func.func @lstm_bf16_static_results_refine_dynamic_operands
+func.func @lstm_bf16_static_results_refine_dynamic_operands(%x: tensor<?x4x16xbf16>, %w_ih: tensor<32x16xbf16>,
+    %w_hh: tensor<32x8xbf16>, %b: tensor<32xbf16>) -> tensor<5x4x8xbf16> {
+  // CHECK: -> (tensor<5x4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>)
+  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b, %b
+      : (tensor<?x4x16xbf16>, tensor<32x16xbf16>, tensor<32x8xbf16>, tensor<32xbf16>, tensor<32xbf16>)
+      -> (tensor<5x4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16>)
+  return %y : tensor<5x4x8xbf16>
+}
+
+// CHECK-LABEL: func.func @linear
+func.func @linear(%x: tensor<?x?x256xf32>, %w: tensor<10001x256xf32>, %b: tensor<10001xf32>, %v: tensor<256xf16>,
+    %wh: tensor<3x256xf16>) -> (tensor<?x?x10001xf32>, tensor<3xf16>) {
+  // CHECK: recur.linear %{{.*}}, %{{.*}} bias(%{{.*}}) : (tensor<?x?x256xf32>, tensor<10001x256xf32>, tensor<10001xf32>) -> tensor<?x?x10001xf32>
+  %0 = recur.linear %x, %w bias(%b) : (tensor<?x?x256xf32>, tensor<10001x256xf32>, tensor<10001xf32>) -> tensor<?x?x10001xf32>
+  // CHECK: recur.linear %{{.*}}, %{{.*}} : (tensor<256xf16>, tensor<3x256xf16>) -> tensor<3xf16>
+  %1 = recur.linear %v, %wh : (tensor<256xf16>, tensor<3x256xf16>) -> tensor<3xf16>
+  return %0, %1 : tensor<?x?x10001xf32>, tensor<3xf16>
+}
+
+// CHECK-LABEL: func.func @log_softmax
+func.func @log_softmax(%x: tensor<?x?x10001xf32>) -> tensor<?x?x10001xf32> {
+  // CHECK: recur.log_softmax %{{.*}} : tensor<?x?x10001xf32> -> tensor<?x?x10001xf32>
+  %0 = recur.log_softmax %x : tensor<?x?x10001xf32> -> tensor<?x?x10001xf32>
+  return %0 : tensor<?x?x10001xf32>
+}
+
+// CHECK-LABEL: func.func @cross_entropy
+func.func @cross_entropy(%logits: tensor<?x?x10001xf32>, %targets: tensor<?x?xi64>)
+    -> (tensor<f32>, tensor<f32>, tensor<?x?xf32>) {
+  // The default reduction (mean) is not printed.
+  // CHECK: recur.cross_entropy %{{.*}}, %{{.*}} : (tensor<?x?x10001xf32>, tensor<?x?xi64>) -> tensor<f32>
+  %mean = recur.cross_entropy %logits, %targets : (tensor<?x?x10001xf32>, tensor<?x?xi64>) -> tensor<f32>
+  // CHECK: recur.cross_entropy %{{.*}}, %{{.*}} reduction<sum> : (tensor<?x?x10001xf32>, tensor<?x?xi64>) -> tensor<f32>
+  %sum = recur.cross_entropy %logits, %targets reduction<sum> : (tensor<?x?x10001xf32>, tensor<?x?xi64>) -> tensor<f32>
+  // CHECK: recur.cross_entropy %{{.*}}, %{{.*}} reduction<none> : (tensor<?x?x10001xf32>, tensor<?x?xi64>) -> tensor<?x?xf32>
+  %none = recur.cross_entropy %logits, %targets reduction<none> : (tensor<?x?x10001xf32>, tensor<?x?xi64>) -> tensor<?x?xf32>
+  return %mean, %sum, %none : tensor<f32>, tensor<f32>, tensor<?x?xf32>
+}
+
+// CHECK-LABEL: func.func @model_names
+// CHECK-SAME: {recur.input = "tokens"}
+// CHECK-SAME: {recur.weight = "embedding.weight"}
+// CHECK-SAME: {recur.output = "x"}
+func.func @model_names(%tokens: tensor<2x3xi64> {recur.input = "tokens"},
+    %table: tensor<5x4xf32> {recur.weight = "embedding.weight"}) -> (tensor<2x3x4xf32> {recur.output = "x"}) {
+  %0 = recur.embedding %table[%tokens] : (tensor<5x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}

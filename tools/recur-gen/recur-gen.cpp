@@ -1,0 +1,130 @@
+//===- recur-gen.cpp - Write recur IR for standard architectures ----------===//
+//
+//   recur-gen lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3 \
+//                     [--seq T] [--batch B] [--dtype f32] [-o model.mlir]
+//   recur-gen lstm --input 512 --hidden 512 --layers 1 [--seq T] [--batch B]
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Support/FileUtilities.h"
+#include "recur/Gen/ModelGen.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace llvm;
+using namespace mlir::recur;
+
+static cl::SubCommand lstmLmCommand(
+    "lstm-lm",
+    "Language model: embedding, stacked LSTM, projection to the vocabulary");
+static cl::SubCommand lstmCommand("lstm",
+                                  "Stacked LSTM layers alone (nn.LSTM)");
+
+static cl::OptionCategory modelCategory("Model options");
+
+static cl::opt<int64_t> vocab("vocab", cl::desc("Vocabulary size"),
+                              cl::init(10001), cl::sub(lstmLmCommand),
+                              cl::cat(modelCategory));
+static cl::opt<int64_t> embed("embed", cl::desc("Embedding size"),
+                              cl::init(128), cl::sub(lstmLmCommand),
+                              cl::cat(modelCategory));
+static cl::opt<int64_t> inputSize("input", cl::desc("Input feature size"),
+                                  cl::init(512), cl::sub(lstmCommand),
+                                  cl::cat(modelCategory));
+static cl::opt<int64_t> hidden("hidden",
+                               cl::desc("Hidden size of every LSTM layer"),
+                               cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+                               cl::cat(modelCategory));
+static cl::opt<int64_t> layers("layers",
+                               cl::desc("Number of stacked LSTM layers"),
+                               cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+                               cl::cat(modelCategory));
+static cl::opt<int64_t>
+    seqLength("seq", cl::desc("Sequence length T (default: dynamic)"),
+              cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+              cl::cat(modelCategory));
+static cl::opt<int64_t> batch("batch",
+                              cl::desc("Batch size B (default: dynamic)"),
+                              cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+                              cl::cat(modelCategory));
+static cl::opt<std::string> dtype("dtype",
+                                  cl::desc("Element type: f32, f16 or bf16"),
+                                  cl::init("f32"), cl::sub(lstmLmCommand),
+                                  cl::sub(lstmCommand), cl::cat(modelCategory));
+static cl::opt<std::string>
+    outputFilename("o", cl::desc("Output file (default: stdout)"),
+                   cl::value_desc("filename"), cl::init("-"),
+                   cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+                   cl::cat(modelCategory));
+
+static int fail(const Twine &message) {
+  WithColor::error(errs(), "recur-gen") << message << "\n";
+  return 1;
+}
+
+static void readSequenceFlags(SequenceConfig &config) {
+  if (seqLength.getNumOccurrences())
+    config.seq = seqLength;
+  if (batch.getNumOccurrences())
+    config.batch = batch;
+  config.dtype = dtype;
+}
+
+int main(int argc, char **argv) {
+  InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(modelCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "Recur model generator: writes recur dialect IR for a standard "
+      "architecture.\n\n"
+      "  recur-gen lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3\n"
+      "  recur-gen lstm --input 512 --hidden 512 --layers 1 --seq 100 --batch "
+      "64\n");
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (lstmLmCommand) {
+    LstmLmConfig config;
+    readSequenceFlags(config);
+    config.vocab = vocab;
+    config.embed = embed;
+    if (hidden.getNumOccurrences())
+      config.hidden = hidden;
+    if (layers.getNumOccurrences())
+      config.layers = layers;
+    if (std::string error = validate(config); !error.empty())
+      return fail(error);
+    module = buildLstmLm(context, config);
+  } else if (lstmCommand) {
+    LstmStackConfig config;
+    readSequenceFlags(config);
+    config.input = inputSize;
+    if (hidden.getNumOccurrences())
+      config.hidden = hidden;
+    if (layers.getNumOccurrences())
+      config.layers = layers;
+    if (std::string error = validate(config); !error.empty())
+      return fail(error);
+    module = buildLstmStack(context, config);
+  } else {
+    return fail(
+        "choose a model: 'recur-gen lstm-lm ...' or 'recur-gen lstm ...' "
+        "(see recur-gen --help)");
+  }
+
+  if (mlir::failed(mlir::verify(*module)))
+    return fail("internal error: the generated module does not verify");
+
+  std::string error;
+  auto output = mlir::openOutputFile(outputFilename, &error);
+  if (!output)
+    return fail(error);
+  module->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}
