@@ -15,3 +15,5 @@ config.environment["PATH"] = os.pathsep.join(
     [config.recur_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
 config.substitutions.append(("%recur_src_root", config.recur_src_root))
 config.substitutions.append(("%recur_obj_root", config.recur_obj_root))
+import sys
+config.substitutions.append(("%python", sys.executable))

@@ -66,12 +66,35 @@ static int fail(const Twine &message) {
   return 1;
 }
 
-static void readSequenceFlags(SequenceConfig &config) {
+/// Completes `config` with the flags every model shares, validates it, builds
+/// the module with `build` and writes it out.
+template <typename Config, typename BuildFn>
+static int generate(Config config, BuildFn build) {
   if (seqLength.getNumOccurrences())
     config.seq = seqLength;
   if (batch.getNumOccurrences())
     config.batch = batch;
+  if (hidden.getNumOccurrences())
+    config.hidden = hidden;
+  if (layers.getNumOccurrences())
+    config.layers = layers;
   config.dtype = dtype;
+  if (std::string error = validate(config); !error.empty())
+    return fail(error);
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module = build(context, config);
+  if (mlir::failed(mlir::verify(*module)))
+    return fail("internal error: the generated module does not verify");
+
+  std::string error;
+  auto output = mlir::openOutputFile(outputFilename, &error);
+  if (!output)
+    return fail(error);
+  module->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -85,46 +108,17 @@ int main(int argc, char **argv) {
       "  recur-gen lstm --input 512 --hidden 512 --layers 1 --seq 100 --batch "
       "64\n");
 
-  mlir::MLIRContext context;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
   if (lstmLmCommand) {
     LstmLmConfig config;
-    readSequenceFlags(config);
     config.vocab = vocab;
     config.embed = embed;
-    if (hidden.getNumOccurrences())
-      config.hidden = hidden;
-    if (layers.getNumOccurrences())
-      config.layers = layers;
-    if (std::string error = validate(config); !error.empty())
-      return fail(error);
-    module = buildLstmLm(context, config);
-  } else if (lstmCommand) {
-    LstmStackConfig config;
-    readSequenceFlags(config);
-    config.input = inputSize;
-    if (hidden.getNumOccurrences())
-      config.hidden = hidden;
-    if (layers.getNumOccurrences())
-      config.layers = layers;
-    if (std::string error = validate(config); !error.empty())
-      return fail(error);
-    module = buildLstmStack(context, config);
-  } else {
-    return fail(
-        "choose a model: 'recur-gen lstm-lm ...' or 'recur-gen lstm ...' "
-        "(see recur-gen --help)");
+    return generate(config, buildLstmLm);
   }
-
-  if (mlir::failed(mlir::verify(*module)))
-    return fail("internal error: the generated module does not verify");
-
-  std::string error;
-  auto output = mlir::openOutputFile(outputFilename, &error);
-  if (!output)
-    return fail(error);
-  module->print(output->os());
-  output->os() << "\n";
-  output->keep();
-  return 0;
+  if (lstmCommand) {
+    LstmStackConfig config;
+    config.input = inputSize;
+    return generate(config, buildLstmStack);
+  }
+  return fail("choose a model: 'recur-gen lstm-lm ...' or 'recur-gen lstm ...' "
+              "(see recur-gen --help)");
 }
