@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22 libomp-22-dev
+  libclang-rt-22-dev  # sanitizer runtimes for -DRECUR_ENABLE_SANITIZERS=ON
   libgtest-dev libbenchmark-dev libdlpack-dev nlohmann-json3-dev
 )
 
