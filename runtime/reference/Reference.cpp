@@ -1,0 +1,247 @@
+//===- Reference.cpp - Plain C++ reference of the recur ops ---------------===//
+
+#include "reference/Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <stdexcept>
+
+namespace recur::reference {
+
+template <typename T>
+Tensor<T>::Tensor(std::vector<int64_t> shape, std::vector<T> data)
+    : shape(std::move(shape)), data(std::move(data)) {
+  if (static_cast<int64_t>(this->data.size()) != numElements())
+    throw std::invalid_argument("tensor of shape " + formatShape(this->shape) +
+                                " needs " + std::to_string(numElements()) +
+                                " elements, got " +
+                                std::to_string(this->data.size()));
+}
+
+template <typename T>
+Tensor<T>::Tensor(std::vector<int64_t> shape)
+    : shape(std::move(shape)), data(numElements(), T()) {}
+
+template <typename T> int64_t Tensor<T>::numElements() const {
+  return std::accumulate(shape.begin(), shape.end(), int64_t(1),
+                         std::multiplies<int64_t>());
+}
+
+template struct Tensor<float>;
+template struct Tensor<int64_t>;
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// Throws unless `tensor` named `name` has exactly `expected` shape.
+template <typename T>
+static void expectShape(const std::string &name, const Tensor<T> &tensor,
+                        const std::vector<int64_t> &expected) {
+  if (tensor.shape != expected)
+    throw std::invalid_argument("'" + name + "' expected shape " +
+                                formatShape(expected) + ", got " +
+                                formatShape(tensor.shape));
+}
+
+/// Throws unless `tensor` has rank >= `minRank`.
+template <typename T>
+static void expectRankAtLeast(const std::string &name, const Tensor<T> &tensor,
+                              size_t minRank) {
+  if (tensor.shape.size() < minRank)
+    throw std::invalid_argument(
+        "'" + name + "' expected rank >= " + std::to_string(minRank) +
+        ", got shape " + formatShape(tensor.shape));
+}
+
+static double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+FloatTensor embedding(const FloatTensor &table, const IdTensor &ids) {
+  if (table.shape.size() != 2)
+    throw std::invalid_argument("'table' expected rank 2 [V, E], got shape " +
+                                formatShape(table.shape));
+  int64_t vocab = table.dim(0), width = table.dim(1);
+  std::vector<int64_t> shape = ids.shape;
+  shape.push_back(width);
+  FloatTensor result(shape);
+  for (int64_t i = 0; i < ids.numElements(); ++i) {
+    int64_t id = ids.data[i];
+    if (id < 0 || id >= vocab)
+      throw std::invalid_argument(
+          "'ids' element " + std::to_string(i) + " is " + std::to_string(id) +
+          ", outside [0, " + std::to_string(vocab) + ")");
+    std::copy_n(&table.data[id * width], width, &result.data[i * width]);
+  }
+  return result;
+}
+
+LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
+                const FloatTensor &wHh, const FloatTensor &bIh,
+                const FloatTensor &bHh, const FloatTensor *h0,
+                const FloatTensor *c0) {
+  if (input.shape.size() != 3)
+    throw std::invalid_argument(
+        "'input' expected rank 3 [T, B, I], got shape " +
+        formatShape(input.shape));
+  if (wHh.shape.size() != 2)
+    throw std::invalid_argument("'w_hh' expected rank 2 [4H, H], got shape " +
+                                formatShape(wHh.shape));
+  int64_t steps = input.dim(0), batch = input.dim(1), inputSize = input.dim(2);
+  int64_t hidden = wHh.dim(1);
+  expectShape("w_ih", wIh, {4 * hidden, inputSize});
+  expectShape("w_hh", wHh, {4 * hidden, hidden});
+  expectShape("b_ih", bIh, {4 * hidden});
+  expectShape("b_hh", bHh, {4 * hidden});
+  if (h0)
+    expectShape("h0", *h0, {batch, hidden});
+  if (c0)
+    expectShape("c0", *c0, {batch, hidden});
+
+  std::vector<double> h(batch * hidden, 0.0), c(batch * hidden, 0.0);
+  if (h0)
+    std::copy(h0->data.begin(), h0->data.end(), h.begin());
+  if (c0)
+    std::copy(c0->data.begin(), c0->data.end(), c.begin());
+
+  LstmResult result{FloatTensor({steps, batch, hidden}),
+                    FloatTensor({batch, hidden}), FloatTensor({batch, hidden})};
+  std::vector<double> gates(4 * hidden), nextH(batch * hidden);
+  for (int64_t t = 0; t < steps; ++t) {
+    for (int64_t b = 0; b < batch; ++b) {
+      const float *x = &input.data[(t * batch + b) * inputSize];
+      for (int64_t g = 0; g < 4 * hidden; ++g) {
+        double sum = double(bIh.data[g]) + double(bHh.data[g]);
+        for (int64_t k = 0; k < inputSize; ++k)
+          sum += double(wIh.data[g * inputSize + k]) * x[k];
+        for (int64_t k = 0; k < hidden; ++k)
+          sum += double(wHh.data[g * hidden + k]) * h[b * hidden + k];
+        gates[g] = sum;
+      }
+      for (int64_t j = 0; j < hidden; ++j) {
+        double in = sigmoid(gates[j]);
+        double forget = sigmoid(gates[hidden + j]);
+        double cell = std::tanh(gates[2 * hidden + j]);
+        double out = sigmoid(gates[3 * hidden + j]);
+        double &state = c[b * hidden + j];
+        state = forget * state + in * cell;
+        nextH[b * hidden + j] = out * std::tanh(state);
+      }
+    }
+    h.swap(nextH);
+    std::copy(h.begin(), h.end(), &result.y.data[t * batch * hidden]);
+  }
+  std::copy(h.begin(), h.end(), result.hN.data.begin());
+  std::copy(c.begin(), c.end(), result.cN.data.begin());
+  return result;
+}
+
+FloatTensor linear(const FloatTensor &input, const FloatTensor &weight,
+                   const FloatTensor *bias) {
+  expectRankAtLeast("input", input, 1);
+  if (weight.shape.size() != 2)
+    throw std::invalid_argument("'weight' expected rank 2 [N, K], got shape " +
+                                formatShape(weight.shape));
+  int64_t in = input.dim(-1), out = weight.dim(0);
+  expectShape("weight", weight, {out, in});
+  if (bias)
+    expectShape("bias", *bias, {out});
+  std::vector<int64_t> shape = input.shape;
+  shape.back() = out;
+  FloatTensor result(shape);
+  int64_t rows = input.numElements() / std::max<int64_t>(in, 1);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t n = 0; n < out; ++n) {
+      double sum = bias ? bias->data[n] : 0.0;
+      for (int64_t k = 0; k < in; ++k)
+        sum += double(input.data[r * in + k]) * weight.data[n * in + k];
+      result.data[r * out + n] = float(sum);
+    }
+  return result;
+}
+
+/// log Σ exp over one row, shifted by the maximum for stability.
+static double logSumExp(const float *row, int64_t size) {
+  double max = *std::max_element(row, row + size);
+  double sum = 0;
+  for (int64_t i = 0; i < size; ++i)
+    sum += std::exp(double(row[i]) - max);
+  return max + std::log(sum);
+}
+
+FloatTensor logSoftmax(const FloatTensor &input) {
+  expectRankAtLeast("input", input, 1);
+  FloatTensor result(input.shape);
+  int64_t size = input.dim(-1);
+  for (int64_t r = 0; size && r < input.numElements() / size; ++r) {
+    const float *row = &input.data[r * size];
+    double norm = logSumExp(row, size);
+    for (int64_t i = 0; i < size; ++i)
+      result.data[r * size + i] = float(row[i] - norm);
+  }
+  return result;
+}
+
+FloatTensor crossEntropy(const FloatTensor &logits, const IdTensor &targets,
+                         Reduction reduction) {
+  expectRankAtLeast("logits", logits, 1);
+  int64_t classes = logits.dim(-1);
+  std::vector<int64_t> targetShape(logits.shape.begin(),
+                                   logits.shape.end() - 1);
+  expectShape("targets", targets, targetShape);
+  FloatTensor perToken(targetShape);
+  double total = 0;
+  for (int64_t r = 0; r < targets.numElements(); ++r) {
+    int64_t target = targets.data[r];
+    if (target < 0 || target >= classes)
+      throw std::invalid_argument("'targets' element " + std::to_string(r) +
+                                  " is " + std::to_string(target) +
+                                  ", outside [0, " + std::to_string(classes) +
+                                  ")");
+    const float *row = &logits.data[r * classes];
+    double loss = logSumExp(row, classes) - row[target];
+    perToken.data[r] = float(loss);
+    total += loss;
+  }
+  if (reduction == Reduction::None)
+    return perToken;
+  if (reduction == Reduction::Mean)
+    total /= double(targets.numElements());
+  return FloatTensor({}, {float(total)});
+}
+
+/// The weight called `name`, or an error naming it.
+static const FloatTensor &
+weight(const std::map<std::string, FloatTensor> &weights,
+       const std::string &name) {
+  auto it = weights.find(name);
+  if (it == weights.end())
+    throw std::invalid_argument("missing weight '" + name + "'");
+  return it->second;
+}
+
+FloatTensor lstmLm(const std::map<std::string, FloatTensor> &weights,
+                   const IdTensor &tokens) {
+  FloatTensor x = embedding(weight(weights, "embedding.weight"), tokens);
+  int64_t layers = 0;
+  while (weights.count("lstm.weight_ih_l" + std::to_string(layers)))
+    ++layers;
+  if (layers == 0)
+    throw std::invalid_argument("missing weight 'lstm.weight_ih_l0'");
+  for (int64_t k = 0; k < layers; ++k) {
+    std::string suffix = "_l" + std::to_string(k);
+    x = lstm(x, weight(weights, "lstm.weight_ih" + suffix),
+             weight(weights, "lstm.weight_hh" + suffix),
+             weight(weights, "lstm.bias_ih" + suffix),
+             weight(weights, "lstm.bias_hh" + suffix))
+            .y;
+  }
+  return linear(x, weight(weights, "proj.weight"),
+                &weight(weights, "proj.bias"));
+}
+
+} // namespace recur::reference

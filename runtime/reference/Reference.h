@@ -1,0 +1,82 @@
+//===- Reference.h - Plain C++ reference of the recur ops -------*- C++ -*-===//
+//
+// Straightforward loops, accumulation in double, no dependence on the compiler
+// or on generated code: the yardstick compiled models are checked against.
+// Semantics and layouts are PyTorch's (nn.Embedding, nn.LSTM with gate order
+// i, f, g, o, nn.Linear, log_softmax and cross_entropy over the last
+// dimension). Invalid arguments throw std::invalid_argument naming the tensor,
+// the expected and the actual shape.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECUR_REFERENCE_REFERENCE_H
+#define RECUR_REFERENCE_REFERENCE_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace recur::reference {
+
+/// A dense row-major tensor.
+template <typename T> struct Tensor {
+  std::vector<int64_t> shape;
+  std::vector<T> data;
+
+  Tensor() = default;
+  Tensor(std::vector<int64_t> shape, std::vector<T> data);
+  /// A zero-filled tensor of `shape`.
+  explicit Tensor(std::vector<int64_t> shape);
+
+  int64_t numElements() const;
+  int64_t dim(int64_t index) const {
+    return shape.at(index < 0 ? shape.size() + index : index);
+  }
+};
+
+using FloatTensor = Tensor<float>;
+using IdTensor = Tensor<int64_t>;
+
+enum class Reduction { None, Mean, Sum };
+
+/// `[..., E]` rows of `table [V, E]` at `ids [...]`.
+FloatTensor embedding(const FloatTensor &table, const IdTensor &ids);
+
+struct LstmResult {
+  FloatTensor y;  // [T, B, H]
+  FloatTensor hN; // [B, H]
+  FloatTensor cN; // [B, H]
+};
+
+/// One LSTM layer over `input [T, B, I]`; absent (null) h0/c0 are zero.
+LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
+                const FloatTensor &wHh, const FloatTensor &bIh,
+                const FloatTensor &bHh, const FloatTensor *h0 = nullptr,
+                const FloatTensor *c0 = nullptr);
+
+/// `input [..., K] · weightᵀ [K, N] + bias [N]`; a null bias is zero.
+FloatTensor linear(const FloatTensor &input, const FloatTensor &weight,
+                   const FloatTensor *bias = nullptr);
+
+/// log_softmax over the last dimension.
+FloatTensor logSoftmax(const FloatTensor &input);
+
+/// Cross entropy of `targets [...]` under `logits [..., C]`: rank 0 for Mean
+/// and Sum, `[...]` for None.
+FloatTensor crossEntropy(const FloatTensor &logits, const IdTensor &targets,
+                         Reduction reduction = Reduction::Mean);
+
+/// The LSTM language model that `recur-gen lstm-lm` writes, with weights by
+/// their state_dict names (embedding.weight, lstm.weight_ih_l{k}, ...,
+/// proj.weight, proj.bias); the layer count is read off the names.
+/// Returns logits [T, B, V].
+FloatTensor lstmLm(const std::map<std::string, FloatTensor> &weights,
+                   const IdTensor &tokens);
+
+/// "[2, 3]": how messages print shapes.
+std::string formatShape(const std::vector<int64_t> &shape);
+
+} // namespace recur::reference
+
+#endif // RECUR_REFERENCE_REFERENCE_H
