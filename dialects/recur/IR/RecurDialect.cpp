@@ -6,7 +6,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "recur/IR/RecurOps.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/TypeSwitch.h" // used by the generated attribute parser
 
 using namespace mlir;
 using namespace mlir::recur;

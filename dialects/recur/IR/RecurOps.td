@@ -4,7 +4,6 @@
 #define RECUR_IR_RECUROPS_TD
 
 include "recur/IR/RecurBase.td"
-include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 // Operands are declared as any tensor: the verifiers check ranks, shapes and
