@@ -1,5 +1,6 @@
 # lit configuration for Recur's FileCheck tests.
 import os
+import sys
 
 import lit.formats
 
@@ -15,5 +16,4 @@ config.environment["PATH"] = os.pathsep.join(
     [config.recur_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
 config.substitutions.append(("%recur_src_root", config.recur_src_root))
 config.substitutions.append(("%recur_obj_root", config.recur_obj_root))
-import sys
 config.substitutions.append(("%python", sys.executable))
