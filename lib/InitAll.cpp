@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "recur/IR/RecurOps.h"
+#include "recur/Pipelines/Pipelines.h"
 #include "recur/Transforms/Passes.h"
 
 void mlir::recur::registerRecurDialects(DialectRegistry &registry) {
@@ -14,4 +15,7 @@ void mlir::recur::registerRecurDialects(DialectRegistry &registry) {
                   tensor::TensorDialect>();
 }
 
-void mlir::recur::registerRecurPasses() { registerRecurTransformsPasses(); }
+void mlir::recur::registerRecurPasses() {
+  registerRecurTransformsPasses();
+  registerRecurPipelines();
+}

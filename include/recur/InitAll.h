@@ -10,7 +10,7 @@ namespace recur {
 /// The recur dialect and every dialect its pipelines produce.
 void registerRecurDialects(DialectRegistry &registry);
 
-/// Recur's own passes and pipelines (all prefixed `recur-`).
+/// Recur's passes (`recur-*`, `convert-recur-to-linalg`) and pipelines.
 void registerRecurPasses();
 
 } // namespace recur

@@ -26,4 +26,47 @@ def SpecializeShapes : Pass<"recur-specialize-shapes", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def ConvertRecurToLinalg : Pass<"convert-recur-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower recur ops to linalg, tensor, arith, math and scf on tensors";
+  let description = [{
+    The straightforward (unfused) lowering of every recur op:
+
+    - `recur.embedding`: a `linalg.generic` that gathers table rows with
+      `tensor.extract`.
+    - `recur.lstm`: an `scf.for` over time (never unrolled, so compile time does
+      not grow with T) carrying `h`, `c` and the output sequence. Each step
+      computes `x_t W_ih^T + h W_hh^T + (b_ih + b_hh)` as two matmul-like
+      `linalg.generic`s into a `[B, 4H]` gate tensor, then one elementwise
+      `linalg.generic` for the cell (gates i, f, g, o, as in PyTorch).
+    - `recur.linear`: one `linalg.generic` contraction over the last dimension,
+      initialized with the broadcast bias.
+    - `recur.log_softmax` and `recur.cross_entropy`: max, sum of exponentials and
+      the result as `linalg.generic` reductions over the last dimension.
+
+    Contractions carry `fastmath<reassoc, contract>` so that LLVM may vectorize
+    the reductions; the summation order is therefore not fixed. Only f32 models
+    are lowered for now; f16/bf16 models get a diagnostic.
+
+    Arguments named by `recur.input`/`recur.weight` are marked
+    `bufferization.writable = false`: they belong to the caller.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"];
+}
+
+def LowerCopiesToLinalg : Pass<"recur-lower-copies-to-linalg"> {
+  let summary = "Rewrite memref.copy as linalg.copy";
+  let description = [{
+    Upstream lowers a `memref.copy` between non-identity layouts (e.g. storing
+    `h_t` into the `t`-th slice of an LSTM's output sequence) to a call of
+    `memrefCopy` from MLIR's C runner-utils library. A compiled model must not
+    depend on MLIR libraries, so copies become `linalg.copy`, which lowers to
+    plain (parallel) loops with everything else.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // RECUR_TRANSFORMS_PASSES_TD

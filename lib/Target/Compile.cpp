@@ -1,0 +1,238 @@
+//===- Compile.cpp - ahead-of-time compilation of recur models ------------===//
+//
+// recur ops -> recur-lower-to-cpu -> LLVM IR, plus the runtime ABI:
+//
+//   const char *recur_compiled_model_description(void);  JSON (ModelDescription.h)
+//   void recur_compiled_model_run(void **args);  args[0]: result descriptors,
+//                                                args[1..]: argument descriptors
+//
+// -> O3 -> object file -> shared library (linked by clang from LLVM 22).
+//
+//===----------------------------------------------------------------------===//
+
+#include "recur/Target/Compile.h"
+
+#include "recur/IR/RecurDialect.h"
+#include "recur/Pipelines/Pipelines.h"
+#include "recur/Target/ModelDescription.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace mlir::recur;
+
+namespace {
+
+LogicalResult fail(ModuleOp module, const Twine &message) {
+  return module.emitError(message);
+}
+
+/// Adds the runtime's entry points next to the lowered model.
+void addRuntimeAbi(llvm::Module &module, StringRef description,
+                   unsigned numArguments) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  llvm::Type *ptr = builder.getPtrTy();
+
+  auto *text = llvm::ConstantDataArray::getString(context, description);
+  auto *global = new llvm::GlobalVariable(
+      module, text->getType(), /*isConstant=*/true,
+      llvm::GlobalValue::PrivateLinkage, text, "recur_model_description_json");
+  auto *describe = llvm::Function::Create(
+      llvm::FunctionType::get(ptr, false), llvm::GlobalValue::ExternalLinkage,
+      "recur_compiled_model_description", module);
+  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", describe));
+  builder.CreateRet(global);
+
+  // One fixed signature for every model: the runtime cannot build a call with
+  // a model-specific number of arguments.
+  std::string entryName = std::string("_mlir_ciface_") + kModelEntryName;
+  llvm::Function *entry = module.getFunction(entryName);
+  assert(entry && "recur-lower-to-cpu requests C wrappers");
+  auto *run = llvm::Function::Create(
+      llvm::FunctionType::get(builder.getVoidTy(), {ptr}, false),
+      llvm::GlobalValue::ExternalLinkage, "recur_compiled_model_run", module);
+  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", run));
+  SmallVector<llvm::Value *> pointers;
+  for (unsigned index = 0; index <= numArguments; ++index)
+    pointers.push_back(builder.CreateLoad(
+        ptr, builder.CreateConstGEP1_64(ptr, run->getArg(0), index)));
+  builder.CreateCall(entry->getFunctionType(), entry, pointers);
+  builder.CreateRetVoid();
+}
+
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(ModuleOp module,
+                                                         StringRef cpu) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    (void)fail(module, "no LLVM target for " + triple.str() + ": " + error);
+    return nullptr;
+  }
+  std::string cpuName = cpu.str(), features;
+  if (cpu == "native") {
+    cpuName = llvm::sys::getHostCPUName().str();
+    SmallVector<std::string> enabled;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      enabled.push_back((feature.second ? "+" : "-") + feature.first().str());
+    features = llvm::join(enabled, ",");
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpuName, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine->getMCSubtargetInfo()->isCPUStringValid(cpuName)) {
+    (void)fail(module, "unknown CPU '" + cpuName + "' for " + triple.str() +
+                           " (try --cpu=native or e.g. --cpu=x86-64-v3)");
+    return nullptr;
+  }
+  return machine;
+}
+
+LogicalResult writeFile(ModuleOp module, StringRef path,
+                        function_ref<void(llvm::raw_pwrite_stream &)> write) {
+  std::error_code code;
+  llvm::ToolOutputFile output(path, code, llvm::sys::fs::OF_None);
+  if (code)
+    return fail(module, "cannot write '" + path + "': " + code.message());
+  write(output.os());
+  output.keep();
+  return success();
+}
+
+LogicalResult emitObject(ModuleOp module, llvm::Module &llvmModule,
+                         llvm::TargetMachine &machine, StringRef path) {
+  return writeFile(module, path, [&](llvm::raw_pwrite_stream &os) {
+    llvm::legacy::PassManager passes;
+    machine.addPassesToEmitFile(passes, os, nullptr,
+                                llvm::CodeGenFileType::ObjectFile);
+    passes.run(llvmModule);
+  });
+}
+
+LogicalResult linkSharedLibrary(ModuleOp module, StringRef object,
+                                StringRef path, bool openmp) {
+  SmallVector<std::string> args = {RECUR_CLANG, "-shared", "-fuse-ld=lld",
+                                   "-o", path.str(), object.str(), "-lm"};
+  if (openmp) {
+    // Found at run time through the rpath, so loading needs no environment.
+    args.push_back("-L" RECUR_OPENMP_LIB_DIR);
+    args.push_back("-Wl,-rpath," RECUR_OPENMP_LIB_DIR);
+    args.push_back("-lomp");
+  }
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(RECUR_CLANG, argRefs, std::nullopt,
+                                         {}, 0, 0, &error);
+  if (status != 0)
+    return fail(module, "linking '" + path + "' failed (" +
+                            llvm::join(argRefs, " ") + ")" +
+                            (error.empty() ? "" : ": " + error));
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::recur::compileModel(ModuleOp module,
+                                        const CompileOptions &options,
+                                        StringRef outputPath) {
+  if (options.target != "cpu")
+    return fail(module, "unknown target '" + options.target +
+                            "'; this build supports --target=cpu");
+  // Bufferization and translation work through interfaces registered as
+  // extensions; a module built by a library user's context may lack them.
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  module.getContext()->appendDialectRegistry(registry);
+
+  auto entry = module.lookupSymbol<func::FuncOp>(kModelEntryName);
+  if (!entry)
+    return fail(module, Twine("no function @") + kModelEntryName +
+                            " to compile; recur-gen writes one");
+
+  CpuPipelineOptions pipelineOptions;
+  pipelineOptions.openmp = options.openmp;
+  std::string pipeline =
+      "recur-lower-to-cpu{openmp=" + std::string(options.openmp ? "true" : "false") + "}";
+  FailureOr<std::string> description =
+      describeModel(entry, options.target, pipeline);
+  if (failed(description))
+    return failure();
+  unsigned numArguments = entry.getNumArguments();
+
+  PassManager pm(module.getContext());
+  buildLowerToCpuPipeline(pm, pipelineOptions);
+  if (failed(pm.run(module)))
+    return failure();
+  // The names are in the description now; LLVM would warn about them. (They
+  // must stay until bufferization, which keeps named arguments read-only.)
+  module.walk([](FunctionOpInterface function) {
+    for (unsigned index = 0; index < function.getNumArguments(); ++index)
+      for (StringRef name :
+           {RecurDialect::kInputAttrName, RecurDialect::kWeightAttrName})
+        function.removeArgAttr(index, name);
+    for (unsigned index = 0; index < function.getNumResults(); ++index)
+      function.removeResultAttr(
+          index, StringAttr::get(function.getContext(),
+                                 RecurDialect::kOutputAttrName));
+  });
+  if (options.emit == EmitKind::Mlir)
+    return writeFile(module, outputPath,
+                     [&](llvm::raw_pwrite_stream &os) { module.print(os); });
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "recur_model");
+  if (!llvmModule)
+    return fail(module, "translation to LLVM IR failed");
+  addRuntimeAbi(*llvmModule, *description, numArguments);
+
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(module, options.cpu);
+  if (!machine)
+    return failure();
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+  llvmModule->setDataLayout(machine->createDataLayout());
+  if (llvm::Error error =
+          makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
+    return fail(module, "LLVM optimization failed: " +
+                            llvm::toString(std::move(error)));
+  if (options.emit == EmitKind::LlvmIr)
+    return writeFile(module, outputPath, [&](llvm::raw_pwrite_stream &os) {
+      llvmModule->print(os, nullptr);
+    });
+  if (options.emit == EmitKind::Object)
+    return emitObject(module, *llvmModule, *machine, outputPath);
+
+  SmallString<128> object;
+  if (std::error_code code =
+          llvm::sys::fs::createTemporaryFile("recur-model", "o", object))
+    return fail(module, "cannot create a temporary object file: " +
+                            code.message());
+  llvm::FileRemover removeObject(object);
+  if (failed(emitObject(module, *llvmModule, *machine, object)))
+    return failure();
+  return linkSharedLibrary(module, object, outputPath, options.openmp);
+}

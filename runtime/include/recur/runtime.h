@@ -1,0 +1,88 @@
+/*===- runtime.h - librecur-runtime: run compiled Recur models -----*- C -*-===//
+ *
+ * Loads a model compiled by `recur-compile`, describes its tensors, binds its
+ * weights, runs it. Tensors are exchanged as DLPack. Every function that can
+ * fail returns a RecurError* (NULL on success) whose message names the tensor,
+ * what was expected and what was given; the host process is never aborted.
+ *
+ *   RecurModel *model;
+ *   RecurError *error = recur_model_load("libmodel.so", &model);
+ *   if (!error) error = recur_model_bind_weights_file(model, "w.safetensors");
+ *   if (!error) error = recur_model_run(model, inputs, 1, outputs, 1);
+ *   if (error) { puts(recur_error_message(error)); recur_error_free(error); }
+ *
+ * Links no MLIR or LLVM library. docs/runtime.md has the details.
+ *===----------------------------------------------------------------------===*/
+
+#ifndef RECUR_RUNTIME_H
+#define RECUR_RUNTIME_H
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The model ABI this runtime reads (recur-compile writes it into models). */
+#define RECUR_MODEL_ABI_VERSION 1
+
+typedef struct RecurModel RecurModel;
+typedef struct RecurError RecurError;
+
+const char *recur_error_message(const RecurError *error);
+void recur_error_free(RecurError *error);
+
+RecurError *recur_model_load(const char *path, RecurModel **model);
+void recur_model_free(RecurModel *model);
+
+/* The model's JSON description (inputs, weights, outputs, program). */
+const char *recur_model_description(const RecurModel *model);
+
+typedef enum RecurTensorKind {
+  RECUR_INPUT = 0,
+  RECUR_WEIGHT = 1,
+  RECUR_OUTPUT = 2,
+} RecurTensorKind;
+
+typedef struct RecurTensorInfo {
+  const char *name;
+  DLDataType dtype;
+  int32_t ndim;
+  /* -1 for a dynamic size, whose symbol dims[i] gives: "T" or "B" ("" for
+   * static sizes). */
+  const int64_t *shape;
+  const char *const *dims;
+  /* Integer inputs used as indices must lie in [0, index_bound); 0 if none. */
+  int64_t index_bound;
+} RecurTensorInfo;
+
+size_t recur_model_num_tensors(const RecurModel *model, RecurTensorKind kind);
+/* Pointers in `info` live as long as the model. */
+RecurError *recur_model_tensor_info(const RecurModel *model,
+                                    RecurTensorKind kind, size_t index,
+                                    RecurTensorInfo *info);
+
+/* Copies `tensor` (host memory, row-major) into the model. */
+RecurError *recur_model_bind_weight(RecurModel *model, const char *name,
+                                    const DLTensor *tensor);
+/* Binds every weight from a safetensors file by name (PyTorch state_dict
+ * names). All or nothing: on error no weight changes. Extra tensors in the
+ * file are ignored. */
+RecurError *recur_model_bind_weights_file(RecurModel *model, const char *path);
+
+/* Threads for the model's parallel loops (default: OpenMP's, i.e. all cores). */
+RecurError *recur_model_set_threads(RecurModel *model, int threads);
+
+/* Runs the model. `inputs` are in description order. Each outputs[i] receives a
+ * new tensor that the caller releases with its deleter. */
+RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
+                            size_t num_inputs, DLManagedTensor **outputs,
+                            size_t num_outputs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RECUR_RUNTIME_H */

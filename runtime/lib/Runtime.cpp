@@ -1,0 +1,599 @@
+//===- Runtime.cpp - librecur-runtime ------------------------------------===//
+//
+// A compiled model exports
+//   const char *recur_compiled_model_description(void);  JSON
+//   void recur_compiled_model_run(void **args);  args[0]: result descriptors,
+//                                                args[1..]: argument descriptors
+// where a descriptor is MLIR's memref descriptor for a rank-R memref:
+//   {void *allocated, void *aligned, int64_t offset, int64_t sizes[R],
+//    int64_t strides[R]}
+// Results are allocated by the model with malloc; ownership passes to the
+// caller through the DLManagedTensor deleter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "recur/runtime.h"
+
+#include "Safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct RecurError {
+  std::string message;
+};
+
+namespace {
+
+using nlohmann::json;
+
+/// Thrown inside the runtime, turned into a RecurError at the C boundary.
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct TensorSpec {
+  std::string name;
+  std::string dtypeName; // "f32", "i64", ...
+  DLDataType dtype{};
+  std::vector<int64_t> shape; // -1: dynamic
+  std::vector<std::string> dims; // "T", "B" or "" (static), per dimension
+  std::vector<const char *> dimNames; // C strings of `dims`, for the C API
+  int64_t indexBound = 0;
+  size_t argumentIndex = 0; // position in the entry's argument list
+};
+
+DLDataType parseDtype(const std::string &name) {
+  if (name == "f32")
+    return {kDLFloat, 32, 1};
+  if (name == "f64")
+    return {kDLFloat, 64, 1};
+  if (name == "f16")
+    return {kDLFloat, 16, 1};
+  if (name == "bf16")
+    return {kDLBfloat, 16, 1};
+  if (name == "i64")
+    return {kDLInt, 64, 1};
+  if (name == "i32")
+    return {kDLInt, 32, 1};
+  throw Failure("unknown dtype '" + name + "'");
+}
+
+std::string dtypeName(DLDataType dtype) {
+  std::string base;
+  switch (dtype.code) {
+  case kDLFloat:
+    base = "f";
+    break;
+  case kDLBfloat:
+    base = "bf";
+    break;
+  case kDLInt:
+    base = "i";
+    break;
+  case kDLUInt:
+    base = "u";
+    break;
+  default:
+    base = "code" + std::to_string(dtype.code) + "_";
+  }
+  std::string name = base + std::to_string(dtype.bits);
+  if (dtype.lanes != 1)
+    name += "x" + std::to_string(dtype.lanes);
+  return name;
+}
+
+/// The safetensors spelling of one of our dtypes.
+std::string safetensorsDtype(const std::string &name) {
+  if (name == "bf16")
+    return "BF16";
+  std::string upper = name;
+  for (char &c : upper)
+    c = std::toupper(static_cast<unsigned char>(c));
+  return upper; // F32, F16, F64, I64, I32
+}
+
+bool sameDtype(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
+std::string formatShape(const std::vector<int64_t> &shape,
+                        const std::vector<std::string> *dims = nullptr) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      text += ", ";
+    if (shape[i] < 0 && dims)
+      text += (*dims)[i];
+    else
+      text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+int64_t numElements(const std::vector<int64_t> &shape) {
+  int64_t count = 1;
+  for (int64_t size : shape)
+    count *= size;
+  return count;
+}
+
+size_t elementBytes(DLDataType dtype) { return (dtype.bits * dtype.lanes + 7) / 8; }
+
+/// A 64-byte aligned copy of a weight.
+struct AlignedBuffer {
+  void *data = nullptr;
+  size_t bytes = 0;
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t size) : bytes(size) {
+    data = std::aligned_alloc(64, (size + 63) / 64 * 64 + 64);
+    if (!data)
+      throw Failure("out of memory allocating " + std::to_string(size) +
+                    " bytes");
+  }
+  AlignedBuffer(AlignedBuffer &&other) noexcept
+      : data(other.data), bytes(other.bytes) {
+    other.data = nullptr;
+  }
+  AlignedBuffer &operator=(AlignedBuffer &&other) noexcept {
+    std::swap(data, other.data);
+    std::swap(bytes, other.bytes);
+    return *this;
+  }
+  ~AlignedBuffer() { std::free(data); }
+};
+
+/// MLIR's memref descriptor for rank R, as int64 words.
+std::vector<int64_t> descriptor(const void *data,
+                                const std::vector<int64_t> &shape) {
+  std::vector<int64_t> words(3 + 2 * shape.size());
+  words[0] = reinterpret_cast<int64_t>(data);
+  words[1] = reinterpret_cast<int64_t>(data);
+  words[2] = 0;
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    words[3 + i] = shape[i];
+    words[3 + shape.size() + i] = stride;
+    stride *= shape[i];
+  }
+  return words;
+}
+
+struct OutputContext {
+  void *allocated;
+  std::vector<int64_t> shape;
+};
+
+void deleteOutput(DLManagedTensor *tensor) {
+  auto *context = static_cast<OutputContext *>(tensor->manager_ctx);
+  std::free(context->allocated);
+  delete context;
+  delete tensor;
+}
+
+} // namespace
+
+struct RecurModel {
+  std::string path;
+  void *handle = nullptr;
+  void (*run)(void **) = nullptr;
+  void (*setOmpThreads)(int) = nullptr;
+  std::string descriptionJson;
+  std::vector<TensorSpec> inputs, weights, outputs;
+  size_t numArguments = 0;
+  std::vector<AlignedBuffer> weightData; // parallel to `weights`
+  std::vector<bool> weightBound;
+  int threads = 0; // 0: OpenMP's default
+
+  ~RecurModel() {
+    if (handle)
+      dlclose(handle);
+  }
+
+  const TensorSpec *findWeight(const std::string &name, size_t &index) const {
+    for (index = 0; index < weights.size(); ++index)
+      if (weights[index].name == name)
+        return &weights[index];
+    return nullptr;
+  }
+};
+
+namespace {
+
+RecurError *makeError(const std::string &message) {
+  return new RecurError{message};
+}
+
+/// Runs `body`, converting every failure into an error value.
+template <typename Body> RecurError *guarded(Body body) {
+  try {
+    body();
+    return nullptr;
+  } catch (const std::exception &error) {
+    return makeError(error.what());
+  } catch (...) {
+    return makeError("unknown error in librecur-runtime");
+  }
+}
+
+TensorSpec parseSpec(const json &entry) {
+  TensorSpec spec;
+  spec.name = entry.at("name").get<std::string>();
+  spec.dtypeName = entry.at("dtype").get<std::string>();
+  spec.dtype = parseDtype(spec.dtypeName);
+  spec.shape = entry.at("shape").get<std::vector<int64_t>>();
+  for (const json &dim : entry.at("dims"))
+    spec.dims.push_back(dim.is_null() ? "" : dim.get<std::string>());
+  if (spec.dims.size() != spec.shape.size())
+    throw Failure("tensor '" + spec.name + "' has " +
+                  std::to_string(spec.shape.size()) + " sizes but " +
+                  std::to_string(spec.dims.size()) + " dims");
+  for (size_t i = 0; i < spec.shape.size(); ++i)
+    if ((spec.shape[i] < 0) != (spec.dims[i] == "T" || spec.dims[i] == "B"))
+      throw Failure("tensor '" + spec.name + "' has a dynamic size that is " +
+                    "not T or B");
+  if (entry.contains("range"))
+    spec.indexBound = entry.at("range").at(1).get<int64_t>();
+  return spec;
+}
+
+void parseDescription(RecurModel &model) {
+  json description;
+  try {
+    description = json::parse(model.descriptionJson);
+    int version = description.at("abi_version").get<int>();
+    if (version != RECUR_MODEL_ABI_VERSION)
+      throw Failure("'" + model.path + "' was compiled for model ABI " +
+                    std::to_string(version) + "; this runtime reads ABI " +
+                    std::to_string(RECUR_MODEL_ABI_VERSION) +
+                    ": recompile it with this build's recur-compile");
+    std::string target = description.at("target").get<std::string>();
+    if (target != "cpu")
+      throw Failure("'" + model.path + "' was compiled for target '" + target +
+                    "'; this runtime runs cpu models");
+    const json &arguments = description.at("arguments");
+    model.numArguments = arguments.size();
+    for (size_t index = 0; index < arguments.size(); ++index) {
+      TensorSpec spec = parseSpec(arguments[index]);
+      spec.argumentIndex = index;
+      if (arguments[index].at("kind") == "input")
+        model.inputs.push_back(spec);
+      else
+        model.weights.push_back(spec);
+    }
+    for (const json &output : description.at("outputs"))
+      model.outputs.push_back(parseSpec(output));
+  } catch (const json::exception &error) {
+    throw Failure("'" + model.path +
+                  "' has a corrupt model description: " + error.what());
+  }
+  for (auto *specs : {&model.inputs, &model.weights, &model.outputs})
+    for (TensorSpec &spec : *specs)
+      for (const std::string &dim : spec.dims)
+        spec.dimNames.push_back(dim.c_str());
+  model.weightData.resize(model.weights.size());
+  model.weightBound.assign(model.weights.size(), false);
+}
+
+/// Checks a tensor handed to the runtime against its spec; `sizes` maps the
+/// dynamic symbols T (0) and B (1) to values seen so far (-1 if unset).
+void checkTensor(const std::string &what, const TensorSpec &spec,
+                 const DLTensor *tensor, int64_t sizes[2]) {
+  if (!tensor)
+    throw Failure(what + " is null");
+  if (tensor->device.device_type != kDLCPU &&
+      tensor->device.device_type != kDLCUDAHost)
+    throw Failure(what + " is on DLPack device type " +
+                  std::to_string(tensor->device.device_type) +
+                  "; this model runs on the CPU and needs host memory");
+  if (!sameDtype(tensor->dtype, spec.dtype))
+    throw Failure(what + " has dtype " + dtypeName(tensor->dtype) +
+                  ", expected " + spec.dtypeName);
+  std::vector<int64_t> shape(tensor->shape, tensor->shape + tensor->ndim);
+  bool matches = shape.size() == spec.shape.size();
+  for (size_t i = 0; matches && i < shape.size(); ++i)
+    matches = spec.shape[i] < 0 ? shape[i] >= 0 : shape[i] == spec.shape[i];
+  if (!matches)
+    throw Failure(what + " has shape " + formatShape(shape) + ", expected " +
+                  formatShape(spec.shape, &spec.dims));
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (spec.shape[i] >= 0)
+      continue;
+    const std::string &symbol = spec.dims[i];
+    int64_t &seen = sizes[symbol == "T" ? 0 : 1];
+    if (shape[i] < 1)
+      throw Failure(what + " has " + symbol + " = " + std::to_string(shape[i]) +
+                    "; " + symbol + " must be at least 1");
+    if (seen >= 0 && seen != shape[i])
+      throw Failure(what + " has " + symbol + " = " + std::to_string(shape[i]) +
+                    " but an earlier input has " + symbol + " = " +
+                    std::to_string(seen));
+    seen = shape[i];
+  }
+  if (tensor->strides) {
+    int64_t expected = 1;
+    for (size_t i = shape.size(); i-- > 0;) {
+      if (shape[i] != 1 && tensor->strides[i] != expected)
+        throw Failure(what + " is not contiguous (strides " +
+                      formatShape(std::vector<int64_t>(
+                          tensor->strides, tensor->strides + tensor->ndim)) +
+                      "); pass a row-major contiguous tensor");
+      expected *= shape[i];
+    }
+  }
+  if (!tensor->data && numElements(shape) > 0)
+    throw Failure(what + " has no data");
+}
+
+const void *dataOf(const DLTensor *tensor) {
+  return static_cast<const char *>(tensor->data) + tensor->byte_offset;
+}
+
+void checkIndices(const std::string &what, const TensorSpec &spec,
+                  const DLTensor *tensor) {
+  if (spec.indexBound <= 0 || spec.dtype.code != kDLInt)
+    return;
+  int64_t count = numElements(std::vector<int64_t>(
+      tensor->shape, tensor->shape + tensor->ndim));
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t value =
+        spec.dtype.bits == 64 ? static_cast<const int64_t *>(dataOf(tensor))[i]
+                              : static_cast<const int32_t *>(dataOf(tensor))[i];
+    if (value < 0 || value >= spec.indexBound)
+      throw Failure(what + " holds " + std::to_string(value) +
+                    " at flat index " + std::to_string(i) +
+                    "; values must lie in [0, " +
+                    std::to_string(spec.indexBound) + ")");
+  }
+}
+
+AlignedBuffer copyOf(const void *data, size_t bytes) {
+  AlignedBuffer buffer(bytes);
+  if (bytes)
+    std::memcpy(buffer.data, data, bytes);
+  return buffer;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *recur_error_message(const RecurError *error) {
+  return error ? error->message.c_str() : "success";
+}
+
+void recur_error_free(RecurError *error) { delete error; }
+
+RecurError *recur_model_load(const char *path, RecurModel **result) {
+  if (!result)
+    return makeError("recur_model_load: the model pointer is null");
+  *result = nullptr;
+  if (!path)
+    return makeError("recur_model_load: the path is null");
+  return guarded([&] {
+    auto model = std::make_unique<RecurModel>();
+    model->path = path;
+    // A path, not a library name for dlopen's search.
+    std::string file = model->path.find('/') == std::string::npos
+                           ? "./" + model->path
+                           : model->path;
+    model->handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!model->handle) {
+      const char *reason = dlerror();
+      throw Failure("cannot load model '" + model->path +
+                    "': " + (reason ? reason : "unknown dlopen error"));
+    }
+    auto describe = reinterpret_cast<const char *(*)()>(
+        dlsym(model->handle, "recur_compiled_model_description"));
+    model->run = reinterpret_cast<void (*)(void **)>(
+        dlsym(model->handle, "recur_compiled_model_run"));
+    if (!describe || !model->run)
+      throw Failure("'" + model->path +
+                    "' is not a Recur model: it does not export "
+                    "recur_compiled_model_description and recur_compiled_model_run (build "
+                    "models with recur-compile)");
+    model->setOmpThreads = reinterpret_cast<void (*)(int)>(
+        dlsym(model->handle, "omp_set_num_threads"));
+    model->descriptionJson = describe();
+    parseDescription(*model);
+    *result = model.release();
+  });
+}
+
+void recur_model_free(RecurModel *model) { delete model; }
+
+const char *recur_model_description(const RecurModel *model) {
+  return model ? model->descriptionJson.c_str() : "";
+}
+
+static const std::vector<TensorSpec> *specsOf(const RecurModel *model,
+                                              RecurTensorKind kind) {
+  if (!model)
+    return nullptr;
+  switch (kind) {
+  case RECUR_INPUT:
+    return &model->inputs;
+  case RECUR_WEIGHT:
+    return &model->weights;
+  case RECUR_OUTPUT:
+    return &model->outputs;
+  }
+  return nullptr;
+}
+
+size_t recur_model_num_tensors(const RecurModel *model, RecurTensorKind kind) {
+  const std::vector<TensorSpec> *specs = specsOf(model, kind);
+  return specs ? specs->size() : 0;
+}
+
+RecurError *recur_model_tensor_info(const RecurModel *model,
+                                    RecurTensorKind kind, size_t index,
+                                    RecurTensorInfo *info) {
+  const std::vector<TensorSpec> *specs = specsOf(model, kind);
+  if (!specs || !info)
+    return makeError("recur_model_tensor_info: null model or info, or an "
+                     "unknown tensor kind");
+  if (index >= specs->size())
+    return makeError("recur_model_tensor_info: index " + std::to_string(index) +
+                     " is out of range; the model has " +
+                     std::to_string(specs->size()) + " such tensors");
+  const TensorSpec &spec = (*specs)[index];
+  info->name = spec.name.c_str();
+  info->dtype = spec.dtype;
+  info->ndim = static_cast<int32_t>(spec.shape.size());
+  info->shape = spec.shape.data();
+  info->dims = spec.dimNames.data();
+  info->index_bound = spec.indexBound;
+  return nullptr;
+}
+
+RecurError *recur_model_bind_weight(RecurModel *model, const char *name,
+                                    const DLTensor *tensor) {
+  if (!model || !name)
+    return makeError("recur_model_bind_weight: null model or name");
+  return guarded([&] {
+    size_t index;
+    const TensorSpec *spec = model->findWeight(name, index);
+    if (!spec)
+      throw Failure("the model has no weight '" + std::string(name) + "'");
+    int64_t sizes[2] = {-1, -1};
+    checkTensor("weight '" + spec->name + "'", *spec, tensor, sizes);
+    model->weightData[index] =
+        copyOf(dataOf(tensor), numElements(spec->shape) * elementBytes(spec->dtype));
+    model->weightBound[index] = true;
+  });
+}
+
+RecurError *recur_model_bind_weights_file(RecurModel *model, const char *path) {
+  if (!model || !path)
+    return makeError("recur_model_bind_weights_file: null model or path");
+  return guarded([&] {
+    std::string error;
+    std::unique_ptr<recur::safetensors::File> file =
+        recur::safetensors::File::open(path, error);
+    if (!file)
+      throw Failure(error);
+    // Check everything before changing anything.
+    std::vector<const recur::safetensors::Entry *> entries;
+    for (const TensorSpec &spec : model->weights) {
+      const recur::safetensors::Entry *entry = file->find(spec.name);
+      std::string where = "weight '" + spec.name + "' in '" + path + "'";
+      if (!entry)
+        throw Failure("weight '" + spec.name + "' is missing from '" + path +
+                      "' (" + std::to_string(file->entries().size()) +
+                      " tensors there)");
+      if (entry->dtype != safetensorsDtype(spec.dtypeName))
+        throw Failure(where + " has dtype " + entry->dtype + ", expected " +
+                      safetensorsDtype(spec.dtypeName));
+      if (entry->shape != spec.shape)
+        throw Failure(where + " has shape " + formatShape(entry->shape) +
+                      ", expected " + formatShape(spec.shape));
+      entries.push_back(entry);
+    }
+    std::vector<AlignedBuffer> data;
+    for (const recur::safetensors::Entry *entry : entries)
+      data.push_back(copyOf(entry->data, entry->size));
+    model->weightData = std::move(data);
+    model->weightBound.assign(model->weights.size(), true);
+  });
+}
+
+RecurError *recur_model_set_threads(RecurModel *model, int threads) {
+  if (!model)
+    return makeError("recur_model_set_threads: null model");
+  if (threads < 1)
+    return makeError("thread count must be at least 1, got " +
+                     std::to_string(threads));
+  model->threads = threads;
+  return nullptr;
+}
+
+RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
+                            size_t numInputs, DLManagedTensor **outputs,
+                            size_t numOutputs) {
+  if (!model)
+    return makeError("recur_model_run: null model");
+  return guarded([&] {
+    if (numInputs != model->inputs.size()) {
+      std::string names;
+      for (const TensorSpec &spec : model->inputs)
+        names += (names.empty() ? "" : ", ") + spec.name;
+      throw Failure("the model takes " + std::to_string(model->inputs.size()) +
+                    " input(s) (" + names + "), got " +
+                    std::to_string(numInputs));
+    }
+    if (numOutputs != model->outputs.size() || !outputs)
+      throw Failure("the model returns " +
+                    std::to_string(model->outputs.size()) +
+                    " output(s), the caller has room for " +
+                    std::to_string(outputs ? numOutputs : 0));
+    for (size_t i = 0; i < model->weights.size(); ++i)
+      if (!model->weightBound[i])
+        throw Failure("weight '" + model->weights[i].name +
+                      "' is not bound: bind it with recur_model_bind_weight "
+                      "or a safetensors file");
+    if (numInputs && !inputs)
+      throw Failure("recur_model_run: the inputs array is null");
+
+    int64_t sizes[2] = {-1, -1};
+    std::vector<std::vector<int64_t>> descriptors(model->numArguments);
+    for (size_t i = 0; i < numInputs; ++i) {
+      const TensorSpec &spec = model->inputs[i];
+      std::string what = "input '" + spec.name + "'";
+      checkTensor(what, spec, inputs[i], sizes);
+      checkIndices(what, spec, inputs[i]);
+      descriptors[spec.argumentIndex] =
+          descriptor(dataOf(inputs[i]),
+                     std::vector<int64_t>(inputs[i]->shape,
+                                          inputs[i]->shape + inputs[i]->ndim));
+    }
+    for (size_t i = 0; i < model->weights.size(); ++i)
+      descriptors[model->weights[i].argumentIndex] =
+          descriptor(model->weightData[i].data, model->weights[i].shape);
+
+    size_t resultWords = 0;
+    for (const TensorSpec &spec : model->outputs)
+      resultWords += 3 + 2 * spec.shape.size();
+    std::vector<int64_t> results(resultWords, 0);
+    std::vector<void *> args;
+    args.push_back(results.data());
+    for (std::vector<int64_t> &words : descriptors)
+      args.push_back(words.data());
+
+    if (model->threads > 0 && model->setOmpThreads)
+      model->setOmpThreads(model->threads);
+    model->run(args.data());
+
+    size_t offset = 0;
+    for (size_t i = 0; i < model->outputs.size(); ++i) {
+      size_t rank = model->outputs[i].shape.size();
+      int64_t *words = results.data() + offset;
+      offset += 3 + 2 * rank;
+      auto *context = new OutputContext{reinterpret_cast<void *>(words[0]),
+                                        std::vector<int64_t>(words + 3,
+                                                             words + 3 + rank)};
+      auto *tensor = new DLManagedTensor{};
+      tensor->dl_tensor.data = reinterpret_cast<void *>(words[1]);
+      tensor->dl_tensor.device = {kDLCPU, 0};
+      tensor->dl_tensor.ndim = static_cast<int32_t>(rank);
+      tensor->dl_tensor.dtype = model->outputs[i].dtype;
+      tensor->dl_tensor.shape = context->shape.data();
+      tensor->dl_tensor.strides = nullptr; // identity layout
+      tensor->dl_tensor.byte_offset = words[2] * elementBytes(model->outputs[i].dtype);
+      tensor->manager_ctx = context;
+      tensor->deleter = deleteOutput;
+      outputs[i] = tensor;
+    }
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,104 @@
+//===- Interpreter.cpp - run a model's program on the reference ops -------===//
+
+#include "reference/Interpreter.h"
+
+#include <stdexcept>
+
+using namespace recur::reference;
+using nlohmann::json;
+
+namespace {
+class Environment {
+public:
+  explicit Environment(const std::map<std::string, Value> &arguments)
+      : values(arguments.begin(), arguments.end()) {}
+
+  const Value *optional(const json &name) const {
+    if (name.is_null())
+      return nullptr;
+    auto found = values.find(name.get<std::string>());
+    if (found == values.end())
+      throw std::invalid_argument("program uses '" + name.get<std::string>() +
+                                  "', which has no value");
+    return &found->second;
+  }
+  const Value &required(const json &name) const {
+    if (const Value *value = optional(name))
+      return *value;
+    throw std::invalid_argument("program leaves a required operand out");
+  }
+  const FloatTensor &floats(const json &name) const {
+    return std::get<FloatTensor>(required(name));
+  }
+  const FloatTensor *optionalFloats(const json &name) const {
+    const Value *value = optional(name);
+    return value ? &std::get<FloatTensor>(*value) : nullptr;
+  }
+  const IdTensor &ids(const json &name) const {
+    return std::get<IdTensor>(required(name));
+  }
+  void define(const json &name, Value value) {
+    values[name.get<std::string>()] = std::move(value);
+  }
+
+private:
+  std::map<std::string, Value> values;
+};
+
+Reduction parseReduction(const std::string &name) {
+  if (name == "none")
+    return Reduction::None;
+  if (name == "sum")
+    return Reduction::Sum;
+  if (name == "mean")
+    return Reduction::Mean;
+  throw std::invalid_argument("unknown reduction '" + name + "'");
+}
+} // namespace
+
+std::vector<Value>
+recur::reference::interpret(const json &program,
+                            const std::map<std::string, Value> &arguments) {
+  Environment env(arguments);
+  try {
+    for (const json &op : program.at("ops")) {
+      const std::string name = op.at("op");
+      const json &in = op.at("operands");
+      const json &out = op.at("results");
+      if (name == "embedding") {
+        env.define(out.at(0), embedding(env.floats(in.at(0)), env.ids(in.at(1))));
+      } else if (name == "lstm") {
+        LstmResult result =
+            lstm(env.floats(in.at(0)), env.floats(in.at(1)),
+                 env.floats(in.at(2)), env.floats(in.at(3)),
+                 env.floats(in.at(4)), env.optionalFloats(in.at(5)),
+                 env.optionalFloats(in.at(6)));
+        env.define(out.at(0), std::move(result.y));
+        env.define(out.at(1), std::move(result.hN));
+        env.define(out.at(2), std::move(result.cN));
+      } else if (name == "linear") {
+        env.define(out.at(0), linear(env.floats(in.at(0)), env.floats(in.at(1)),
+                                     env.optionalFloats(in.at(2))));
+      } else if (name == "log_softmax") {
+        env.define(out.at(0), logSoftmax(env.floats(in.at(0))));
+      } else if (name == "cross_entropy") {
+        env.define(out.at(0),
+                   crossEntropy(env.floats(in.at(0)), env.ids(in.at(1)),
+                                parseReduction(op.value("reduction", "mean"))));
+      } else {
+        throw std::invalid_argument("the reference has no op '" + name + "'");
+      }
+    }
+    std::vector<Value> outputs;
+    for (const json &name : program.at("outputs"))
+      outputs.push_back(env.required(name));
+    return outputs;
+  } catch (const json::exception &error) {
+    throw std::invalid_argument(std::string("malformed program: ") +
+                                error.what());
+  } catch (const std::bad_variant_access &) {
+    throw std::invalid_argument(
+        "program passes an integer tensor where floats are expected, or the "
+        "reverse");
+  }
+}

@@ -1,0 +1,32 @@
+//===- Interpreter.h - run a model's program on the reference ops -*- C++ -*-===//
+//
+// A compiled model's description carries its recur program as a small JSON
+// graph (ops, operands by name, outputs). This interprets it with the reference
+// ops, so `recur-run --check` and the tests can compare any compiled model with
+// an implementation that shares no code with the compiler's output.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECUR_REFERENCE_INTERPRETER_H
+#define RECUR_REFERENCE_INTERPRETER_H
+
+#include "reference/Reference.h"
+
+#include <nlohmann/json.hpp>
+
+#include <variant>
+
+namespace recur::reference {
+
+using Value = std::variant<FloatTensor, IdTensor>;
+
+/// Runs `program` ({"ops": [...], "outputs": [...]}) on `arguments`, keyed by
+/// input and weight names; returns the outputs in order. Throws
+/// std::invalid_argument naming the op or value on malformed programs or
+/// mismatched tensors.
+std::vector<Value> interpret(const nlohmann::json &program,
+                             const std::map<std::string, Value> &arguments);
+
+} // namespace recur::reference
+
+#endif // RECUR_REFERENCE_INTERPRETER_H

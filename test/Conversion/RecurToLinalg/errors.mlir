@@ -1,0 +1,10 @@
+// RUN: recur-opt %s -split-input-file --convert-recur-to-linalg -verify-diagnostics
+
+func.func @bf16_lstm(%x: tensor<3x2x4xbf16>, %wih: tensor<24x4xbf16>, %whh: tensor<24x6xbf16>,
+                     %b: tensor<24xbf16>) -> tensor<3x2x6xbf16> {
+  // expected-error @+1 {{'recur.lstm' op has element type 'bf16'; only f32 models can be lowered so far}}
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b
+      : (tensor<3x2x4xbf16>, tensor<24x4xbf16>, tensor<24x6xbf16>, tensor<24xbf16>, tensor<24xbf16>)
+      -> (tensor<3x2x6xbf16>, tensor<2x6xbf16>, tensor<2x6xbf16>)
+  return %y : tensor<3x2x6xbf16>
+}

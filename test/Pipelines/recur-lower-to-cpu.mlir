@@ -1,0 +1,36 @@
+// RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
+// RUN:   | recur-opt --recur-lower-to-cpu | FileCheck %s
+// RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
+// RUN:   | recur-opt --recur-lower-to-cpu="openmp=false" | FileCheck %s --check-prefix=SERIAL
+// RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
+// RUN:   | recur-opt --convert-recur-to-linalg --canonicalize --recur-bufferize | FileCheck %s --check-prefix=BUFFERS
+
+// Everything is in the LLVM dialect; the only calls out are malloc/free (and
+// libm through intrinsics): no MLIR runtime library.
+// CHECK-NOT: func.func
+// CHECK-NOT: memref.
+// CHECK-NOT: memrefCopy
+// CHECK-DAG: llvm.func @malloc(i64) -> !llvm.ptr
+// CHECK-DAG: llvm.func @free(!llvm.ptr)
+// The entry keeps its name and gets the C interface the runtime calls.
+// CHECK: llvm.func @forward(
+// Parallel loops run on OpenMP threads.
+// CHECK: omp.parallel
+// CHECK: omp.wsloop
+// The time loop is a loop: a back edge, not T copies of the step.
+// CHECK: llvm.cond_br
+// CHECK: llvm.intr.tanh
+// CHECK: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr
+
+// SERIAL-NOT: omp.
+// SERIAL: llvm.func @_mlir_ciface_forward
+
+// After bufferization the two LSTM time loops have no tensor iter_args left
+// and the output buffer is returned.
+// BUFFERS-LABEL: func.func @forward
+// BUFFERS-SAME: memref<?x?xi64> {recur.input = "tokens"}
+// BUFFERS-NOT: tensor<
+// BUFFERS: scf.for
+// BUFFERS: scf.for
+// BUFFERS-NOT: scf.for
+// BUFFERS: return %{{.*}} : memref<?x?x11xf32>

@@ -1,0 +1,71 @@
+//===- CompiledModel.h - compile, load and run models in tests --*- C++ -*-===//
+//
+// Compiles recur IR in-process with recur-compile's code, loads the library
+// with librecur-runtime and keeps host copies of every tensor, so a test can
+// compare the run with the reference interpreter.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECUR_TEST_UNITTESTS_COMPILEDMODEL_H
+#define RECUR_TEST_UNITTESTS_COMPILEDMODEL_H
+
+#include "recur/runtime.h"
+#include "reference/Interpreter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "gtest/gtest.h"
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace recur::testing {
+
+/// Compiles `module` to a shared library in the test's temporary directory;
+/// returns its path, or "" after reporting the diagnostics as a test failure.
+std::string compileToLibrary(mlir::ModuleOp module, const std::string &name);
+std::string compileToLibrary(const std::string &mlirText,
+                             const std::string &name);
+
+/// A host tensor with its DLPack view.
+struct HostTensor {
+  std::vector<int64_t> shape;
+  DLDataType dtype{kDLFloat, 32, 1};
+  std::vector<float> floats;
+  std::vector<int64_t> ids;
+
+  DLTensor view();
+  reference::Value toReference() const;
+};
+
+HostTensor randomFloats(std::vector<int64_t> shape, std::mt19937_64 &rng,
+                        float bound);
+HostTensor randomIds(std::vector<int64_t> shape, int64_t bound,
+                     std::mt19937_64 &rng);
+
+/// Owns a loaded model; frees it at the end of the test.
+class LoadedModel {
+public:
+  explicit LoadedModel(const std::string &path);
+  ~LoadedModel();
+  RecurModel *get() const { return model; }
+  explicit operator bool() const { return model != nullptr; }
+
+  /// Binds random weights (uniform in [-bound, bound]) and remembers them.
+  void bindRandomWeights(std::mt19937_64 &rng, float bound = 0.5f);
+  /// Runs on `inputs` (description order) and checks every output against the
+  /// reference interpreter with |got - want| <= tolerance * (1 + |want|).
+  void runAndCompare(std::vector<HostTensor> inputs, double tolerance = 1e-4);
+
+  std::map<std::string, reference::Value> weights;
+
+private:
+  RecurModel *model = nullptr;
+};
+
+/// The message of `error` (freed), or "" for success.
+std::string messageOf(RecurError *error);
+
+} // namespace recur::testing
+
+#endif // RECUR_TEST_UNITTESTS_COMPILEDMODEL_H

@@ -1,0 +1,95 @@
+//===- recur-compile.cpp - AOT-compile a recur model to a shared library --===//
+//
+//   recur-compile model.mlir --target=cpu [--cpu=native] [--emit=lib] \
+//                 [--no-openmp] -o libmodel.so
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "recur/InitAll.h"
+#include "recur/Target/Compile.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+
+#include <chrono>
+
+using namespace llvm;
+using namespace mlir::recur;
+
+static cl::opt<std::string> inputFilename(cl::Positional,
+                                          cl::desc("<model.mlir>"),
+                                          cl::init("-"));
+static cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
+                                           cl::value_desc("filename"),
+                                           cl::Required);
+static cl::opt<std::string> target("target",
+                                   cl::desc("Target: cpu (cuda comes later)"),
+                                   cl::init("cpu"));
+static cl::opt<std::string>
+    cpu("cpu", cl::desc("Target CPU (LLVM name, default: this machine's)"),
+        cl::init("native"));
+static cl::opt<bool>
+    noOpenmp("no-openmp",
+             cl::desc("Single-threaded code that does not link libomp"));
+static cl::opt<EmitKind> emit(
+    "emit", cl::desc("What to write"), cl::init(EmitKind::SharedLibrary),
+    cl::values(clEnumValN(EmitKind::Mlir, "mlir",
+                          "LLVM-dialect MLIR after recur-lower-to-cpu"),
+               clEnumValN(EmitKind::LlvmIr, "llvm", "Optimized LLVM IR"),
+               clEnumValN(EmitKind::Object, "obj", "Object file"),
+               clEnumValN(EmitKind::SharedLibrary, "lib",
+                          "Shared library for librecur-runtime (default)")));
+static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"));
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv, "Recur ahead-of-time compiler: recur IR to a shared library\n");
+  auto start = std::chrono::steady_clock::now();
+
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registerRecurDialects(registry);
+  mlir::MLIRContext context(registry);
+
+  std::string error;
+  std::unique_ptr<MemoryBuffer> input =
+      mlir::openInputFile(inputFilename, &error);
+  if (!input) {
+    WithColor::error(errs(), "recur-compile") << error << "\n";
+    return 1;
+  }
+  SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  CompileOptions options;
+  options.target = target;
+  options.cpu = cpu;
+  options.openmp = !noOpenmp;
+  options.emit = emit;
+  if (mlir::failed(compileModel(*module, options, outputFilename)))
+    return 1;
+  if (!quiet) {
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    outs() << "recur-compile: wrote " << outputFilename << " (target "
+           << target << ", cpu " << cpu << ", "
+           << format("%.1f", seconds) << " s)\n";
+  }
+  return 0;
+}

@@ -1,0 +1,498 @@
+//===- recur-run.cpp - run, check and time a compiled Recur model ---------===//
+//
+//   recur-run libmodel.so (--weights w.safetensors | --random-weights SEED)
+//             [--inputs in.safetensors] [--outputs out.safetensors]
+//             [--batch B --seq T] [--threads N] [--warmup K --iters N]
+//             [--check] [--tolerance X] [--json] [--seed S]
+//             [--save-weights w.safetensors]
+//
+// Links librecur-runtime and the reference library only (no MLIR or LLVM).
+//
+//===----------------------------------------------------------------------===//
+
+#include "recur/runtime.h"
+
+#include "Safetensors.h"
+#include "reference/Interpreter.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+using nlohmann::json;
+namespace st = recur::safetensors;
+namespace ref = recur::reference;
+
+namespace {
+
+constexpr const char *kUsage =
+    "usage: recur-run libmodel.so (--weights w.safetensors | --random-weights "
+    "SEED)\n"
+    "                 [--inputs in.safetensors] [--outputs out.safetensors]\n"
+    "                 [--batch B --seq T] [--threads N] [--warmup K --iters N]\n"
+    "                 [--check] [--tolerance X] [--json] [--seed S]\n"
+    "                 [--save-weights w.safetensors]\n"
+    "Runs a model compiled by recur-compile. Inputs not given are drawn at\n"
+    "random with --seed (default: the --random-weights seed, else 0). --check\n"
+    "compares every output with the reference implementation and fails past\n"
+    "|got - want| <= X * (1 + |want|) (default X = 1e-4); the relative error\n"
+    "it prints is over elements with |want| >= 1e-3.\n";
+
+struct Options {
+  std::string model;
+  std::optional<std::string> weights, inputs, outputs, saveWeights;
+  std::optional<uint64_t> randomWeights, seed;
+  std::optional<int64_t> batch, seq;
+  std::optional<int> threads;
+  int warmup = 1, iters = 3;
+  bool check = false, json = false;
+  double tolerance = 1e-4;
+};
+
+[[noreturn]] void die(const std::string &message, int code = 1) {
+  std::fprintf(stderr, "recur-run: error: %s\n", message.c_str());
+  std::exit(code);
+}
+
+int64_t parseInteger(const std::string &flag, const char *text, int64_t min) {
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text, &end, 10);
+  if (errno || end == text || *end || value < min)
+    die(flag + " needs an integer of at least " + std::to_string(min) +
+        ", got '" + text + "'");
+  return value;
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> const char * {
+      if (i + 1 >= argc)
+        die(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (arg == "--weights") {
+      options.weights = value();
+    } else if (arg == "--random-weights") {
+      options.randomWeights = parseInteger(arg, value(), 0);
+    } else if (arg == "--inputs") {
+      options.inputs = value();
+    } else if (arg == "--outputs") {
+      options.outputs = value();
+    } else if (arg == "--save-weights") {
+      options.saveWeights = value();
+    } else if (arg == "--batch") {
+      options.batch = parseInteger(arg, value(), 1);
+    } else if (arg == "--seq") {
+      options.seq = parseInteger(arg, value(), 1);
+    } else if (arg == "--threads") {
+      // 0 is passed on: the runtime's error is the one to show.
+      options.threads = static_cast<int>(parseInteger(arg, value(), 0));
+    } else if (arg == "--warmup") {
+      options.warmup = static_cast<int>(parseInteger(arg, value(), 0));
+    } else if (arg == "--iters") {
+      options.iters = static_cast<int>(parseInteger(arg, value(), 1));
+    } else if (arg == "--seed") {
+      options.seed = parseInteger(arg, value(), 0);
+    } else if (arg == "--tolerance") {
+      char *end = nullptr;
+      const char *text = value();
+      options.tolerance = std::strtod(text, &end);
+      if (end == text || *end || !(options.tolerance > 0))
+        die("--tolerance needs a positive number, got '" + std::string(text) +
+            "'");
+    } else if (arg == "--check") {
+      options.check = true;
+    } else if (arg == "--json") {
+      options.json = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      die("unknown option '" + arg + "'\n" + kUsage);
+    } else if (options.model.empty()) {
+      options.model = arg;
+    } else {
+      die("more than one model given ('" + options.model + "', '" + arg + "')");
+    }
+  }
+  if (options.model.empty())
+    die(std::string("no model given\n") + kUsage);
+  if (options.weights.has_value() == options.randomWeights.has_value())
+    die("give exactly one of --weights FILE and --random-weights SEED");
+  return options;
+}
+
+void check(RecurError *error, int code = 1) {
+  if (!error)
+    return;
+  std::string message = recur_error_message(error);
+  recur_error_free(error);
+  die(message, code);
+}
+
+/// A host tensor owned by recur-run, in the model's dtype.
+struct HostTensor {
+  std::string name;
+  RecurTensorInfo info{};
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+
+  DLTensor view() {
+    DLTensor tensor{};
+    tensor.data = bytes.data();
+    tensor.device = {kDLCPU, 0};
+    tensor.ndim = static_cast<int32_t>(shape.size());
+    tensor.dtype = info.dtype;
+    tensor.shape = shape.data();
+    return tensor;
+  }
+  int64_t count() const {
+    int64_t n = 1;
+    for (int64_t size : shape)
+      n *= size;
+    return n;
+  }
+};
+
+bool isF32(DLDataType t) { return t.code == kDLFloat && t.bits == 32; }
+bool isI64(DLDataType t) { return t.code == kDLInt && t.bits == 64; }
+
+std::string safetensorsName(DLDataType t) {
+  if (isF32(t))
+    return "F32";
+  if (isI64(t))
+    return "I64";
+  if (t.code == kDLInt && t.bits == 32)
+    return "I32";
+  if (t.code == kDLFloat && t.bits == 16)
+    return "F16";
+  if (t.code == kDLBfloat)
+    return "BF16";
+  if (t.code == kDLFloat && t.bits == 64)
+    return "F64";
+  return "?";
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  return ref::formatShape(shape);
+}
+
+/// Random values: weights uniform in [-k, k] with k = 1/sqrt(last dim) (0.1
+/// for vectors), float inputs uniform in [-1, 1], index inputs uniform in
+/// [0, bound).
+void fillRandom(HostTensor &tensor, std::mt19937_64 &rng, bool isWeight) {
+  int64_t n = tensor.count();
+  tensor.bytes.resize(n * ((tensor.info.dtype.bits + 7) / 8));
+  if (isI64(tensor.info.dtype)) {
+    int64_t bound = tensor.info.index_bound > 0 ? tensor.info.index_bound : 100;
+    std::uniform_int_distribution<int64_t> pick(0, bound - 1);
+    auto *data = reinterpret_cast<int64_t *>(tensor.bytes.data());
+    for (int64_t i = 0; i < n; ++i)
+      data[i] = pick(rng);
+    return;
+  }
+  if (!isF32(tensor.info.dtype))
+    die("cannot make random values for '" + tensor.name +
+        "': recur-run handles f32 and i64 tensors");
+  double k = 1.0;
+  if (isWeight)
+    k = tensor.shape.size() >= 2 ? 1.0 / std::sqrt(double(tensor.shape.back()))
+                                 : 0.1;
+  std::uniform_real_distribution<float> pick(-k, k);
+  auto *data = reinterpret_cast<float *>(tensor.bytes.data());
+  for (int64_t i = 0; i < n; ++i)
+    data[i] = pick(rng);
+}
+
+ref::Value toReference(const HostTensor &tensor) {
+  if (isF32(tensor.info.dtype)) {
+    ref::FloatTensor value(tensor.shape);
+    std::memcpy(value.data.data(), tensor.bytes.data(), tensor.bytes.size());
+    return value;
+  }
+  if (isI64(tensor.info.dtype)) {
+    ref::IdTensor value(tensor.shape);
+    std::memcpy(value.data.data(), tensor.bytes.data(), tensor.bytes.size());
+    return value;
+  }
+  die("--check handles f32 and i64 tensors; '" + tensor.name + "' is neither");
+}
+
+struct Comparison {
+  double maxAbs = 0, maxRel = 0;
+  bool pass = true;
+};
+
+Comparison compare(const DLTensor &got, const ref::FloatTensor &want,
+                   double tolerance) {
+  Comparison result;
+  const float *data = reinterpret_cast<const float *>(
+      static_cast<const char *>(got.data) + got.byte_offset);
+  for (size_t i = 0; i < want.data.size(); ++i) {
+    double expected = want.data[i], diff = std::fabs(data[i] - expected);
+    if (!(diff <= tolerance * (1 + std::fabs(expected))))
+      result.pass = false;
+    result.maxAbs = std::max(result.maxAbs, diff);
+    // Relative error is only meaningful away from zero.
+    if (std::fabs(expected) >= 1e-3)
+      result.maxRel = std::max(result.maxRel, diff / std::fabs(expected));
+  }
+  return result;
+}
+
+HostTensor makeTensor(const RecurTensorInfo &info) {
+  HostTensor tensor;
+  tensor.name = info.name;
+  tensor.info = info;
+  tensor.shape.assign(info.shape, info.shape + info.ndim);
+  return tensor;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options = parseOptions(argc, argv);
+  RecurModel *model = nullptr;
+  check(recur_model_load(options.model.c_str(), &model));
+  json description = json::parse(recur_model_description(model));
+
+  // Weights: from a file, or random and kept here for --check/--save-weights.
+  std::vector<HostTensor> weights;
+  size_t numWeights = recur_model_num_tensors(model, RECUR_WEIGHT);
+  if (options.weights) {
+    check(recur_model_bind_weights_file(model, options.weights->c_str()));
+    if (options.check || options.saveWeights) {
+      std::string error;
+      auto file = st::File::open(*options.weights, error);
+      if (!file)
+        die(error);
+      for (size_t i = 0; i < numWeights; ++i) {
+        RecurTensorInfo info;
+        check(recur_model_tensor_info(model, RECUR_WEIGHT, i, &info));
+        HostTensor tensor = makeTensor(info);
+        const st::Entry *entry = file->find(info.name);
+        tensor.bytes.assign(entry->data, entry->data + entry->size);
+        weights.push_back(std::move(tensor));
+      }
+    }
+  } else {
+    std::mt19937_64 rng(*options.randomWeights);
+    for (size_t i = 0; i < numWeights; ++i) {
+      RecurTensorInfo info;
+      check(recur_model_tensor_info(model, RECUR_WEIGHT, i, &info));
+      HostTensor tensor = makeTensor(info);
+      fillRandom(tensor, rng, /*isWeight=*/true);
+      DLTensor view = tensor.view();
+      check(recur_model_bind_weight(model, info.name, &view));
+      weights.push_back(std::move(tensor));
+    }
+  }
+  if (options.saveWeights) {
+    st::Writer writer;
+    std::string error;
+    for (HostTensor &tensor : weights)
+      if (!writer.add(tensor.name, safetensorsName(tensor.info.dtype),
+                      tensor.shape, tensor.bytes.data(), tensor.bytes.size(),
+                      error))
+        die(error);
+    if (!writer.write(*options.saveWeights, error))
+      die(error);
+  }
+
+  // Inputs: from a file, else random with T/B from the flags.
+  std::unique_ptr<st::File> inputFile;
+  if (options.inputs) {
+    std::string error;
+    inputFile = st::File::open(*options.inputs, error);
+    if (!inputFile)
+      die(error);
+  }
+  std::mt19937_64 inputRng(
+      options.seed.value_or(options.randomWeights.value_or(0)));
+  std::vector<HostTensor> inputs;
+  int64_t batch = 1;
+  for (size_t i = 0; i < recur_model_num_tensors(model, RECUR_INPUT); ++i) {
+    RecurTensorInfo info;
+    check(recur_model_tensor_info(model, RECUR_INPUT, i, &info));
+    HostTensor tensor = makeTensor(info);
+    const st::Entry *entry = inputFile ? inputFile->find(info.name) : nullptr;
+    if (entry) {
+      if (entry->dtype != safetensorsName(info.dtype))
+        die("input '" + tensor.name + "' in '" + *options.inputs +
+            "' has dtype " + entry->dtype + ", expected " +
+            safetensorsName(info.dtype));
+      tensor.shape = entry->shape;
+      tensor.bytes.assign(entry->data, entry->data + entry->size);
+    } else {
+      for (size_t d = 0; d < tensor.shape.size(); ++d) {
+        if (tensor.shape[d] >= 0)
+          continue;
+        bool isSeq = std::string(info.dims[d]) == "T";
+        std::optional<int64_t> size = isSeq ? options.seq : options.batch;
+        if (!size)
+          die(std::string("input '") + tensor.name + "' has a dynamic " +
+              (isSeq ? "T: give --seq T" : "B: give --batch B") +
+              (inputFile ? " (it is not in --inputs)" : " or --inputs"));
+        tensor.shape[d] = *size;
+      }
+      fillRandom(tensor, inputRng, /*isWeight=*/false);
+    }
+    for (size_t d = 0; d < tensor.shape.size(); ++d)
+      if (std::string(info.dims[d]) == "B")
+        batch = tensor.shape[d];
+    inputs.push_back(std::move(tensor));
+  }
+  std::vector<DLTensor> inputViews;
+  for (HostTensor &tensor : inputs)
+    inputViews.push_back(tensor.view());
+  std::vector<const DLTensor *> inputPointers;
+  for (DLTensor &view : inputViews)
+    inputPointers.push_back(&view);
+
+  if (options.threads)
+    check(recur_model_set_threads(model, *options.threads));
+
+  size_t numOutputs = recur_model_num_tensors(model, RECUR_OUTPUT);
+  std::vector<DLManagedTensor *> outputs(numOutputs, nullptr);
+  auto release = [&] {
+    for (DLManagedTensor *&tensor : outputs)
+      if (tensor) {
+        tensor->deleter(tensor);
+        tensor = nullptr;
+      }
+  };
+  std::vector<double> times;
+  for (int iteration = 0; iteration < options.warmup + options.iters;
+       ++iteration) {
+    release();
+    auto start = std::chrono::steady_clock::now();
+    check(recur_model_run(model, inputPointers.data(), inputPointers.size(),
+                          outputs.data(), outputs.size()));
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (iteration >= options.warmup)
+      times.push_back(ms);
+  }
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  double median = sorted[sorted.size() / 2];
+  if (sorted.size() % 2 == 0)
+    median = (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  double sequencesPerSecond = batch * 1000.0 / median;
+
+  json report = {{"model", options.model},
+                 {"threads", options.threads ? json(*options.threads)
+                                             : json("default")},
+                 {"batch", batch},
+                 {"warmup", options.warmup},
+                 {"iters", options.iters},
+                 {"ms_per_batch",
+                  {{"median", median},
+                   {"min", sorted.front()},
+                   {"max", sorted.back()}}},
+                 {"sequences_per_second", sequencesPerSecond},
+                 {"pipeline", description.value("pipeline", "")}};
+  for (size_t i = 0; i < inputs.size(); ++i)
+    report["inputs"][inputs[i].name] = inputs[i].shape;
+
+  if (options.outputs) {
+    st::Writer writer;
+    std::string error;
+    for (size_t i = 0; i < numOutputs; ++i) {
+      RecurTensorInfo info;
+      check(recur_model_tensor_info(model, RECUR_OUTPUT, i, &info));
+      const DLTensor &tensor = outputs[i]->dl_tensor;
+      std::vector<int64_t> shape(tensor.shape, tensor.shape + tensor.ndim);
+      int64_t count = 1;
+      for (int64_t size : shape)
+        count *= size;
+      if (!writer.add(info.name, safetensorsName(tensor.dtype), shape,
+                      static_cast<const char *>(tensor.data) + tensor.byte_offset,
+                      count * ((tensor.dtype.bits + 7) / 8), error))
+        die(error);
+    }
+    if (!writer.write(*options.outputs, error))
+      die(error);
+  }
+
+  bool checkFailed = false;
+  if (options.check) {
+    if (!description.contains("program"))
+      die("--check: the model carries no program the reference can run");
+    std::map<std::string, ref::Value> arguments;
+    for (const HostTensor &tensor : weights)
+      arguments[tensor.name] = toReference(tensor);
+    for (const HostTensor &tensor : inputs)
+      arguments[tensor.name] = toReference(tensor);
+    std::vector<ref::Value> expected;
+    try {
+      expected = ref::interpret(description["program"], arguments);
+    } catch (const std::exception &error) {
+      die(std::string("--check: the reference failed: ") + error.what());
+    }
+    for (size_t i = 0; i < numOutputs; ++i) {
+      RecurTensorInfo info;
+      check(recur_model_tensor_info(model, RECUR_OUTPUT, i, &info));
+      const auto *want = std::get_if<ref::FloatTensor>(&expected[i]);
+      const DLTensor &got = outputs[i]->dl_tensor;
+      std::vector<int64_t> shape(got.shape, got.shape + got.ndim);
+      json entry = {{"name", info.name}, {"tolerance", options.tolerance}};
+      if (!want || !isF32(got.dtype) || want->shape != shape) {
+        entry["pass"] = false;
+        entry["error"] = "shape " + formatShape(shape) + ", reference " +
+                         (want ? formatShape(want->shape) : "not f32");
+        checkFailed = true;
+      } else {
+        Comparison result = compare(got, *want, options.tolerance);
+        entry["max_abs_error"] = result.maxAbs;
+        entry["max_rel_error"] = result.maxRel;
+        entry["pass"] = result.pass;
+        checkFailed |= !result.pass;
+      }
+      report["check"].push_back(entry);
+    }
+  }
+  release();
+  recur_model_free(model);
+
+  if (options.json) {
+    std::cout << report.dump(2) << "\n";
+  } else {
+    std::string shapes;
+    for (const HostTensor &tensor : inputs)
+      shapes += " " + tensor.name + formatShape(tensor.shape);
+    std::printf("recur-run: %s, inputs%s, threads %s\n", options.model.c_str(),
+                shapes.c_str(), report["threads"].dump().c_str());
+    std::printf("recur-run: %.3f ms/batch (median of %d; min %.3f, max %.3f), "
+                "%.1f sequences/s\n",
+                median, options.iters, sorted.front(), sorted.back(),
+                sequencesPerSecond);
+    for (const json &entry : report.value("check", json::array())) {
+      if (entry.contains("error"))
+        std::printf("check %s: FAIL (%s)\n",
+                    entry["name"].get<std::string>().c_str(),
+                    entry["error"].get<std::string>().c_str());
+      else
+        std::printf("check %s: %s (max abs error %.3g, max rel error %.3g, "
+                    "tolerance %.0e)\n",
+                    entry["name"].get<std::string>().c_str(),
+                    entry["pass"].get<bool>() ? "pass" : "FAIL",
+                    entry["max_abs_error"].get<double>(),
+                    entry["max_rel_error"].get<double>(), options.tolerance);
+    }
+  }
+  return checkFailed ? 3 : 0;
+}
