@@ -8,6 +8,7 @@ packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22 libomp-22-dev
   libclang-rt-22-dev  # sanitizer runtimes for -DRECUR_ENABLE_SANITIZERS=ON
   libgtest-dev libbenchmark-dev libdlpack-dev nlohmann-json3-dev
+  python3-torch  # the PyTorch interop test (Debian's Python, /usr/bin/python3)
 )
 
 missing=()
