@@ -111,9 +111,13 @@ public:
   }
 
   /// Reduces the last dimension of `input` into a tensor of its leading
-  /// dimensions, starting from `init` and combining with `combine(acc, x)`.
-  Value reduceLast(Value input, double init,
-                   function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  /// dimensions, starting from `init` and combining with
+  /// `combine(acc, x, rowValues)`, where `rowValues` are the elements of
+  /// `perRow` (tensors of the leading dimensions) for the current row.
+  using Combine =
+      function_ref<Value(OpBuilder &, Location, Value, Value, ValueRange)>;
+  Value reduceLast(Value input, ValueRange perRow, double init,
+                   Combine combine) {
     auto type = cast<RankedTensorType>(input.getType());
     unsigned rank = type.getRank();
     SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, input);
@@ -121,16 +125,18 @@ public:
     Value acc = filled(sizes, type.getElementType(), init);
     SmallVector<IteratorType> iterators(rank, IteratorType::parallel);
     iterators.back() = IteratorType::reduction;
-    MLIRContext *context = b.getContext();
+    SmallVector<Value> inputs = {input};
+    llvm::append_range(inputs, perRow);
+    SmallVector<AffineMap> maps(inputs.size() + 1, leadingMap(rank));
+    maps.front() = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
     return linalg::GenericOp::create(
-               b, loc, TypeRange{acc.getType()}, ValueRange{input},
-               ValueRange{acc},
-               ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, context),
-                                   leadingMap(rank)},
+               b, loc, TypeRange{acc.getType()}, inputs, ValueRange{acc}, maps,
                iterators,
                [&](OpBuilder &nested, Location loc, ValueRange args) {
-                 linalg::YieldOp::create(nested, loc,
-                                         combine(nested, loc, args[1], args[0]));
+                 linalg::YieldOp::create(
+                     nested, loc,
+                     combine(nested, loc, args.back(), args.front(),
+                             args.drop_front().drop_back()));
                })
         .getResult(0);
   }
@@ -139,34 +145,19 @@ public:
   /// log(sum(exp(x - max))).
   std::pair<Value, Value> logSumExpParts(Value input) {
     Value max = reduceLast(
-        input, -std::numeric_limits<double>::infinity(),
-        [](OpBuilder &nested, Location loc, Value acc, Value x) {
-          return arith::MaximumFOp::create(nested, loc, acc, x);
+        input, {}, -std::numeric_limits<double>::infinity(),
+        [](OpBuilder &nested, Location loc, Value acc, Value x, ValueRange) {
+          return arith::MaximumFOp::create(nested, loc, acc, x).getResult();
         });
-    auto type = cast<RankedTensorType>(input.getType());
-    unsigned rank = type.getRank();
-    MLIRContext *context = b.getContext();
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, input);
-    sizes.pop_back();
-    Value sumInit = filled(sizes, type.getElementType(), 0.0);
-    SmallVector<IteratorType> iterators(rank, IteratorType::parallel);
-    iterators.back() = IteratorType::reduction;
-    Value sum =
-        linalg::GenericOp::create(
-            b, loc, TypeRange{sumInit.getType()}, ValueRange{input, max},
-            ValueRange{sumInit},
-            ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(rank, context),
-                                leadingMap(rank), leadingMap(rank)},
-            iterators,
-            [&](OpBuilder &nested, Location loc, ValueRange args) {
-              Value shifted = arith::SubFOp::create(nested, loc, args[0], args[1]);
-              Value exp = math::ExpOp::create(nested, loc, shifted);
-              linalg::YieldOp::create(
-                  nested, loc,
-                  arith::AddFOp::create(nested, loc, args[2], exp, fastMath)
-                      .getResult());
-            })
-            .getResult(0);
+    Value sum = reduceLast(
+        input, max, 0.0,
+        [&](OpBuilder &nested, Location loc, Value acc, Value x,
+            ValueRange rowMax) {
+          Value shifted = arith::SubFOp::create(nested, loc, x, rowMax[0]);
+          Value exp = math::ExpOp::create(nested, loc, shifted);
+          return arith::AddFOp::create(nested, loc, acc, exp, fastMath)
+              .getResult();
+        });
     Value logSum = elementwise({sum}, sum, [](OpBuilder &nested, Location loc,
                                               ValueRange args) {
       return math::LogOp::create(nested, loc, args[0]).getResult();
