@@ -15,6 +15,7 @@
 #include "recur/IR/RecurDialect.h"
 #include "recur/Pipelines/Pipelines.h"
 #include "recur/Target/ModelDescription.h"
+#include "recur/runtime.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/InitAllDialects.h"
@@ -58,7 +59,7 @@ void addRuntimeAbi(llvm::Module &module, StringRef description,
       llvm::GlobalValue::PrivateLinkage, text, "recur_model_description_json");
   auto *describe = llvm::Function::Create(
       llvm::FunctionType::get(ptr, false), llvm::GlobalValue::ExternalLinkage,
-      "recur_compiled_model_description", module);
+      RECUR_MODEL_DESCRIPTION_SYMBOL, module);
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", describe));
   builder.CreateRet(global);
 
@@ -69,7 +70,7 @@ void addRuntimeAbi(llvm::Module &module, StringRef description,
   assert(entry && "recur-lower-to-cpu requests C wrappers");
   auto *run = llvm::Function::Create(
       llvm::FunctionType::get(builder.getVoidTy(), {ptr}, false),
-      llvm::GlobalValue::ExternalLinkage, "recur_compiled_model_run", module);
+      llvm::GlobalValue::ExternalLinkage, RECUR_MODEL_RUN_SYMBOL, module);
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", run));
   SmallVector<llvm::Value *> pointers;
   for (unsigned index = 0; index <= numArguments; ++index)

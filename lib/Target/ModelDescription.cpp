@@ -3,6 +3,7 @@
 #include "recur/Target/ModelDescription.h"
 
 #include "recur/IR/RecurOps.h"
+#include "recur/runtime.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -206,7 +207,7 @@ FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
     return entry.emitError() << "@" << entry.getSymName()
                              << " returns nothing; a model needs an output";
 
-  llvm::json::Object model{{"abi_version", kModelAbiVersion},
+  llvm::json::Object model{{"abi_version", RECUR_MODEL_ABI_VERSION},
                            {"entry", entry.getSymName()},
                            {"target", target},
                            {"pipeline", pipeline},

@@ -393,13 +393,13 @@ RecurError *recur_model_load(const char *path, RecurModel **result) {
                     "': " + (reason ? reason : "unknown dlopen error"));
     }
     auto describe = reinterpret_cast<const char *(*)()>(
-        dlsym(model->handle, "recur_compiled_model_description"));
+        dlsym(model->handle, RECUR_MODEL_DESCRIPTION_SYMBOL));
     model->run = reinterpret_cast<void (*)(void **)>(
-        dlsym(model->handle, "recur_compiled_model_run"));
+        dlsym(model->handle, RECUR_MODEL_RUN_SYMBOL));
     if (!describe || !model->run)
       throw Failure("'" + model->path +
                     "' is not a Recur model: it does not export "
-                    "recur_compiled_model_description and recur_compiled_model_run (build "
+                    RECUR_MODEL_DESCRIPTION_SYMBOL " and " RECUR_MODEL_RUN_SYMBOL " (build "
                     "models with recur-compile)");
     model->setOmpThreads = reinterpret_cast<void (*)(int)>(
         dlsym(model->handle, "omp_set_num_threads"));

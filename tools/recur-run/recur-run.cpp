@@ -166,6 +166,8 @@ struct HostTensor {
   }
 };
 
+size_t elementBytes(DLDataType t) { return (t.bits * t.lanes + 7) / 8; }
+
 bool isF32(DLDataType t) { return t.code == kDLFloat && t.bits == 32; }
 bool isI64(DLDataType t) { return t.code == kDLInt && t.bits == 64; }
 
@@ -185,16 +187,12 @@ std::string safetensorsName(DLDataType t) {
   return "?";
 }
 
-std::string formatShape(const std::vector<int64_t> &shape) {
-  return ref::formatShape(shape);
-}
-
 /// Random values: weights uniform in [-k, k] with k = 1/sqrt(last dim) (0.1
 /// for vectors), float inputs uniform in [-1, 1], index inputs uniform in
 /// [0, bound).
 void fillRandom(HostTensor &tensor, std::mt19937_64 &rng, bool isWeight) {
   int64_t n = tensor.count();
-  tensor.bytes.resize(n * ((tensor.info.dtype.bits + 7) / 8));
+  tensor.bytes.resize(n * elementBytes(tensor.info.dtype));
   if (isI64(tensor.info.dtype)) {
     int64_t bound = tensor.info.index_bound > 0 ? tensor.info.index_bound : 100;
     std::uniform_int_distribution<int64_t> pick(0, bound - 1);
@@ -421,7 +419,7 @@ int main(int argc, char **argv) {
         count *= size;
       if (!writer.add(info.name, safetensorsName(tensor.dtype), shape,
                       static_cast<const char *>(tensor.data) + tensor.byte_offset,
-                      count * ((tensor.dtype.bits + 7) / 8), error))
+                      count * elementBytes(tensor.dtype), error))
         die(error);
     }
     if (!writer.write(*options.outputs, error))
@@ -452,8 +450,8 @@ int main(int argc, char **argv) {
       json entry = {{"name", info.name}, {"tolerance", options.tolerance}};
       if (!want || !isF32(got.dtype) || want->shape != shape) {
         entry["pass"] = false;
-        entry["error"] = "shape " + formatShape(shape) + ", reference " +
-                         (want ? formatShape(want->shape) : "not f32");
+        entry["error"] = "shape " + ref::formatShape(shape) + ", reference " +
+                         (want ? ref::formatShape(want->shape) : "not f32");
         checkFailed = true;
       } else {
         Comparison result = compare(got, *want, options.tolerance);
@@ -473,7 +471,7 @@ int main(int argc, char **argv) {
   } else {
     std::string shapes;
     for (const HostTensor &tensor : inputs)
-      shapes += " " + tensor.name + formatShape(tensor.shape);
+      shapes += " " + tensor.name + ref::formatShape(tensor.shape);
     std::printf("recur-run: %s, inputs%s, threads %s\n", options.model.c_str(),
                 shapes.c_str(), report["threads"].dump().c_str());
     std::printf("recur-run: %.3f ms/batch (median of %d; min %.3f, max %.3f), "

@@ -17,9 +17,6 @@
 
 namespace mlir::recur {
 
-/// Version of the ABI between compiled models and librecur-runtime.
-constexpr int kModelAbiVersion = 1;
-
 /// Name of the entry function a model is compiled from.
 constexpr const char *kModelEntryName = "forward";
 

@@ -25,8 +25,11 @@
 extern "C" {
 #endif
 
-/* The model ABI this runtime reads (recur-compile writes it into models). */
+/* The model ABI this runtime reads. recur-compile writes it into models, with
+ * the two symbols a model exports (docs/runtime.md). */
 #define RECUR_MODEL_ABI_VERSION 1
+#define RECUR_MODEL_DESCRIPTION_SYMBOL "recur_compiled_model_description"
+#define RECUR_MODEL_RUN_SYMBOL "recur_compiled_model_run"
 
 typedef struct RecurModel RecurModel;
 typedef struct RecurError RecurError;
