@@ -6,6 +6,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "recur/IR/RecurOps.h"
 #include "recur/Pipelines/Pipelines.h"
 #include "recur/Transforms/Passes.h"
@@ -13,6 +16,15 @@
 void mlir::recur::registerRecurDialects(DialectRegistry &registry) {
   registry.insert<RecurDialect, arith::ArithDialect, func::FuncDialect,
                   tensor::TensorDialect>();
+}
+
+void mlir::recur::registerCompilerDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  // Bufferization, the GPU targets (NVVM serialization) and the translation
+  // to LLVM IR work through interfaces registered as extensions.
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registerRecurDialects(registry);
 }
 
 void mlir::recur::registerRecurPasses() {

@@ -9,6 +9,9 @@ packages=(
   libclang-rt-22-dev  # sanitizer runtimes for -DRECUR_ENABLE_SANITIZERS=ON
   libgtest-dev libbenchmark-dev libdlpack-dev nlohmann-json3-dev
   python3-torch  # the PyTorch interop test (Debian's Python, /usr/bin/python3)
+  # bench/: Debian's torch uses netlib's reference BLAS (about 15x slower)
+  # unless OpenBLAS is installed; oneDNN for the onednn-cpu baseline; plots.
+  libopenblas0-pthread libdnnl-dev python3-numpy python3-matplotlib
 )
 
 missing=()
@@ -37,4 +40,17 @@ if [[ -x $cuda/bin/ptxas ]]; then
   echo "setup: CUDA toolkit found: $($cuda/bin/ptxas --version | tail -n 1)"
 else
   echo "setup: note: no CUDA toolkit at $cuda (ptxas missing): the GPU target and its ptxas checks are unavailable; everything else works"
+fi
+
+# cuobjdump lists the cubins a CUDA model carries (a test checks for sm_90).
+# The toolkit here lacks it; NVIDIA publishes it on PyPI.
+cuobjdump_dir=/opt/recur/cuda-tools
+if [[ -x $cuda/bin/ptxas ]] && ! command -v cuobjdump >/dev/null &&
+    [[ ! -x $cuobjdump_dir/nvidia/cu13/bin/cuobjdump ]]; then
+  if python3 -m pip install --quiet --disable-pip-version-check --target "$cuobjdump_dir" \
+      nvidia-cuda-cuobjdump >/dev/null 2>&1; then
+    echo "setup: installed cuobjdump in $cuobjdump_dir"
+  else
+    echo "setup: note: could not install cuobjdump from PyPI; its test will be unsupported"
+  fi
 fi

@@ -7,7 +7,7 @@ import lit.formats
 config.name = "Recur"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unittests", "Inputs"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unittests", "Inputs", "models", "gpu"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.recur_obj_root, "test")
 
@@ -17,3 +17,19 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%recur_src_root", config.recur_src_root))
 config.substitutions.append(("%recur_obj_root", config.recur_obj_root))
 config.substitutions.append(("%python", sys.executable))
+
+# The CUDA target: ptxas and libdevice come from the toolkit found at build
+# time; cuobjdump lists what a compiled model carries; a driver means CUDA
+# models can run here (their "no driver" error tests then do not apply).
+if config.recur_cuda_toolkit_dir:
+    config.available_features.add("cuda-toolkit")
+    config.substitutions.append(("%ptxas", os.path.join(config.recur_cuda_toolkit_dir, "bin", "ptxas")))
+if config.recur_cuobjdump and os.path.exists(config.recur_cuobjdump):
+    config.available_features.add("cuobjdump")
+    config.substitutions.append(("%cuobjdump", config.recur_cuobjdump))
+try:
+    import ctypes
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

@@ -10,6 +10,9 @@ namespace recur {
 /// The recur dialect and every dialect its pipelines produce.
 void registerRecurDialects(DialectRegistry &registry);
 
+/// Everything a Recur tool may meet between recur IR and LLVM IR: all
+/// upstream dialects, their extensions and LLVM IR translations, and recur's.
+void registerCompilerDialects(DialectRegistry &registry);
 /// Recur's passes (`recur-*`, `convert-recur-to-linalg`) and pipelines.
 void registerRecurPasses();
 

@@ -3,6 +3,10 @@
 #include "recur/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -64,6 +68,78 @@ void mlir::recur::buildLowerToCpuPipeline(OpPassManager &pm,
   buildLowerLoopsToLLVMPipeline(pm, options);
 }
 
+std::string mlir::recur::CudaPipelineOptions::defaultCudaToolkit() {
+  return RECUR_CUDA_TOOLKIT_DIR;
+}
+
+void mlir::recur::buildMapToGpuPipeline(OpPassManager &pm,
+                                        const CudaPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  pm.addPass(createLowerCopiesToLinalg());
+  pm.addPass(createLinalgGeneralizeNamedOpsPass());
+  pm.addPass(createAddUnitParallelDims());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCollapseParallelLoops());
+  pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
+      {options.blockSize}, /*noMinMaxBounds=*/true));
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addNestedPass<func::FuncOp>(createGpuDeviceMemory());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+// The steps of upstream's gpu-lower-to-nvvm-pipeline, with the CUDA toolkit
+// given explicitly rather than taken from the environment.
+void mlir::recur::buildLowerGpuToNVVMPipeline(
+    OpPassManager &pm, const CudaPipelineOptions &options) {
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  pm.addNestedPass<gpu::GPUModuleOp>(createStripDebugInfoPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addNestedPass<gpu::GPUModuleOp>(LLVM::createNVVMOptimizeForTargetPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.toolkit;
+  binary.compilationTarget = options.format;
+  // Where nvcc puts device code, so CUDA's tools (cuobjdump, compute-sanitizer,
+  // nsight) find the kernels in a compiled model.
+  binary.elfSection = ".nv_fatbin";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::recur::buildLowerToCudaPipeline(OpPassManager &pm,
+                                           const CudaPipelineOptions &options) {
+  pm.addPass(createConvertRecurToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  buildBufferizePipeline(pm);
+  buildMapToGpuPipeline(pm, options);
+  buildLowerGpuToNVVMPipeline(pm, options);
+}
+
 void mlir::recur::registerRecurPipelines() {
   PassPipelineRegistration<>(
       "recur-bufferize",
@@ -78,4 +154,18 @@ void mlir::recur::registerRecurPipelines() {
       "recur ops to the LLVM dialect for the CPU: convert-recur-to-linalg, "
       "recur-bufferize, recur-lower-loops-to-llvm",
       buildLowerToCpuPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "recur-map-to-gpu",
+      "Bufferized linalg to 1-D gpu.launch_func kernels on device buffers",
+      buildMapToGpuPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "recur-lower-gpu-to-nvvm",
+      "Kernels to NVVM and a gpu.binary; host code to the LLVM dialect",
+      buildLowerGpuToNVVMPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "recur-lower-to-cuda",
+      "recur ops to the LLVM dialect with embedded CUDA kernels: "
+      "convert-recur-to-linalg, recur-bufferize, recur-map-to-gpu, "
+      "recur-lower-gpu-to-nvvm",
+      buildLowerToCudaPipeline);
 }

@@ -13,15 +13,14 @@
 #include "recur/Target/Compile.h"
 
 #include "recur/IR/RecurDialect.h"
+#include "recur/InitAll.h"
 #include "recur/Pipelines/Pipelines.h"
 #include "recur/Target/ModelDescription.h"
 #include "recur/runtime.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/IR/IRBuilder.h"
@@ -80,6 +79,104 @@ void addRuntimeAbi(llvm::Module &module, StringRef description,
   builder.CreateRetVoid();
 }
 
+/// Replaces a global constructor or destructor list (`llvm.global_ctors`,
+/// `llvm.global_dtors`) with an exported function that calls its entries in
+/// the order the loader would: constructors by ascending priority,
+/// destructors by descending priority, ties in reverse.
+void exportStructors(llvm::Module &module, StringRef listName,
+                     StringRef functionName, bool destructors) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  auto *function = llvm::Function::Create(
+      llvm::FunctionType::get(builder.getVoidTy(), false),
+      llvm::GlobalValue::ExternalLinkage, functionName, module);
+  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", function));
+  if (llvm::GlobalVariable *list = module.getGlobalVariable(listName)) {
+    // (priority, position in the list): equal priorities keep list order.
+    SmallVector<std::tuple<uint64_t, size_t, llvm::Function *>> entries;
+    if (auto *array = dyn_cast<llvm::ConstantArray>(list->getInitializer()))
+      for (llvm::Value *element : array->operands()) {
+        auto *entry = cast<llvm::ConstantStruct>(element);
+        // The GPU lowering registers plain functions; anything else is kept
+        // out of the list rather than mis-called.
+        auto *callee = dyn_cast<llvm::Function>(entry->getOperand(1));
+        auto *priority = dyn_cast<llvm::ConstantInt>(entry->getOperand(0));
+        if (callee && priority)
+          entries.push_back({priority->getZExtValue(), entries.size(), callee});
+      }
+    llvm::sort(entries);
+    if (destructors)
+      std::reverse(entries.begin(), entries.end());
+    for (auto &[priority, position, callee] : entries)
+      builder.CreateCall(callee);
+    list->eraseFromParent();
+  }
+  builder.CreateRetVoid();
+}
+
+/// Turns every `mgpu*` function the host code calls into an internal stub
+/// that calls through a pointer, and exports the function that sets those
+/// pointers. The model then needs no symbol from the process: it works
+/// whether the runtime was loaded globally or not (e.g. by Python's ctypes).
+void bindGpuRuntimeIndirectly(llvm::Module &module) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  llvm::Type *ptr = builder.getPtrTy();
+  auto *resolverType = llvm::FunctionType::get(ptr, {ptr}, false);
+  auto *bind = llvm::Function::Create(
+      llvm::FunctionType::get(builder.getInt32Ty(), {ptr}, false),
+      llvm::GlobalValue::ExternalLinkage, RECUR_MODEL_BIND_GPU_SYMBOL, module);
+  auto *bindBlock = llvm::BasicBlock::Create(context, "entry", bind);
+  llvm::IRBuilder<> bindBuilder(bindBlock);
+  llvm::Value *unresolved = bindBuilder.getInt32(0);
+
+  SmallVector<llvm::Function *> runtimeFunctions;
+  for (llvm::Function &function : module.functions())
+    if (function.isDeclaration() && function.getName().starts_with("mgpu"))
+      runtimeFunctions.push_back(&function);
+  for (llvm::Function *function : runtimeFunctions) {
+    auto *pointer = new llvm::GlobalVariable(
+        module, ptr, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+        llvm::ConstantPointerNull::get(llvm::PointerType::get(context, 0)),
+        function->getName() + ".impl");
+    function->setLinkage(llvm::GlobalValue::InternalLinkage);
+    builder.SetInsertPoint(
+        llvm::BasicBlock::Create(context, "entry", function));
+    SmallVector<llvm::Value *> arguments;
+    for (llvm::Argument &argument : function->args())
+      arguments.push_back(&argument);
+    llvm::CallInst *call = builder.CreateCall(
+        function->getFunctionType(), builder.CreateLoad(ptr, pointer),
+        arguments);
+    call->setAttributes(function->getAttributes());
+    call->setCallingConv(function->getCallingConv());
+    if (function->getReturnType()->isVoidTy())
+      builder.CreateRetVoid();
+    else
+      builder.CreateRet(call);
+
+    llvm::Value *resolved = bindBuilder.CreateCall(
+        resolverType, bind->getArg(0),
+        {bindBuilder.CreateGlobalString(function->getName())});
+    bindBuilder.CreateStore(resolved, pointer);
+    unresolved = bindBuilder.CreateAdd(
+        unresolved, bindBuilder.CreateZExt(bindBuilder.CreateIsNull(resolved),
+                                           bindBuilder.getInt32Ty()));
+  }
+  bindBuilder.CreateRet(unresolved);
+}
+
+/// The PTX of every kernel module, from a module lowered with format=isa.
+std::string collectPtx(ModuleOp module) {
+  std::string ptx;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute object : binary.getObjects())
+      ptx += "// gpu.module @" + binary.getSymName().str() + "\n" +
+             cast<gpu::ObjectAttr>(object).getObject().getValue().str();
+  });
+  return ptx;
+}
+
 std::unique_ptr<llvm::TargetMachine> createTargetMachine(ModuleOp module,
                                                          StringRef cpu) {
   llvm::InitializeNativeTarget();
@@ -133,6 +230,7 @@ LogicalResult emitObject(ModuleOp module, llvm::Module &llvmModule,
 
 LogicalResult linkSharedLibrary(ModuleOp module, StringRef object,
                                 StringRef path, bool openmp) {
+  // A CUDA model links nothing from CUDA: the runtime binds its mgpu* calls.
   SmallVector<std::string> args = {RECUR_CLANG, "-shared", "-fuse-ld=lld",
                                    "-o", path.str(), object.str(), "-lm"};
   if (openmp) {
@@ -157,15 +255,16 @@ LogicalResult linkSharedLibrary(ModuleOp module, StringRef object,
 LogicalResult mlir::recur::compileModel(ModuleOp module,
                                         const CompileOptions &options,
                                         StringRef outputPath) {
-  if (options.target != "cpu")
+  bool cuda = options.target == "cuda";
+  if (options.target != "cpu" && !cuda)
     return fail(module, "unknown target '" + options.target +
-                            "'; this build supports --target=cpu");
-  // Bufferization and translation work through interfaces registered as
-  // extensions; a module built by a library user's context may lack them.
+                            "'; expected cpu or cuda");
+  if (options.emit == EmitKind::Ptx && !cuda)
+    return fail(module, "--emit=ptx needs --target=cuda");
+  // A module built by a library user's context may lack the interfaces that
+  // bufferization and translation need.
   DialectRegistry registry;
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
+  registerCompilerDialects(registry);
   module.getContext()->appendDialectRegistry(registry);
 
   auto entry = module.lookupSymbol<func::FuncOp>(kModelEntryName);
@@ -173,18 +272,37 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     return fail(module, Twine("no function @") + kModelEntryName +
                             " to compile; recur-gen writes one");
 
-  CpuPipelineOptions pipelineOptions;
-  pipelineOptions.openmp = options.openmp;
-  std::string pipeline =
-      "recur-lower-to-cpu{openmp=" + std::string(options.openmp ? "true" : "false") + "}";
-  FailureOr<std::string> description =
-      describeModel(entry, options.target, pipeline);
+  PassManager pm(module.getContext());
+  std::string pipeline;
+  bool openmp = options.openmp && !cuda;
+  if (cuda) {
+    if (!StringRef(options.cudaArch).starts_with("sm_"))
+      return fail(module, "--cuda-arch must name an SM architecture such as "
+                          "sm_90, not '" + options.cudaArch + "'");
+    CudaPipelineOptions cudaOptions;
+    cudaOptions.chip = options.cudaArch;
+    if (options.emit == EmitKind::Ptx)
+      cudaOptions.format = "isa";
+    if (cudaOptions.toolkit.getValue().empty())
+      return fail(module, "--target=cuda needs the CUDA toolkit (ptxas, "
+                          "fatbinary, libdevice); none was found when Recur "
+                          "was built");
+    buildLowerToCudaPipeline(pm, cudaOptions);
+    pipeline = "recur-lower-to-cuda{chip=" + options.cudaArch +
+               " format=" + cudaOptions.format.getValue() + "}";
+  } else {
+    CpuPipelineOptions cpuOptions;
+    cpuOptions.openmp = openmp;
+    buildLowerToCpuPipeline(pm, cpuOptions);
+    pipeline = "recur-lower-to-cpu{openmp=" +
+               std::string(openmp ? "true" : "false") + "}";
+  }
+  FailureOr<std::string> description = describeModel(
+      entry, options.target, pipeline, cuda ? options.cudaArch : "");
   if (failed(description))
     return failure();
   unsigned numArguments = entry.getNumArguments();
 
-  PassManager pm(module.getContext());
-  buildLowerToCpuPipeline(pm, pipelineOptions);
   if (failed(pm.run(module)))
     return failure();
   // The names are in the description now; LLVM would warn about them. (They
@@ -202,6 +320,10 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   if (options.emit == EmitKind::Mlir)
     return writeFile(module, outputPath,
                      [&](llvm::raw_pwrite_stream &os) { module.print(os); });
+  if (options.emit == EmitKind::Ptx)
+    return writeFile(module, outputPath, [&](llvm::raw_pwrite_stream &os) {
+      os << collectPtx(module);
+    });
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -209,6 +331,13 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   if (!llvmModule)
     return fail(module, "translation to LLVM IR failed");
   addRuntimeAbi(*llvmModule, *description, numArguments);
+  if (cuda) {
+    exportStructors(*llvmModule, "llvm.global_ctors",
+                    RECUR_MODEL_GPU_INIT_SYMBOL, /*destructors=*/false);
+    exportStructors(*llvmModule, "llvm.global_dtors",
+                    RECUR_MODEL_GPU_FINI_SYMBOL, /*destructors=*/true);
+    bindGpuRuntimeIndirectly(*llvmModule);
+  }
 
   std::unique_ptr<llvm::TargetMachine> machine =
       createTargetMachine(module, options.cpu);
@@ -235,5 +364,5 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   llvm::FileRemover removeObject(object);
   if (failed(emitObject(module, *llvmModule, *machine, object)))
     return failure();
-  return linkSharedLibrary(module, object, outputPath, options.openmp);
+  return linkSharedLibrary(module, object, outputPath, openmp);
 }

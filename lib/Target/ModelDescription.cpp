@@ -162,7 +162,8 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
 
 FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
                                                   StringRef target,
-                                                  StringRef pipeline) {
+                                                  StringRef pipeline,
+                                                  StringRef cudaArch) {
   llvm::json::Array arguments, outputs;
   for (BlockArgument argument : entry.getArguments()) {
     unsigned index = argument.getArgNumber();
@@ -213,6 +214,8 @@ FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
                            {"pipeline", pipeline},
                            {"arguments", std::move(arguments)},
                            {"outputs", std::move(outputs)}};
+  if (!cudaArch.empty())
+    model["cuda_arch"] = cudaArch;
   if (std::optional<llvm::json::Object> program = describeProgram(entry))
     model["program"] = std::move(*program);
   std::string json;

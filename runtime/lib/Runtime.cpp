@@ -7,13 +7,16 @@
 // where a descriptor is MLIR's memref descriptor for a rank-R memref:
 //   {void *allocated, void *aligned, int64_t offset, int64_t sizes[R],
 //    int64_t strides[R]}
-// Results are allocated by the model with malloc; ownership passes to the
-// caller through the DLManagedTensor deleter.
+// Results are allocated by the model (malloc on the CPU, the CUDA backend's
+// allocator on the GPU); ownership passes to the caller through the
+// DLManagedTensor deleter. CUDA models take device pointers for everything
+// (Cuda.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "recur/runtime.h"
 
+#include "Cuda.h"
 #include "Safetensors.h"
 
 #include <nlohmann/json.hpp>
@@ -23,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -170,14 +174,33 @@ std::vector<int64_t> descriptor(const void *data,
 
 struct OutputContext {
   void *allocated;
+  bool onDevice;
   std::vector<int64_t> shape;
 };
 
 void deleteOutput(DLManagedTensor *tensor) {
   auto *context = static_cast<OutputContext *>(tensor->manager_ctx);
-  std::free(context->allocated);
+  if (context->onDevice)
+    recur::cuda::ModelGpu::freeModelAllocation(context->allocated);
+  else
+    std::free(context->allocated);
   delete context;
   delete tensor;
+}
+
+std::string deviceTypeName(int type) {
+  switch (type) {
+  case kDLCPU:
+    return "CPU";
+  case kDLCUDA:
+    return "CUDA";
+  case kDLCUDAHost:
+    return "CUDA host (pinned)";
+  case kDLCUDAManaged:
+    return "CUDA managed";
+  default:
+    return "DLPack device type " + std::to_string(type);
+  }
 }
 
 } // namespace
@@ -190,13 +213,33 @@ struct RecurModel {
   std::string descriptionJson;
   std::vector<TensorSpec> inputs, weights, outputs;
   size_t numArguments = 0;
-  std::vector<AlignedBuffer> weightData; // parallel to `weights`
+  std::vector<AlignedBuffer> weightData; // parallel to `weights` (CPU)
   std::vector<bool> weightBound;
   int threads = 0; // 0: OpenMP's default
 
+  // CUDA models: weights live on the device from bind time; host inputs are
+  // uploaded into buffers kept between runs.
+  std::string cudaArch; // empty for CPU models
+  std::unique_ptr<recur::cuda::ModelGpu> gpu;
+  std::vector<recur::cuda::DeviceBuffer> deviceWeights; // parallel to `weights`
+  std::vector<recur::cuda::DeviceBuffer> inputBuffers;  // parallel to `inputs`
+  bool hostOutputs = false;
+  std::string deviceName = "cpu";
+  /// A CUDA model's stream, error state and input buffers serve one run at
+  /// a time.
+  std::mutex gpuRun;
+
   ~RecurModel() {
+    // The kernels are unloaded by the library's code: before dlclose.
+    gpu.reset();
     if (handle)
       dlclose(handle);
+  }
+
+  bool onGpu() const { return !cudaArch.empty(); }
+
+  const void *weightPointer(size_t index) const {
+    return onGpu() ? deviceWeights[index].data() : weightData[index].data;
   }
 
   const TensorSpec *findWeight(const std::string &name, size_t &index) const {
@@ -257,9 +300,11 @@ void parseDescription(RecurModel &model) {
                     std::to_string(RECUR_MODEL_ABI_VERSION) +
                     ": recompile it with this build's recur-compile");
     std::string target = description.at("target").get<std::string>();
-    if (target != "cpu")
+    if (target == "cuda")
+      model.cudaArch = description.at("cuda_arch").get<std::string>();
+    else if (target != "cpu")
       throw Failure("'" + model.path + "' was compiled for target '" + target +
-                    "'; this runtime runs cpu models");
+                    "'; this runtime runs cpu and cuda models");
     const json &arguments = description.at("arguments");
     model.numArguments = arguments.size();
     for (size_t index = 0; index < arguments.size(); ++index) {
@@ -281,20 +326,36 @@ void parseDescription(RecurModel &model) {
       for (const std::string &dim : spec.dims)
         spec.dimNames.push_back(dim.c_str());
   model.weightData.resize(model.weights.size());
+  model.deviceWeights.resize(model.weights.size());
+  model.inputBuffers.resize(model.inputs.size());
   model.weightBound.assign(model.weights.size(), false);
 }
 
 /// Checks a tensor handed to the runtime against its spec; `sizes` maps the
 /// dynamic symbols T (0) and B (1) to values seen so far (-1 if unset).
+bool isHostMemory(const DLTensor *tensor) {
+  return tensor->device.device_type == kDLCPU ||
+         tensor->device.device_type == kDLCUDAHost;
+}
+
 void checkTensor(const std::string &what, const TensorSpec &spec,
-                 const DLTensor *tensor, int64_t sizes[2]) {
+                 const DLTensor *tensor, int64_t sizes[2],
+                 const RecurModel &model) {
   if (!tensor)
     throw Failure(what + " is null");
-  if (tensor->device.device_type != kDLCPU &&
-      tensor->device.device_type != kDLCUDAHost)
-    throw Failure(what + " is on DLPack device type " +
-                  std::to_string(tensor->device.device_type) +
-                  "; this model runs on the CPU and needs host memory");
+  int type = tensor->device.device_type;
+  if (!model.onGpu() && !isHostMemory(tensor))
+    throw Failure(what + " is in " + deviceTypeName(type) +
+                  " memory; this model runs on the CPU and needs host memory");
+  if (model.onGpu() && !isHostMemory(tensor)) {
+    if (type != kDLCUDA && type != kDLCUDAManaged)
+      throw Failure(what + " is in " + deviceTypeName(type) +
+                    " memory; a CUDA model takes host or CUDA tensors");
+    if (tensor->device.device_id != model.gpu->deviceOrdinal())
+      throw Failure(what + " is on CUDA device " +
+                    std::to_string(tensor->device.device_id) +
+                    "; the model runs on " + model.deviceName);
+  }
   if (!sameDtype(tensor->dtype, spec.dtype))
     throw Failure(what + " has dtype " + dtypeName(tensor->dtype) +
                   ", expected " + spec.dtypeName);
@@ -338,16 +399,31 @@ const void *dataOf(const DLTensor *tensor) {
   return static_cast<const char *>(tensor->data) + tensor->byte_offset;
 }
 
+size_t bytesOf(const DLTensor *tensor) {
+  return numElements(std::vector<int64_t>(tensor->shape,
+                                          tensor->shape + tensor->ndim)) *
+         elementBytes(tensor->dtype);
+}
+
+/// An index outside the table would make the kernel read out of bounds, so
+/// indices are checked wherever they live (device ones through a copy).
 void checkIndices(const std::string &what, const TensorSpec &spec,
-                  const DLTensor *tensor) {
+                  const DLTensor *tensor, const RecurModel &model) {
   if (spec.indexBound <= 0 || spec.dtype.code != kDLInt)
     return;
   int64_t count = numElements(std::vector<int64_t>(
       tensor->shape, tensor->shape + tensor->ndim));
+  const void *data = dataOf(tensor);
+  AlignedBuffer hostCopy;
+  if (!isHostMemory(tensor)) {
+    hostCopy = AlignedBuffer(bytesOf(tensor));
+    model.gpu->copyToHost(hostCopy.data, data, hostCopy.bytes);
+    data = hostCopy.data;
+  }
   for (int64_t i = 0; i < count; ++i) {
-    int64_t value =
-        spec.dtype.bits == 64 ? static_cast<const int64_t *>(dataOf(tensor))[i]
-                              : static_cast<const int32_t *>(dataOf(tensor))[i];
+    int64_t value = spec.dtype.bits == 64
+                        ? static_cast<const int64_t *>(data)[i]
+                        : static_cast<const int32_t *>(data)[i];
     if (value < 0 || value >= spec.indexBound)
       throw Failure(what + " holds " + std::to_string(value) +
                     " at flat index " + std::to_string(i) +
@@ -361,6 +437,48 @@ AlignedBuffer copyOf(const void *data, size_t bytes) {
   if (bytes)
     std::memcpy(buffer.data, data, bytes);
   return buffer;
+}
+
+/// A tensor that takes over output `index`'s buffer (its memref descriptor is
+/// `words`), or, for a CUDA model with host outputs, a host copy of it.
+DLManagedTensor *makeOutput(const RecurModel &model, size_t index,
+                            const int64_t *words) {
+  const TensorSpec &spec = model.outputs[index];
+  size_t rank = spec.shape.size();
+  size_t elementSize = elementBytes(spec.dtype);
+  auto context = std::make_unique<OutputContext>(OutputContext{
+      reinterpret_cast<void *>(words[0]), model.onGpu(),
+      std::vector<int64_t>(words + 3, words + 3 + rank)});
+  auto tensor = std::make_unique<DLManagedTensor>();
+  void *data = reinterpret_cast<char *>(words[1]) + words[2] * elementSize;
+  if (model.onGpu() && model.hostOutputs) {
+    // A malloc'd copy, the same kind of buffer a CPU model returns.
+    size_t bytes = numElements(context->shape) * elementSize;
+    void *host = std::malloc(bytes ? bytes : 1);
+    if (!host)
+      throw Failure("out of host memory copying output '" + spec.name + "'");
+    try {
+      model.gpu->copyToHost(host, data, bytes);
+    } catch (...) {
+      std::free(host);
+      throw;
+    }
+    recur::cuda::ModelGpu::freeModelAllocation(context->allocated);
+    context->allocated = data = host;
+    context->onDevice = false;
+  }
+  tensor->dl_tensor.data = data;
+  tensor->dl_tensor.device = {context->onDevice ? kDLCUDA : kDLCPU,
+                              context->onDevice ? model.gpu->deviceOrdinal()
+                                                : 0};
+  tensor->dl_tensor.ndim = static_cast<int32_t>(rank);
+  tensor->dl_tensor.dtype = spec.dtype;
+  tensor->dl_tensor.shape = context->shape.data();
+  tensor->dl_tensor.strides = nullptr; // identity layout
+  tensor->dl_tensor.byte_offset = 0;
+  tensor->manager_ctx = context.release();
+  tensor->deleter = deleteOutput;
+  return tensor.release();
 }
 
 } // namespace
@@ -405,6 +523,11 @@ RecurError *recur_model_load(const char *path, RecurModel **result) {
         dlsym(model->handle, "omp_set_num_threads"));
     model->descriptionJson = describe();
     parseDescription(*model);
+    if (model->onGpu()) {
+      model->gpu = recur::cuda::ModelGpu::load(model->handle, model->path,
+                                               model->cudaArch);
+      model->deviceName = model->gpu->deviceName();
+    }
     *result = model.release();
   });
 }
@@ -466,9 +589,19 @@ RecurError *recur_model_bind_weight(RecurModel *model, const char *name,
     if (!spec)
       throw Failure("the model has no weight '" + std::string(name) + "'");
     int64_t sizes[2] = {-1, -1};
-    checkTensor("weight '" + spec->name + "'", *spec, tensor, sizes);
-    model->weightData[index] =
-        copyOf(dataOf(tensor), numElements(spec->shape) * elementBytes(spec->dtype));
+    std::string what = "weight '" + spec->name + "'";
+    checkTensor(what, *spec, tensor, sizes, *model);
+    size_t bytes = numElements(spec->shape) * elementBytes(spec->dtype);
+    if (model->onGpu()) {
+      recur::cuda::DeviceBuffer buffer(bytes, what);
+      if (isHostMemory(tensor))
+        model->gpu->copyToDevice(buffer.data(), dataOf(tensor), bytes);
+      else
+        model->gpu->copyOnDevice(buffer.data(), dataOf(tensor), bytes);
+      model->deviceWeights[index] = std::move(buffer);
+    } else {
+      model->weightData[index] = copyOf(dataOf(tensor), bytes);
+    }
     model->weightBound[index] = true;
   });
 }
@@ -499,12 +632,39 @@ RecurError *recur_model_bind_weights_file(RecurModel *model, const char *path) {
                       ", expected " + formatShape(spec.shape));
       entries.push_back(entry);
     }
-    std::vector<AlignedBuffer> data;
-    for (const recur::safetensors::Entry *entry : entries)
-      data.push_back(copyOf(entry->data, entry->size));
-    model->weightData = std::move(data);
+    if (model->onGpu()) {
+      std::vector<recur::cuda::DeviceBuffer> data;
+      for (size_t i = 0; i < entries.size(); ++i) {
+        data.emplace_back(entries[i]->size,
+                          "weight '" + model->weights[i].name + "'");
+        model->gpu->copyToDevice(data.back().data(), entries[i]->data,
+                                 entries[i]->size);
+      }
+      model->deviceWeights = std::move(data);
+    } else {
+      std::vector<AlignedBuffer> data;
+      for (const recur::safetensors::Entry *entry : entries)
+        data.push_back(copyOf(entry->data, entry->size));
+      model->weightData = std::move(data);
+    }
     model->weightBound.assign(model->weights.size(), true);
   });
+}
+
+RecurError *recur_model_set_host_outputs(RecurModel *model, int host) {
+  if (!model)
+    return makeError("recur_model_set_host_outputs: null model");
+  model->hostOutputs = host != 0;
+  return nullptr;
+}
+
+const char *recur_model_device(const RecurModel *model) {
+  return model ? model->deviceName.c_str() : "";
+}
+
+RecurError *recur_cuda_check(void) {
+  std::string reason;
+  return recur::cuda::available(reason) ? nullptr : makeError(reason);
 }
 
 RecurError *recur_model_set_threads(RecurModel *model, int threads) {
@@ -544,21 +704,38 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
     if (numInputs && !inputs)
       throw Failure("recur_model_run: the inputs array is null");
 
+    std::unique_lock<std::mutex> gpuLock(model->gpuRun, std::defer_lock);
+    if (model->onGpu())
+      gpuLock.lock();
+    // Every input is checked before any is uploaded: a failed call leaves no
+    // copy in flight.
     int64_t sizes[2] = {-1, -1};
+    for (size_t i = 0; i < numInputs; ++i) {
+      const TensorSpec &spec = model->inputs[i];
+      std::string what = "input '" + spec.name + "'";
+      checkTensor(what, spec, inputs[i], sizes, *model);
+      checkIndices(what, spec, inputs[i], *model);
+    }
     std::vector<std::vector<int64_t>> descriptors(model->numArguments);
     for (size_t i = 0; i < numInputs; ++i) {
       const TensorSpec &spec = model->inputs[i];
       std::string what = "input '" + spec.name + "'";
-      checkTensor(what, spec, inputs[i], sizes);
-      checkIndices(what, spec, inputs[i]);
-      descriptors[spec.argumentIndex] =
-          descriptor(dataOf(inputs[i]),
-                     std::vector<int64_t>(inputs[i]->shape,
-                                          inputs[i]->shape + inputs[i]->ndim));
+      const void *data = dataOf(inputs[i]);
+      if (model->onGpu() && isHostMemory(inputs[i])) {
+        size_t bytes = bytesOf(inputs[i]);
+        recur::cuda::DeviceBuffer &buffer = model->inputBuffers[i];
+        if (buffer.size() < bytes)
+          buffer = recur::cuda::DeviceBuffer(bytes, what);
+        model->gpu->copyToDeviceAsync(buffer.data(), data, bytes);
+        data = buffer.data();
+      }
+      descriptors[spec.argumentIndex] = descriptor(
+          data, std::vector<int64_t>(inputs[i]->shape,
+                                     inputs[i]->shape + inputs[i]->ndim));
     }
     for (size_t i = 0; i < model->weights.size(); ++i)
       descriptors[model->weights[i].argumentIndex] =
-          descriptor(model->weightData[i].data, model->weights[i].shape);
+          descriptor(model->weightPointer(i), model->weights[i].shape);
 
     size_t resultWords = 0;
     for (const TensorSpec &spec : model->outputs)
@@ -571,28 +748,48 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
 
     if (model->threads > 0 && model->setOmpThreads)
       model->setOmpThreads(model->threads);
-    model->run(args.data());
-
-    size_t offset = 0;
-    for (size_t i = 0; i < model->outputs.size(); ++i) {
-      size_t rank = model->outputs[i].shape.size();
-      int64_t *words = results.data() + offset;
-      offset += 3 + 2 * rank;
-      auto *context = new OutputContext{reinterpret_cast<void *>(words[0]),
-                                        std::vector<int64_t>(words + 3,
-                                                             words + 3 + rank)};
-      auto *tensor = new DLManagedTensor{};
-      tensor->dl_tensor.data = reinterpret_cast<void *>(words[1]);
-      tensor->dl_tensor.device = {kDLCPU, 0};
-      tensor->dl_tensor.ndim = static_cast<int32_t>(rank);
-      tensor->dl_tensor.dtype = model->outputs[i].dtype;
-      tensor->dl_tensor.shape = context->shape.data();
-      tensor->dl_tensor.strides = nullptr; // identity layout
-      tensor->dl_tensor.byte_offset = words[2] * elementBytes(model->outputs[i].dtype);
-      tensor->manager_ctx = context;
-      tensor->deleter = deleteOutput;
-      outputs[i] = tensor;
+    std::vector<int64_t *> resultDescriptors;
+    for (size_t i = 0, offset = 0; i < model->outputs.size(); ++i) {
+      resultDescriptors.push_back(results.data() + offset);
+      offset += 3 + 2 * model->outputs[i].shape.size();
     }
+    if (model->onGpu()) {
+      try {
+        model->gpu->run(model->run, args.data());
+      } catch (...) {
+        for (int64_t *words : resultDescriptors)
+          recur::cuda::ModelGpu::freeModelAllocation(
+              reinterpret_cast<void *>(words[0]));
+        throw;
+      }
+    } else {
+      model->run(args.data());
+    }
+
+    // Outputs are handed over only when all of them are ready; on a failure
+    // every buffer the model returned is freed.
+    std::vector<DLManagedTensor *> built(model->outputs.size(), nullptr);
+    size_t handedOver = 0; // descriptors whose buffer a tensor now owns
+    try {
+      for (size_t i = 0; i < model->outputs.size(); ++i) {
+        built[i] = makeOutput(*model, i, resultDescriptors[i]);
+        ++handedOver;
+      }
+    } catch (...) {
+      for (DLManagedTensor *tensor : built)
+        if (tensor)
+          tensor->deleter(tensor);
+      for (size_t i = handedOver; i < resultDescriptors.size(); ++i) {
+        void *allocated = reinterpret_cast<void *>(resultDescriptors[i][0]);
+        if (model->onGpu())
+          recur::cuda::ModelGpu::freeModelAllocation(allocated);
+        else
+          std::free(allocated);
+      }
+      throw;
+    }
+    for (size_t i = 0; i < built.size(); ++i)
+      outputs[i] = built[i];
   });
 }
 

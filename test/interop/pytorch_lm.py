@@ -5,6 +5,13 @@ saves its state_dict and tokens as safetensors (written directly, no package
 needed), compiles the same architecture with recur-gen + recur-compile, runs it
 with recur-run, and matches PyTorch's logits to 1e-4. Exits 77 (ctest: skipped)
 with a message when torch is not installed for this Python.
+
+On the GPU machine (no MLIR), --model takes a library compiled ahead of time
+(e.g. for --target=cuda) and --torch-device cuda runs PyTorch's side with
+cuDNN, TF32 off:
+  pytorch_lm.py --bin build/device-bundle/bin --model liblm_reference.so \
+      --vocab 10001 --embed 128 --hidden 256 --layers 3 --seq 50 --batch 128 \
+      --torch-device cuda
 """
 import argparse
 import json
@@ -63,30 +70,38 @@ def load_safetensors(path):
     return tensors
 
 
-class LanguageModel(nn.Module):
-    def __init__(self, vocab, embed, hidden, layers):
-        super().__init__()
-        self.embedding = nn.Embedding(vocab, embed)
-        self.lstm = nn.LSTM(embed, hidden, layers)
-        self.proj = nn.Linear(hidden, vocab)
-
-    def forward(self, tokens):
-        y, _ = self.lstm(self.embedding(tokens))
-        return self.proj(y)
+# The benchmark's PyTorch twin of `recur-gen lstm-lm` (same state_dict names).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from systems.torch_lstm import LanguageModel  # noqa: E402
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True, help="directory of recur tools")
+    parser.add_argument("--model", help="a compiled LM library (default: "
+                        "compile one with recur-gen and recur-compile)")
+    for name, default in [("vocab", 37), ("embed", 8), ("hidden", 12),
+                          ("layers", 2), ("seq", 7), ("batch", 3)]:
+        parser.add_argument(f"--{name}", type=int, default=default)
+    parser.add_argument("--torch-device", default="cpu")
+    parser.add_argument("--tolerance", type=float, default=1e-4)
     args = parser.parse_args()
 
-    vocab, embed, hidden, layers, seq, batch = 37, 8, 12, 2, 7, 3
+    vocab, embed, hidden, layers = args.vocab, args.embed, args.hidden, args.layers
     torch.manual_seed(0)
     torch.set_num_threads(1)
     model = LanguageModel(vocab, embed, hidden, layers).eval()
-    tokens = torch.randint(0, vocab, (seq, batch), dtype=torch.int64)
+    tokens = torch.randint(0, vocab, (args.seq, args.batch), dtype=torch.int64)
+    if args.torch_device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            print("skipped: no CUDA device for torch")
+            sys.exit(SKIP)
+        # fp32 means fp32: no TF32 in cuDNN's or cuBLAS's matmuls.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     with torch.no_grad():
-        expected = model(tokens)
+        expected = model.to(args.torch_device)(
+            tokens.to(args.torch_device)).cpu()
 
     with tempfile.TemporaryDirectory() as tmp:
         weights = os.path.join(tmp, "weights.safetensors")
@@ -94,14 +109,16 @@ def main():
         outputs = os.path.join(tmp, "outputs.safetensors")
         save_safetensors(weights, model.state_dict())
         save_safetensors(inputs, {"tokens": tokens})
-        ir = os.path.join(tmp, "lm.mlir")
-        library = os.path.join(tmp, "liblm.so")
         tool = lambda name: os.path.join(args.bin, name)
-        subprocess.run([tool("recur-gen"), "lstm-lm", "--vocab", str(vocab),
-                        "--embed", str(embed), "--hidden", str(hidden),
-                        "--layers", str(layers), "-o", ir], check=True)
-        subprocess.run([tool("recur-compile"), ir, "-o", library, "--quiet"],
-                       check=True)
+        library = args.model
+        if not library:
+            ir = os.path.join(tmp, "lm.mlir")
+            library = os.path.join(tmp, "liblm.so")
+            subprocess.run([tool("recur-gen"), "lstm-lm", "--vocab", str(vocab),
+                            "--embed", str(embed), "--hidden", str(hidden),
+                            "--layers", str(layers), "-o", ir], check=True)
+            subprocess.run([tool("recur-compile"), ir, "-o", library, "--quiet"],
+                           check=True)
         subprocess.run([tool("recur-run"), library, "--weights", weights,
                         "--inputs", inputs, "--outputs", outputs,
                         "--warmup", "0", "--iters", "1"], check=True)
@@ -109,10 +126,10 @@ def main():
 
     assert logits.shape == expected.shape, (logits.shape, expected.shape)
     error = (logits - expected).abs().max().item()
-    print(f"pytorch interop: torch {torch.__version__}, logits {list(logits.shape)}, "
-          f"max abs error {error:.3g}")
-    if error > 1e-4:
-        print("FAIL: Recur's logits differ from PyTorch's by more than 1e-4")
+    print(f"pytorch interop: torch {torch.__version__} on {args.torch_device}, "
+          f"logits {list(logits.shape)}, max abs error {error:.3g}")
+    if error > args.tolerance:
+        print(f"FAIL: Recur's logits differ from PyTorch's by more than {args.tolerance}")
         sys.exit(1)
     print("pass")
 

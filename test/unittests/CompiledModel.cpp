@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -26,7 +28,9 @@ std::string recur::testing::compileToLibrary(mlir::ModuleOp module,
         diagnostics += diagnostic.str() + "\n";
         return mlir::success();
       });
-  std::string path = ::testing::TempDir() + "/lib" + name + ".so";
+  // ctest runs each test in its own process, in parallel: one file each.
+  std::string path = ::testing::TempDir() + "/lib" + name + "-" +
+                     std::to_string(getpid()) + ".so";
   mlir::recur::CompileOptions options;
   if (mlir::failed(mlir::recur::compileModel(module, options, path))) {
     ADD_FAILURE() << "compiling " << name << " failed:\n" << diagnostics;

@@ -13,12 +13,21 @@
 
 #include "mlir/IR/MLIRContext.h"
 
+#include <fstream>
 #include <sstream>
 
 using namespace recur::testing;
 using namespace mlir::recur;
 
 namespace {
+
+/// A model from test/models/, shared with the GPU suite.
+std::string readTestModel(const std::string &name) {
+  std::ifstream file(std::string(RECUR_TEST_MODELS_DIR) + "/" + name);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
 
 struct LmCase {
   int64_t vocab, embed, hidden, layers, seq, batch;
@@ -99,27 +108,10 @@ TEST(CompiledLstmStackTest, MatchesReferenceWithFloatInputs) {
   model.runAndCompare(std::move(inputs));
 }
 
-// Initial states as inputs, and all three LSTM results as outputs: the
-// runtime's multi-result ABI and the [B, H] batch-major dims.
-constexpr const char *kLstmWithState = R"mlir(
-func.func @forward(%x: tensor<?x?x3xf32> {recur.input = "x"},
-                   %h0: tensor<?x5xf32> {recur.input = "h0"},
-                   %c0: tensor<?x5xf32> {recur.input = "c0"},
-                   %wih: tensor<20x3xf32> {recur.weight = "weight_ih_l0"},
-                   %whh: tensor<20x5xf32> {recur.weight = "weight_hh_l0"},
-                   %bih: tensor<20xf32> {recur.weight = "bias_ih_l0"},
-                   %bhh: tensor<20xf32> {recur.weight = "bias_hh_l0"})
-    -> (tensor<?x?x5xf32> {recur.output = "y"}, tensor<?x5xf32> {recur.output = "h_n"},
-        tensor<?x5xf32> {recur.output = "c_n"}) {
-  %y, %h, %c = recur.lstm %x, %wih, %whh, %bih, %bhh h0(%h0) c0(%c0)
-      : (tensor<?x?x3xf32>, tensor<20x3xf32>, tensor<20x5xf32>, tensor<20xf32>, tensor<20xf32>,
-         tensor<?x5xf32>, tensor<?x5xf32>) -> (tensor<?x?x5xf32>, tensor<?x5xf32>, tensor<?x5xf32>)
-  return %y, %h, %c : tensor<?x?x5xf32>, tensor<?x5xf32>, tensor<?x5xf32>
-}
-)mlir";
+// Initial states as inputs, and all three LSTM results as outputs.
 
 TEST(CompiledLstmStateTest, InitialStatesAndAllResults) {
-  std::string path = compileToLibrary(kLstmWithState, "lstm_state");
+  std::string path = compileToLibrary(readTestModel("lstm_state.mlir"), "lstm_state");
   ASSERT_FALSE(path.empty());
   LoadedModel model(path);
   ASSERT_TRUE(model);
@@ -135,23 +127,9 @@ TEST(CompiledLstmStateTest, InitialStatesAndAllResults) {
 }
 
 // The loss ops: log_softmax and cross_entropy with every reduction.
-constexpr const char *kLosses = R"mlir(
-func.func @forward(%x: tensor<?x?x4xf32> {recur.input = "x"},
-                   %targets: tensor<?x?xi64> {recur.input = "targets"},
-                   %w: tensor<9x4xf32> {recur.weight = "proj.weight"})
-    -> (tensor<?x?x9xf32> {recur.output = "log_probs"}, tensor<f32> {recur.output = "mean"},
-        tensor<f32> {recur.output = "sum"}, tensor<?x?xf32> {recur.output = "per_token"}) {
-  %logits = recur.linear %x, %w : (tensor<?x?x4xf32>, tensor<9x4xf32>) -> tensor<?x?x9xf32>
-  %lp = recur.log_softmax %logits : tensor<?x?x9xf32> -> tensor<?x?x9xf32>
-  %mean = recur.cross_entropy %logits, %targets : (tensor<?x?x9xf32>, tensor<?x?xi64>) -> tensor<f32>
-  %sum = recur.cross_entropy %logits, %targets reduction<sum> : (tensor<?x?x9xf32>, tensor<?x?xi64>) -> tensor<f32>
-  %none = recur.cross_entropy %logits, %targets reduction<none> : (tensor<?x?x9xf32>, tensor<?x?xi64>) -> tensor<?x?xf32>
-  return %lp, %mean, %sum, %none : tensor<?x?x9xf32>, tensor<f32>, tensor<f32>, tensor<?x?xf32>
-}
-)mlir";
 
 TEST(CompiledLossTest, LogSoftmaxAndCrossEntropy) {
-  std::string path = compileToLibrary(kLosses, "losses");
+  std::string path = compileToLibrary(readTestModel("losses.mlir"), "losses");
   ASSERT_FALSE(path.empty());
   LoadedModel model(path);
   ASSERT_TRUE(model);

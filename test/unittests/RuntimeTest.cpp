@@ -223,8 +223,8 @@ TEST_F(RuntimeTest, InputErrors) {
   view = strided.view();
   view.device = {kDLCUDA, 0};
   EXPECT_THAT(messageOf(recur_model_run(model, inputs, 1, &output, 1)),
-              HasSubstr("input 'tokens' is on DLPack device type 2; this model "
-                        "runs on the CPU"));
+              HasSubstr("input 'tokens' is in CUDA memory; this model runs on "
+                        "the CPU and needs host memory"));
   EXPECT_EQ(messageOf(recur_model_run(model, inputs, 2, &output, 1)),
             "the model takes 1 input(s) (tokens), got 2");
   EXPECT_EQ(output, nullptr);

@@ -2,13 +2,12 @@
 //
 //   recur-compile model.mlir --target=cpu [--cpu=native] [--emit=lib] \
 //                 [--no-openmp] -o libmodel.so
+//   recur-compile model.mlir --target=cuda [--cuda-arch=sm_90] -o libmodel.so
 //
 //===----------------------------------------------------------------------===//
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "recur/InitAll.h"
@@ -30,9 +29,16 @@ static cl::opt<std::string> inputFilename(cl::Positional,
 static cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
                                            cl::value_desc("filename"),
                                            cl::Required);
-static cl::opt<std::string> target("target",
-                                   cl::desc("Target: cpu (cuda comes later)"),
-                                   cl::init("cpu"));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Target: cpu, or cuda (NVIDIA GPUs: kernels in an "
+                    "embedded fatbin, host code for --cpu)"),
+           cl::init("cpu"));
+static cl::opt<std::string>
+    cudaArch("cuda-arch",
+             cl::desc("GPU architecture for --target=cuda (default sm_90); "
+                      "the fatbin carries its cubin and PTX"),
+             cl::init("sm_90"));
 static cl::opt<std::string>
     cpu("cpu", cl::desc("Target CPU (LLVM name, default: this machine's)"),
         cl::init("native"));
@@ -42,7 +48,9 @@ static cl::opt<bool>
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to write"), cl::init(EmitKind::SharedLibrary),
     cl::values(clEnumValN(EmitKind::Mlir, "mlir",
-                          "LLVM-dialect MLIR after recur-lower-to-cpu"),
+                          "LLVM-dialect MLIR after recur-lower-to-cpu/cuda"),
+               clEnumValN(EmitKind::Ptx, "ptx",
+                          "The kernels' PTX (--target=cuda)"),
                clEnumValN(EmitKind::LlvmIr, "llvm", "Optimized LLVM IR"),
                clEnumValN(EmitKind::Object, "obj", "Object file"),
                clEnumValN(EmitKind::SharedLibrary, "lib",
@@ -56,9 +64,7 @@ int main(int argc, char **argv) {
   auto start = std::chrono::steady_clock::now();
 
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  registerRecurDialects(registry);
+  registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
 
   std::string error;
@@ -79,6 +85,7 @@ int main(int argc, char **argv) {
   CompileOptions options;
   options.target = target;
   options.cpu = cpu;
+  options.cudaArch = cudaArch;
   options.openmp = !noOpenmp;
   options.emit = emit;
   if (mlir::failed(compileModel(*module, options, outputFilename)))
@@ -88,7 +95,8 @@ int main(int argc, char **argv) {
                          std::chrono::steady_clock::now() - start)
                          .count();
     outs() << "recur-compile: wrote " << outputFilename << " (target "
-           << target << ", cpu " << cpu << ", "
+           << target << (target == "cuda" ? " " + cudaArch : "") << ", cpu "
+           << cpu << ", "
            << format("%.1f", seconds) << " s)\n";
   }
   return 0;

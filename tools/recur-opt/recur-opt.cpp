@@ -1,8 +1,6 @@
 //===- recur-opt.cpp - mlir-opt with the recur dialect and passes ---------===//
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "recur/InitAll.h"
@@ -12,9 +10,7 @@ int main(int argc, char **argv) {
   mlir::recur::registerRecurPasses();
 
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::recur::registerRecurDialects(registry);
+  mlir::recur::registerCompilerDialects(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Recur optimizer driver\n", registry));

@@ -4,7 +4,7 @@
 //             [--inputs in.safetensors] [--outputs out.safetensors]
 //             [--batch B --seq T] [--threads N] [--warmup K --iters N]
 //             [--check] [--tolerance X] [--json] [--seed S]
-//             [--save-weights w.safetensors]
+//             [--save-weights w.safetensors] [--save-reference ref.safetensors]
 //
 // Links librecur-runtime and the reference library only (no MLIR or LLVM).
 //
@@ -41,15 +41,22 @@ constexpr const char *kUsage =
     "                 [--batch B --seq T] [--threads N] [--warmup K --iters N]\n"
     "                 [--check] [--tolerance X] [--json] [--seed S]\n"
     "                 [--save-weights w.safetensors]\n"
+    "                 [--save-reference ref.safetensors]\n"
+    "       recur-run --cuda-check\n"
     "Runs a model compiled by recur-compile. Inputs not given are drawn at\n"
     "random with --seed (default: the --random-weights seed, else 0). --check\n"
     "compares every output with the reference implementation and fails past\n"
     "|got - want| <= X * (1 + |want|) (default X = 1e-4); the relative error\n"
-    "it prints is over elements with |want| >= 1e-3.\n";
+    "it prints is over elements with |want| >= 1e-3. --save-reference writes\n"
+    "the reference's outputs (computed in double, stored as f32) the way\n"
+    "--outputs writes the model's. CUDA models (recur-compile --target=cuda)\n"
+    "run on device 0, or RECUR_CUDA_DEVICE; --cuda-check says whether this\n"
+    "machine can run them (exit 0) or why not (exit 77).\n";
 
 struct Options {
   std::string model;
-  std::optional<std::string> weights, inputs, outputs, saveWeights;
+  std::optional<std::string> weights, inputs, outputs, saveWeights,
+      saveReference;
   std::optional<uint64_t> randomWeights, seed;
   std::optional<int64_t> batch, seq;
   std::optional<int> threads;
@@ -85,6 +92,12 @@ Options parseOptions(int argc, char **argv) {
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
+    } else if (arg == "--cuda-check") {
+      // For scripts: can this machine run CUDA models? (77: skip, as ctest.)
+      RecurError *error = recur_cuda_check();
+      std::printf("cuda: %s\n", error ? recur_error_message(error) : "available");
+      recur_error_free(error);
+      std::exit(error ? 77 : 0);
     } else if (arg == "--weights") {
       options.weights = value();
     } else if (arg == "--random-weights") {
@@ -95,6 +108,8 @@ Options parseOptions(int argc, char **argv) {
       options.outputs = value();
     } else if (arg == "--save-weights") {
       options.saveWeights = value();
+    } else if (arg == "--save-reference") {
+      options.saveReference = value();
     } else if (arg == "--batch") {
       options.batch = parseInteger(arg, value(), 1);
     } else if (arg == "--seq") {
@@ -264,14 +279,18 @@ int main(int argc, char **argv) {
   Options options = parseOptions(argc, argv);
   RecurModel *model = nullptr;
   check(recur_model_load(options.model.c_str(), &model));
+  // A CUDA model's timed runs leave their outputs on the device, as a GPU
+  // application's would; one more run brings them to the host for saving and
+  // checking.
   json description = json::parse(recur_model_description(model));
+  bool onGpu = description.value("target", "cpu") == "cuda";
 
   // Weights: from a file, or random and kept here for --check/--save-weights.
   std::vector<HostTensor> weights;
   size_t numWeights = recur_model_num_tensors(model, RECUR_WEIGHT);
   if (options.weights) {
     check(recur_model_bind_weights_file(model, options.weights->c_str()));
-    if (options.check || options.saveWeights) {
+    if (options.check || options.saveWeights || options.saveReference) {
       std::string error;
       auto file = st::File::open(*options.weights, error);
       if (!file)
@@ -384,6 +403,12 @@ int main(int argc, char **argv) {
     if (iteration >= options.warmup)
       times.push_back(ms);
   }
+  if (onGpu) {
+    release();
+    check(recur_model_set_host_outputs(model, 1));
+    check(recur_model_run(model, inputPointers.data(), inputPointers.size(),
+                          outputs.data(), outputs.size()));
+  }
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
   double median = sorted[sorted.size() / 2];
@@ -392,6 +417,7 @@ int main(int argc, char **argv) {
   double sequencesPerSecond = batch * 1000.0 / median;
 
   json report = {{"model", options.model},
+                 {"device", recur_model_device(model)},
                  {"threads", options.threads ? json(*options.threads)
                                              : json("default")},
                  {"batch", batch},
@@ -427,9 +453,11 @@ int main(int argc, char **argv) {
   }
 
   bool checkFailed = false;
-  if (options.check) {
+  if (options.check || options.saveReference) {
+    const char *flag = options.check ? "--check" : "--save-reference";
     if (!description.contains("program"))
-      die("--check: the model carries no program the reference can run");
+      die(std::string(flag) +
+          ": the model carries no program the reference can run");
     std::map<std::string, ref::Value> arguments;
     for (const HostTensor &tensor : weights)
       arguments[tensor.name] = toReference(tensor);
@@ -439,9 +467,30 @@ int main(int argc, char **argv) {
     try {
       expected = ref::interpret(description["program"], arguments);
     } catch (const std::exception &error) {
-      die(std::string("--check: the reference failed: ") + error.what());
+      die(std::string(flag) + ": the reference failed: " + error.what());
     }
-    for (size_t i = 0; i < numOutputs; ++i) {
+    if (options.saveReference) {
+      st::Writer writer;
+      std::string error;
+      for (size_t i = 0; i < numOutputs; ++i) {
+        RecurTensorInfo info;
+        check(recur_model_tensor_info(model, RECUR_OUTPUT, i, &info));
+        bool added;
+        if (const auto *value = std::get_if<ref::FloatTensor>(&expected[i])) {
+          added = writer.add(info.name, "F32", value->shape, value->data.data(),
+                             value->data.size() * sizeof(float), error);
+        } else {
+          const auto &ids = std::get<ref::IdTensor>(expected[i]);
+          added = writer.add(info.name, "I64", ids.shape, ids.data.data(),
+                             ids.data.size() * sizeof(int64_t), error);
+        }
+        if (!added)
+          die(error);
+      }
+      if (!writer.write(*options.saveReference, error))
+        die(error);
+    }
+    for (size_t i = 0; options.check && i < numOutputs; ++i) {
       RecurTensorInfo info;
       check(recur_model_tensor_info(model, RECUR_OUTPUT, i, &info));
       const auto *want = std::get_if<ref::FloatTensor>(&expected[i]);
@@ -472,7 +521,9 @@ int main(int argc, char **argv) {
     std::string shapes;
     for (const HostTensor &tensor : inputs)
       shapes += " " + tensor.name + ref::formatShape(tensor.shape);
-    std::printf("recur-run: %s, inputs%s, threads %s\n", options.model.c_str(),
+    std::printf("recur-run: %s on %s, inputs%s, threads %s\n",
+                options.model.c_str(),
+                report["device"].get<std::string>().c_str(),
                 shapes.c_str(), report["threads"].dump().c_str());
     std::printf("recur-run: %.3f ms/batch (median of %d; min %.3f, max %.3f), "
                 "%.1f sequences/s\n",

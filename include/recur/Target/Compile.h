@@ -12,15 +12,19 @@ namespace mlir::recur {
 /// How far recur-compile goes.
 enum class EmitKind {
   Mlir,         // LLVM-dialect MLIR after the lowering pipeline
+  Ptx,          // the kernels' PTX (cuda target only)
   LlvmIr,       // optimized LLVM IR with the runtime ABI added
   Object,       // relocatable object file
   SharedLibrary // what the runtime loads
 };
 
 struct CompileOptions {
-  std::string target = "cpu";
-  /// LLVM CPU name, or "native" for the machine compiling.
+  std::string target = "cpu"; // or "cuda"
+  /// LLVM CPU name (for the host code too), or "native" for the machine
+  /// compiling.
   std::string cpu = "native";
+  /// GPU architecture of the cubin (the fatbin also carries its PTX).
+  std::string cudaArch = "sm_90";
   bool openmp = true;
   EmitKind emit = EmitKind::SharedLibrary;
 };

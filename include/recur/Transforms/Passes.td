@@ -69,4 +69,47 @@ def LowerCopiesToLinalg : Pass<"recur-lower-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// GPU preparation: every loop nest becomes a kernel, every buffer lives on the
+// device (recur-lower-to-cuda).
+//===----------------------------------------------------------------------===//
+
+def AddUnitParallelDims : Pass<"recur-add-unit-parallel-dims"> {
+  let summary = "Give linalg.generic ops without a parallel loop a unit parallel one";
+  let description = [{
+    A full reduction (e.g. the mean of `recur.cross_entropy`) or a 0-d
+    elementwise op has no parallel loop, so `convert-linalg-to-parallel-loops`
+    leaves it as host loops that would read device memory. This pass expands
+    each 0-d output into a `memref<1xT>` view and prepends a parallel loop of
+    extent 1, which maps to a one-thread kernel. Runs on buffers, after
+    `linalg-generalize-named-ops`.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def CollapseParallelLoops : Pass<"recur-collapse-parallel-loops"> {
+  let summary = "Collapse every outermost scf.parallel into one dimension";
+  let description = [{
+    One linear iteration space per kernel: after tiling by the block size, the
+    innermost (contiguous) dimension varies fastest across the threads of a
+    warp, so loads and stores of row-major buffers coalesce, and every loop
+    nest gets the same block shape whatever its rank.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def GpuDeviceMemory : Pass<"recur-gpu-device-memory", "::mlir::func::FuncOp"> {
+  let summary = "Allocate host-side buffers on the device; reject host accesses to them";
+  let description = [{
+    After `convert-parallel-loops-to-gpu` all computation sits in `gpu.launch`
+    bodies and the host function only orchestrates. Its `memref.alloc` and
+    `memref.dealloc` become `gpu.alloc` and `gpu.dealloc`, so the model's
+    temporaries and outputs live in device memory (the runtime passes device
+    pointers for inputs and weights too). A `memref.load`/`memref.store` left
+    on the host on such a buffer would dereference a device pointer on the CPU:
+    it is reported as an error instead.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // RECUR_TRANSFORMS_PASSES_TD

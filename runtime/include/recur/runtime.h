@@ -30,6 +30,14 @@ extern "C" {
 #define RECUR_MODEL_ABI_VERSION 1
 #define RECUR_MODEL_DESCRIPTION_SYMBOL "recur_compiled_model_description"
 #define RECUR_MODEL_RUN_SYMBOL "recur_compiled_model_run"
+/* CUDA models also export: int bind_gpu(void *(*resolve)(const char *name)),
+ * which takes the runtime's implementation of every `mgpu*` function the
+ * generated host code calls and returns how many it could not resolve; and
+ * gpu_init/gpu_fini, which load and unload the embedded kernels (instead of
+ * global constructors, which would run before the runtime can bind them). */
+#define RECUR_MODEL_BIND_GPU_SYMBOL "recur_compiled_model_bind_gpu"
+#define RECUR_MODEL_GPU_INIT_SYMBOL "recur_compiled_model_gpu_init"
+#define RECUR_MODEL_GPU_FINI_SYMBOL "recur_compiled_model_gpu_fini"
 
 typedef struct RecurModel RecurModel;
 typedef struct RecurError RecurError;
@@ -67,7 +75,16 @@ RecurError *recur_model_tensor_info(const RecurModel *model,
                                     RecurTensorKind kind, size_t index,
                                     RecurTensorInfo *info);
 
-/* Copies `tensor` (host memory, row-major) into the model. */
+/* Where the model runs: "cpu", or e.g. "NVIDIA H100 80GB HBM3 (sm_90),
+ * device 0" for a CUDA model (chosen by RECUR_CUDA_DEVICE, default 0). */
+const char *recur_model_device(const RecurModel *model);
+
+/* NULL if this process can run CUDA models; otherwise an error saying why
+ * (no driver, no device). CPU models never need it. */
+RecurError *recur_cuda_check(void);
+
+/* Copies `tensor` (row-major) into the model. CPU models take host memory;
+ * CUDA models host or CUDA memory, and keep their weights on the device. */
 RecurError *recur_model_bind_weight(RecurModel *model, const char *name,
                                     const DLTensor *tensor);
 /* Binds every weight from a safetensors file by name (PyTorch state_dict
@@ -78,8 +95,15 @@ RecurError *recur_model_bind_weights_file(RecurModel *model, const char *path);
 /* Threads for the model's parallel loops (default: OpenMP's, i.e. all cores). */
 RecurError *recur_model_set_threads(RecurModel *model, int threads);
 
-/* Runs the model. `inputs` are in description order. Each outputs[i] receives a
- * new tensor that the caller releases with its deleter. */
+/* CUDA models return device tensors (kDLCUDA) unless `host` is nonzero, in
+ * which case outputs are copied to host memory. CPU models always return host
+ * tensors. */
+RecurError *recur_model_set_host_outputs(RecurModel *model, int host);
+
+/* Runs the model. `inputs` are in description order; for a CUDA model they
+ * may be in host memory (uploaded on each run) or on the model's device. Each
+ * outputs[i] receives a new tensor that the caller releases with its deleter.
+ * A CUDA run has finished on the GPU when this returns. */
 RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
                             size_t num_inputs, DLManagedTensor **outputs,
                             size_t num_outputs);

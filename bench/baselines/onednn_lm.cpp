@@ -1,0 +1,195 @@
+//===- onednn_lm.cpp - the LSTM LM through oneDNN's primitives (baseline) -===//
+//
+//   bench-onednn-lm --weights w.safetensors --inputs in.safetensors
+//                   --outputs out.safetensors [--warmup K] [--iters N]
+//
+// The embedding is gathered by hand, the stacked LSTM runs as oneDNN
+// lstm_forward primitives (layer 0, then the others in one primitive, since a
+// multi-layer primitive needs one input size), the projection as
+// inner_product. oneDNN's LSTM gate order (i, f, c~, o) is PyTorch's; weights
+// are transposed to its ldigo layout and the two biases summed. Threads:
+// OMP_NUM_THREADS (oneDNN here is built on OpenMP).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Baseline.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <optional>
+
+using namespace dnnl;
+using Tag = memory::format_tag;
+
+namespace {
+
+constexpr const char *kUsage =
+    "usage: bench-onednn-lm --weights w.safetensors --inputs in.safetensors\n"
+    "                       --outputs out.safetensors [--warmup K] [--iters N]\n"
+    "Runs the model of the weights (an LSTM LM or a bare stacked LSTM) with\n"
+    "oneDNN and prints {\"times_ms\": [...], ...} as JSON.\n";
+
+const char *isaName(cpu_isa isa) {
+  switch (isa) {
+  case cpu_isa::sse41: return "sse41";
+  case cpu_isa::avx: return "avx";
+  case cpu_isa::avx2: return "avx2";
+  case cpu_isa::avx2_vnni: return "avx2_vnni";
+  case cpu_isa::avx512_core: return "avx512_core";
+  case cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+  case cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+  case cpu_isa::avx512_core_amx: return "avx512_core_amx";
+  default: return "other";
+  }
+}
+
+/// Layers [first, first + count) as one lstm_forward primitive with its
+/// weights reordered to the layout the primitive chose.
+struct LstmStage {
+  lstm_forward primitive;
+  memory weightsLayer, weightsIter, bias;
+  memory::desc dstDesc;
+
+  LstmStage(const engine &eng, stream &strm, const bench::Model &model,
+            size_t first, size_t count, const memory::desc &srcDesc) {
+    memory::dim T = model.seq, B = model.batch, H = model.hidden;
+    memory::dim I = first == 0 ? model.inputSize : H, L = count;
+    auto f32 = memory::data_type::f32;
+    memory::desc layerAny({L, 1, I, 4, H}, f32, Tag::any);
+    memory::desc iterAny({L, 1, H, 4, H}, f32, Tag::any);
+    memory::desc biasDesc({L, 1, 4, H}, f32, Tag::ldgo);
+    dstDesc = memory::desc({T, B, H}, f32, Tag::tnc);
+    lstm_forward::desc desc(prop_kind::forward_inference,
+                            rnn_direction::unidirectional_left2right, srcDesc,
+                            memory::desc(), memory::desc(), layerAny, iterAny,
+                            biasDesc, dstDesc, memory::desc(), memory::desc());
+    lstm_forward::primitive_desc pd(desc, eng);
+    primitive = lstm_forward(pd);
+
+    // PyTorch's [4H, I] per layer is oneDNN's ldigo transposed: [I][4][H].
+    memory userLayer({{L, 1, I, 4, H}, f32, Tag::ldigo}, eng);
+    memory userIter({{L, 1, H, 4, H}, f32, Tag::ldigo}, eng);
+    bias = memory(biasDesc, eng);
+    auto *layerData = static_cast<float *>(userLayer.get_data_handle());
+    auto *iterData = static_cast<float *>(userIter.get_data_handle());
+    auto *biasData = static_cast<float *>(bias.get_data_handle());
+    for (memory::dim l = 0; l < L; ++l) {
+      const bench::LstmLayer &layer = model.layers[first + l];
+      for (memory::dim g = 0; g < 4 * H; ++g) {
+        for (memory::dim i = 0; i < I; ++i)
+          layerData[(l * I + i) * 4 * H + g] = layer.wIh.data[g * I + i];
+        for (memory::dim i = 0; i < H; ++i)
+          iterData[(l * H + i) * 4 * H + g] = layer.wHh.data[g * H + i];
+        biasData[l * 4 * H + g] = layer.bIh.data[g] + layer.bHh.data[g];
+      }
+    }
+    weightsLayer = memory(pd.weights_layer_desc(), eng);
+    weightsIter = memory(pd.weights_iter_desc(), eng);
+    reorder(userLayer, weightsLayer).execute(strm, userLayer, weightsLayer);
+    reorder(userIter, weightsIter).execute(strm, userIter, weightsIter);
+    strm.wait();
+  }
+
+  void run(stream &strm, const memory &src, const memory &dst) {
+    primitive.execute(strm, {{DNNL_ARG_SRC_LAYER, src},
+                             {DNNL_ARG_WEIGHTS_LAYER, weightsLayer},
+                             {DNNL_ARG_WEIGHTS_ITER, weightsIter},
+                             {DNNL_ARG_BIAS, bias},
+                             {DNNL_ARG_DST_LAYER, dst}});
+  }
+};
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bench::Options options = bench::parseOptions(argc, argv, kUsage);
+  if (options.precision != "fp32")
+    bench::unavailable("the oneDNN baseline runs fp32 only");
+  bench::Model model = bench::Model::load(options);
+  auto setupStart = std::chrono::steady_clock::now();
+
+  engine eng(engine::kind::cpu, 0);
+  stream strm(eng);
+  auto f32 = memory::data_type::f32;
+  memory::dim T = model.seq, B = model.batch, H = model.hidden;
+  memory::desc srcDesc({T, B, model.inputSize}, f32, Tag::tnc);
+  // The LM gathers its embedding rows into `src`; a bare LSTM reads its input
+  // where it lies.
+  memory src = model.languageModel
+                   ? memory(srcDesc, eng)
+                   : memory(srcDesc, eng, model.input.data.data());
+  std::vector<LstmStage> stages;
+  stages.emplace_back(eng, strm, model, 0, 1, srcDesc);
+  if (model.layers.size() > 1)
+    stages.emplace_back(eng, strm, model, 1, model.layers.size() - 1,
+                        stages[0].dstDesc);
+  std::vector<memory> hidden;
+  for (LstmStage &stage : stages)
+    hidden.emplace_back(stage.dstDesc, eng);
+
+  // Projection: logits [T*B, V] = y [T*B, H] · proj.weightᵀ + proj.bias.
+  memory::dim N = T * B, V = model.vocab;
+  std::optional<inner_product_forward> projection;
+  memory projSrc, projWeights, projBias, logits;
+  if (model.languageModel) {
+    memory::desc ySrc({N, H}, f32, Tag::nc), out({N, V}, f32, Tag::nc);
+    inner_product_forward::desc desc(prop_kind::forward_inference, ySrc,
+                                     {{V, H}, f32, Tag::any}, {{V}, f32, Tag::x},
+                                     out);
+    inner_product_forward::primitive_desc pd(desc, eng);
+    projection = inner_product_forward(pd);
+    memory userWeights({{V, H}, f32, Tag::oi}, eng, model.projWeight.data.data());
+    projWeights = memory(pd.weights_desc(), eng);
+    reorder(userWeights, projWeights).execute(strm, userWeights, projWeights);
+    projBias = memory({{V}, f32, Tag::x}, eng, model.projBias.data.data());
+    logits = memory(out, eng);
+    // The last stage's [T, B, H] is the projection's [T*B, H] as it lies.
+    projSrc = memory(ySrc, eng, hidden.back().get_data_handle());
+    strm.wait();
+  }
+  double setupSeconds = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - setupStart)
+                            .count();
+
+  auto batch = [&] {
+    if (model.languageModel) {
+      auto *rows = static_cast<float *>(src.get_data_handle());
+      size_t E = model.inputSize;
+      for (size_t i = 0; i < model.tokens.size(); ++i)
+        std::memcpy(rows + i * E, model.embedding.data.data() + model.tokens[i] * E,
+                    E * sizeof(float));
+    }
+    const memory *input = &src;
+    for (size_t s = 0; s < stages.size(); ++s) {
+      stages[s].run(strm, *input, hidden[s]);
+      input = &hidden[s];
+    }
+    if (projection)
+      projection->execute(strm, {{DNNL_ARG_SRC, projSrc},
+                                 {DNNL_ARG_WEIGHTS, projWeights},
+                                 {DNNL_ARG_BIAS, projBias},
+                                 {DNNL_ARG_DST, logits}});
+    strm.wait();
+  };
+  std::vector<double> times = bench::timeBatches(options, batch);
+
+  const memory &result = model.languageModel ? logits : hidden.back();
+  bench::writeOutput(options, model,
+                     static_cast<const float *>(result.get_data_handle()));
+  const dnnl_version_t *version = dnnl_version();
+  std::string versionText = std::to_string(version->major) + "." +
+                            std::to_string(version->minor) + "." +
+                            std::to_string(version->patch);
+  std::vector<std::string> notes = {
+      "compile_s: primitive creation (oneDNN JIT) and weight reorders"};
+  if (stages.size() > 1)
+    notes.push_back("layers 1.." + std::to_string(model.layers.size() - 1) +
+                    " in one lstm_forward primitive after layer 0's");
+  bench::report(times, setupSeconds,
+                {{"onednn", versionText},
+                 {"onednn_isa", isaName(get_effective_cpu_isa())}},
+                notes);
+  return 0;
+}

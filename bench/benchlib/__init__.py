@@ -1,0 +1,1 @@
+"""Shared code of the benchmark driver (bench/run) and its system runners."""

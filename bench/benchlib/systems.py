@@ -1,0 +1,200 @@
+"""The systems a workload runs through, and how each one is started.
+
+Every system runs in its own process, so its peak RSS is its own: Recur
+through recur-run, PyTorch and JAX through the runners in bench/systems/, the
+C++ baselines as executables in the build's bin directory.
+"""
+import glob
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Unavailable(RuntimeError):
+    """A system cannot run here (a tool or library is missing): reported with
+    the reason, not as a failure."""
+
+
+@dataclass
+class System:
+    name: str
+    device: str
+    kind: str  # "recur", "python" (a runner script) or "binary" (a C++ baseline)
+    what: str  # one line for the report
+    target: str = ""  # recur: recur-compile --target
+    script: str = ""  # python: runner in bench/systems/
+    variant: str = ""  # python: what the runner builds
+    binary: str = ""  # binary: executable in --bin
+    precisions: tuple = ("fp32", "tf32", "bf16")
+    env: dict = field(default_factory=dict)
+
+
+# Debian's torch runs aten's OpenMP pool next to OpenBLAS's pthread pool; with
+# GNU OpenMP's default spinning the two fight over the cores (LM at B=16 on 2
+# cores: nn.LSTM 384 ms median, 70-1140 ms spread; 50 ms passive). Systems
+# with one pool (Recur, oneDNN) are faster spinning and keep the default.
+TORCH_CPU_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
+
+SYSTEMS = [
+    System("recur-cpu", "cpu", "recur", "Recur, compiled for this CPU (recur-compile --target=cpu)",
+           target="cpu", precisions=("fp32",)),
+    System("onednn-cpu", "cpu", "binary", "oneDNN lstm_forward + inner_product (C++)",
+           binary="bench-onednn-lm", precisions=("fp32",)),
+    System("torch-nn-lstm", "cpu", "python", "PyTorch nn.LSTM (aten, BLAS)",
+           script="torch_lstm.py", variant="nn-lstm", env=TORCH_CPU_ENV),
+    System("torch-eager-cell", "cpu", "python", "PyTorch eager fine-grained LSTM cell loop",
+           script="torch_lstm.py", variant="eager-cell", env=TORCH_CPU_ENV),
+    System("torch-script", "cpu", "python", "TorchScript-scripted fine-grained LSTM",
+           script="torch_lstm.py", variant="script", env=TORCH_CPU_ENV),
+    System("torch-compile", "cpu", "python", "torch.compile of the fine-grained LSTM",
+           script="torch_lstm.py", variant="compile", env=TORCH_CPU_ENV),
+    System("recur-cuda", "cuda", "recur", "Recur, compiled for the GPU (recur-compile --target=cuda)",
+           target="cuda", precisions=("fp32",)),
+    System("cudnn", "cuda", "binary", "cuDNN cudnnRNNForward + cuBLASLt projection (C++)",
+           binary="bench-cudnn-lm", precisions=("fp32", "tf32")),
+    System("torch-cudnn", "cuda", "python", "PyTorch nn.LSTM on the GPU (cuDNN)",
+           script="torch_lstm.py", variant="nn-lstm"),
+    System("torch-eager-cell-cuda", "cuda", "python", "PyTorch eager fine-grained LSTM cell loop",
+           script="torch_lstm.py", variant="eager-cell"),
+    System("torch-script-cuda", "cuda", "python", "TorchScript-scripted fine-grained LSTM (fused)",
+           script="torch_lstm.py", variant="script"),
+    System("torch-compile-cuda", "cuda", "python", "torch.compile of the fine-grained LSTM",
+           script="torch_lstm.py", variant="compile"),
+    System("jax-scan", "cuda", "python", "JAX lax.scan of the LSTM cell, jit (XLA)",
+           script="jax_scan.py", env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}),
+]
+BY_NAME = {s.name: s for s in SYSTEMS}
+# The float64 reference for workloads whose recur-run reference would take too long.
+FP64_REFERENCE = System("torch-fp64", "cpu", "python", "PyTorch nn.LSTM in float64",
+                        script="torch_lstm.py", variant="fp64-reference", env=TORCH_CPU_ENV)
+
+
+def select(text):
+    """--systems: names, 'cpu', 'cuda' or 'all', comma-separated."""
+    chosen = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        if item == "all":
+            matches = SYSTEMS
+        elif item in ("cpu", "cuda"):
+            matches = [s for s in SYSTEMS if s.device == item]
+        elif item in BY_NAME:
+            matches = [BY_NAME[item]]
+        else:
+            raise ValueError(f"unknown system '{item}'; known: {', '.join(BY_NAME)}, "
+                             "or cpu, cuda, all")
+        chosen += [s for s in matches if s not in chosen]
+    return chosen
+
+
+def nvidia_library_dirs():
+    """Where PyTorch's wheels keep cuDNN and cuBLAS (site-packages/nvidia/*/lib):
+    the cuDNN baseline loads them from there rather than carrying its own.
+    RECUR_CUDNN_DIR comes first."""
+    dirs = [os.environ["RECUR_CUDNN_DIR"]] if os.environ.get("RECUR_CUDNN_DIR") else []
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations if spec else []):
+        dirs += sorted(d for d in glob.glob(os.path.join(root, "*", "lib"))
+                       if glob.glob(os.path.join(d, "lib*.so*")))
+    return dirs
+
+
+def busy_cpu_seconds():
+    """CPU time all processes have spent (from /proc/stat), in seconds."""
+    with open("/proc/stat") as f:
+        fields = [int(v) for v in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal: all but idle and iowait.
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_for_quiet(limit, timeout, window=3.0):
+    """Waits until the machine has a `window` in which fewer than `limit`
+    cores are busy, at most `timeout` seconds; returns whether it had one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        busy = busy_cpu_seconds()
+        time.sleep(window)
+        if (busy_cpu_seconds() - busy) / window < limit:
+            return True
+        if time.monotonic() > deadline:
+            return False
+
+
+@dataclass
+class Process:
+    returncode: int
+    stdout: str
+    stderr: str
+    peak_rss_mib: float
+    wall_s: float
+    timed_out: bool = False
+    # Cores other processes kept busy on average while this one ran: timings
+    # taken next to a compiler job are not worth much.
+    background_cores: float = 0.0
+
+    def failure(self, what):
+        """One paragraph saying why the process failed, with its last words."""
+        if self.timed_out:
+            reason = f"{what} timed out after {self.wall_s:.0f} s"
+        elif self.returncode < 0:
+            reason = f"{what} was killed by signal {-self.returncode}"
+        else:
+            reason = f"{what} exited with status {self.returncode}"
+        tail = "\n".join(self.stderr.strip().splitlines()[-8:])
+        return f"{reason}: {tail}" if tail else reason
+
+
+def run_process(command, workdir, name, timeout, env=None):
+    """Runs `command` with stdout/stderr in files under `workdir`; returns its
+    exit status, output and peak RSS (from wait4, so it is this child's
+    alone)."""
+    out_path = os.path.join(workdir, f"{name}.stdout")
+    err_path = os.path.join(workdir, f"{name}.stderr")
+    environment = dict(os.environ, **(env or {}))
+    busy = busy_cpu_seconds()
+    start = time.perf_counter()
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        process = subprocess.Popen(command, stdout=out, stderr=err, env=environment,
+                                   start_new_session=True)
+        timed_out = False
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - start > timeout:
+                os.killpg(process.pid, 9)
+                timed_out = True
+                _, status, usage = os.wait4(process.pid, 0)
+                break
+            time.sleep(0.02)
+    # Popen must not wait for the child again.
+    process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    others = busy_cpu_seconds() - busy - usage.ru_utime - usage.ru_stime
+    with open(out_path) as out, open(err_path) as err:
+        stdout, stderr = out.read(), err.read()
+    return Process(process.returncode, stdout, stderr, usage.ru_maxrss / 1024, wall, timed_out,
+                   max(0.0, others / wall))
+
+
+def parse_result(process, what):
+    """The JSON object a runner printed last, or raises RuntimeError."""
+    if process.returncode != 0 or process.timed_out:
+        raise RuntimeError(process.failure(what))
+    # recur-run prints an indented object, runners one line after any chatter.
+    text = process.stdout.strip()
+    for candidate in (text, text.splitlines()[-1] if text else ""):
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            pass
+    raise RuntimeError(f"{what} printed no JSON result; stdout ends: {text[-300:]!r}")
+
+
+def python_command(system, spec_path):
+    return [sys.executable, os.path.join(BENCH, "systems", system.script), spec_path]

@@ -1,0 +1,185 @@
+"""Workload files: what to run (model, shapes, precision, iterations).
+
+A file holds one workload object or a list of them; an object with "sweep"
+expands to the product of the listed values. The schema is documented in
+docs/benchmarks.md.
+"""
+import copy
+import itertools
+import json
+
+KINDS = {
+    # kind: (model sizes it needs, input name, output name)
+    "lstm-lm": (("vocab", "embed", "hidden", "layers"), "tokens", "logits"),
+    "lstm": (("input", "hidden", "layers"), "input", "output"),
+}
+PRECISIONS = ("fp32", "tf32", "bf16")
+DEVICES = ("cpu", "cuda")
+REFERENCES = ("recur", "torch-fp64")
+FIELDS = {"name", "description", "model", "seq", "batch", "precision", "mode",
+          "warmup", "iters", "devices", "seed", "reference", "sweep"}
+# Name suffixes of swept fields: deepbench-h512-b16-t50.
+LABELS = {"model.hidden": "h", "model.input": "i", "model.embed": "e", "model.vocab": "v",
+          "model.layers": "l", "batch": "b", "seq": "t"}
+
+
+class WorkloadError(Exception):
+    pass
+
+
+class Workload:
+    def __init__(self, spec, path):
+        self.spec = spec
+        self.path = path
+        self.name = spec["name"]
+        self.kind = spec["model"]["kind"]
+        # Sizes in a fixed order, however the file or a sweep listed them.
+        self.model = {"kind": self.kind, **{k: spec["model"][k] for k in KINDS[self.kind][0]}}
+        self.seq, self.batch = spec["seq"], spec["batch"]
+        self.precision = spec.get("precision", "fp32")
+        self.mode = spec.get("mode", "forward")
+        self.warmup, self.iters = spec["warmup"], spec["iters"]
+        self.devices = spec.get("devices", list(DEVICES))
+        self.seed = spec.get("seed", 0)
+        self.reference = spec.get("reference", "recur")
+        _, self.input_name, self.output_name = KINDS[self.kind]
+
+    @property
+    def key(self):
+        """Names the compiled model: one per architecture and shape."""
+        m = self.model
+        if self.kind == "lstm-lm":
+            arch = f"lstm-lm-v{m['vocab']}-e{m['embed']}-h{m['hidden']}x{m['layers']}"
+        else:
+            arch = f"lstm-i{m['input']}-h{m['hidden']}x{m['layers']}"
+        return f"{arch}-t{self.seq}-b{self.batch}"
+
+    def recur_gen_args(self):
+        sizes = KINDS[self.kind][0]
+        args = [self.kind]
+        for size in sizes:
+            args += [f"--{size}", str(self.model[size])]
+        return args + ["--seq", str(self.seq), "--batch", str(self.batch)]
+
+    def flops(self):
+        """Multiply-adds x 2 of one forward batch (pointwise work left out)."""
+        m, tokens = self.model, self.seq * self.batch
+        first = m["embed"] if self.kind == "lstm-lm" else m["input"]
+        total = 0
+        for layer in range(m["layers"]):
+            size = first if layer == 0 else m["hidden"]
+            total += 2 * tokens * 4 * m["hidden"] * (size + m["hidden"])
+        if self.kind == "lstm-lm":
+            total += 2 * tokens * m["hidden"] * m["vocab"]
+        return total
+
+    def describe(self):
+        m = self.model
+        sizes = ", ".join(f"{k} {m[k]}" for k in KINDS[self.kind][0])
+        return (f"{self.kind} ({sizes}), T={self.seq}, B={self.batch}, {self.precision}, "
+                f"{self.mode}, {self.warmup} warm-up + {self.iters} timed batches")
+
+    def to_json(self):
+        return {"name": self.name, "key": self.key, "file": self.path, "model": self.model,
+                "seq": self.seq, "batch": self.batch, "precision": self.precision,
+                "mode": self.mode, "warmup": self.warmup, "iters": self.iters,
+                "devices": self.devices, "seed": self.seed, "reference": self.reference,
+                "gflop_per_batch": self.flops() / 1e9,
+                "description": self.spec.get("description", "")}
+
+
+def _check(spec, where):
+    def fail(message):
+        raise WorkloadError(f"{where}: {message}")
+
+    def positive_int(value, field):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            fail(f"'{field}' must be a positive integer, got {json.dumps(value)}")
+
+    unknown = set(spec) - FIELDS
+    if unknown:
+        fail(f"unknown field(s) {sorted(unknown)}; known: {sorted(FIELDS)}")
+    for field in ("name", "model", "seq", "batch", "warmup", "iters"):
+        if field not in spec:
+            fail(f"missing field '{field}'")
+    if not isinstance(spec["name"], str) or not spec["name"]:
+        fail("'name' must be a non-empty string")
+    model = spec["model"]
+    if not isinstance(model, dict) or model.get("kind") not in KINDS:
+        fail(f"'model.kind' must be one of {sorted(KINDS)}")
+    sizes = KINDS[model["kind"]][0]
+    extra = set(model) - set(sizes) - {"kind"}
+    if extra:
+        fail(f"model kind '{model['kind']}' takes {list(sizes)}, not {sorted(extra)}")
+    for size in sizes:
+        if size not in model:
+            fail(f"model kind '{model['kind']}' needs 'model.{size}'")
+        positive_int(model[size], f"model.{size}")
+    for field in ("seq", "batch", "iters"):
+        positive_int(spec[field], field)
+    if not isinstance(spec["warmup"], int) or spec["warmup"] < 0:
+        fail(f"'warmup' must be a non-negative integer, got {json.dumps(spec['warmup'])}")
+    if spec.get("precision", "fp32") not in PRECISIONS:
+        fail(f"'precision' must be one of {list(PRECISIONS)}")
+    if spec.get("mode", "forward") != "forward":
+        fail(f"mode '{spec['mode']}' is not implemented yet; only 'forward' is")
+    devices = spec.get("devices", list(DEVICES))
+    if not devices or not set(devices) <= set(DEVICES):
+        fail(f"'devices' must be a non-empty list of {list(DEVICES)}")
+    if spec.get("reference", "recur") not in REFERENCES:
+        fail(f"'reference' must be one of {list(REFERENCES)}")
+
+
+def _expand(spec, where):
+    """The workloads of one object: itself, or the product of its sweep."""
+    sweep = spec.get("sweep")
+    if sweep is None:
+        return [spec]
+    if not isinstance(sweep, dict) or not sweep or \
+            not all(isinstance(v, list) and v for v in sweep.values()):
+        raise WorkloadError(f"{where}: 'sweep' must map fields to non-empty lists")
+    # "model.hidden+model.input" sets both fields to each value.
+    for key in sweep:
+        for field in key.split("+"):
+            if field not in LABELS:
+                raise WorkloadError(f"{where}: cannot sweep '{field}'; sweepable: "
+                                    f"{sorted(LABELS)}")
+    out = []
+    for values in itertools.product(*sweep.values()):
+        entry = copy.deepcopy(spec)
+        del entry["sweep"]
+        suffix = []
+        for key, value in zip(sweep, values):
+            for field in key.split("+"):
+                target = entry
+                *parents, last = field.split(".")
+                for parent in parents:
+                    target = target.setdefault(parent, {})
+                target[last] = value
+            suffix.append(f"{LABELS[key.split('+')[0]]}{value}")
+        entry["name"] = f"{spec['name']}-{'-'.join(suffix)}"
+        out.append(entry)
+    return out
+
+
+def load(path):
+    """Reads, expands and checks one workload file; returns [Workload]."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, json.JSONDecodeError) as error:
+        raise WorkloadError(f"{path}: {error}") from None
+    objects = data if isinstance(data, list) else [data]
+    workloads = []
+    for index, spec in enumerate(objects):
+        where = f"{path}[{index}]" if isinstance(data, list) else path
+        if not isinstance(spec, dict):
+            raise WorkloadError(f"{where}: a workload is a JSON object")
+        for entry in _expand(spec, where):
+            _check(entry, f"{where} ({entry.get('name', '?')})")
+            workloads.append(Workload(entry, path))
+    names = [w.name for w in workloads]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise WorkloadError(f"{path}: workload names repeat: {duplicates}")
+    return workloads

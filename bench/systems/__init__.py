@@ -1,0 +1,1 @@
+"""Per-system runners started by bench/run, one process per system and workload."""

@@ -1,0 +1,220 @@
+"""PyTorch runners: nn.LSTM (aten on CPU, cuDNN on GPU), the fine-grained
+cell loop eager, scripted (TorchScript) and compiled (torch.compile), and the
+float64 reference for workloads too large for recur-run's.
+
+    torch_lstm.py SPEC.json   (written by bench/run; prints one JSON result)
+"""
+import os
+import re
+import sys
+import time
+from typing import List
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from systems import runner  # noqa: E402
+
+try:
+    import torch
+    import torch.nn.functional as F
+    from torch import Tensor, nn
+except ImportError:
+    runner.unavailable(f"torch is not installed for {sys.executable} "
+                       "(Debian: apt-get install python3-torch)")
+
+
+class LanguageModel(nn.Module):
+    """recur-gen lstm-lm as a PyTorch module, with the same state_dict names."""
+
+    def __init__(self, vocab, embed, hidden, layers):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, embed)
+        self.lstm = nn.LSTM(embed, hidden, layers)
+        self.proj = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens):
+        y, _ = self.lstm(self.embedding(tokens))
+        return self.proj(y)
+
+
+class BareLstm(nn.Module):
+    def __init__(self, input, hidden, layers):
+        super().__init__()
+        self.lstm = nn.LSTM(input, hidden, layers)
+
+    def forward(self, x):
+        return self.lstm(x)[0]
+
+
+# The fine-grained LSTM of PyTorch's benchmarks/fastrnns (lstm_cell and its
+# multi-layer loop), written once: eager as is, torch.jit.script, torch.compile.
+def lstm_cell(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
+              b_ih: Tensor, b_hh: Tensor):
+    gates = torch.mm(x, w_ih.t()) + torch.mm(h, w_hh.t()) + b_ih + b_hh
+    i, f, g, o = gates.chunk(4, 1)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    h = torch.sigmoid(o) * torch.tanh(c)
+    return h, c
+
+
+def stacked_lstm(x: Tensor, params: List[Tensor]) -> Tensor:
+    for layer in range(len(params) // 4):
+        w_ih, w_hh = params[4 * layer], params[4 * layer + 1]
+        b_ih, b_hh = params[4 * layer + 2], params[4 * layer + 3]
+        h = x.new_zeros(x.size(1), w_hh.size(1))
+        c = x.new_zeros(x.size(1), w_hh.size(1))
+        outputs: List[Tensor] = []
+        for step in x.unbind(0):
+            h, c = lstm_cell(step, h, c, w_ih, w_hh, b_ih, b_hh)
+            outputs.append(h)
+        x = torch.stack(outputs)
+    return x
+
+
+def cell_lm(tokens: Tensor, embedding: Tensor, params: List[Tensor], proj_w: Tensor,
+            proj_b: Tensor) -> Tensor:
+    return F.linear(stacked_lstm(F.embedding(tokens, embedding), params), proj_w, proj_b)
+
+
+def lstm_params(weights, prefix, layers):
+    return [weights[f"{prefix}{kind}_l{layer}"] for layer in range(layers)
+            for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+
+
+def fuser_in_use(device):
+    """Which TorchScript fuser can fuse on `device`, in words."""
+    jit = torch._C
+    if device == "cuda" and getattr(jit, "_jit_nvfuser_enabled", lambda: False)():
+        return "nvFuser"
+    texpr = jit._jit_texpr_fuser_enabled()
+    can_fuse = jit._jit_can_fuse_on_cpu() if device == "cpu" else jit._jit_can_fuse_on_gpu()
+    if texpr and can_fuse:
+        return f"NNC (TensorExpr) on {device}"
+    return (f"none on {device} (TensorExpr fuser {'on' if texpr else 'off'}, "
+            f"{device} fusion {'allowed' if can_fuse else 'off'})")
+
+
+def blas_in_use():
+    """The BLAS this process mapped: Debian's torch calls whatever libblas.so.3
+    the alternatives system points at, netlib's reference unless OpenBLAS is
+    installed. Returns (name, warning or None)."""
+    with open("/proc/self/maps") as f:
+        paths = {line.split()[-1] for line in f if "/" in line}
+    names = {os.path.basename(p): p for p in paths}
+    for name, path in sorted(names.items()):
+        if name.startswith("libopenblas"):
+            return f"OpenBLAS ({name})", None
+        if name.startswith("libmkl_"):
+            return f"MKL ({name})", None
+        if name.startswith("libblis"):
+            return f"BLIS ({name})", None
+    for path in paths:
+        if re.search(r"/blas/libblas\.so", path):
+            return (f"reference BLAS ({path})",
+                    "reference (netlib) BLAS is active: about 15x slower GEMMs; "
+                    "install libopenblas0-pthread")
+    config = torch.__config__.show()
+    match = re.search(r"BLAS_INFO=(\w+)", config)
+    return f"{match.group(1) if match else 'unknown'} (no BLAS library mapped)", None
+
+
+def versions(device):
+    out = {"torch": torch.__version__}
+    match = re.search(r"MKL-DNN v([\d.]+)", torch.__config__.show())
+    if match:
+        out["torch_onednn"] = match.group(1)
+    if device == "cuda":
+        out["cuda_device"] = torch.cuda.get_device_name()
+        out["torch_cuda"] = torch.version.cuda
+        out["torch_cudnn"] = torch.backends.cudnn.version()
+    return out
+
+
+def set_precision(precision):
+    """fp32 means no TF32 anywhere (PyTorch lets cuDNN use TF32 by default)."""
+    allow = precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = allow
+    torch.backends.cudnn.allow_tf32 = allow
+
+
+def main():
+    spec = runner.read_spec()
+    device, workload = spec["device"], spec["workload"]
+    variant = spec["variant"]
+    if device == "cuda" and not torch.cuda.is_available():
+        runner.unavailable(f"torch {torch.__version__} sees no CUDA device")
+    if variant == "compile" and not hasattr(torch, "compile"):
+        runner.unavailable(f"torch {torch.__version__} has no torch.compile (needs 2.0+)")
+    set_precision(spec["precision"])
+    torch.set_num_threads(spec["threads"])
+    torch.manual_seed(0)
+
+    dtype = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16,
+             "fp64": torch.float64}[spec["precision"]]
+    weights = {name: torch.from_numpy(value.copy()).to(device, dtype)
+               for name, value in runner.load(spec["weights"]).items()}
+    (value,) = runner.load(spec["inputs"]).values()
+    x = torch.from_numpy(value.copy()).to(device)
+    if x.is_floating_point():
+        x = x.to(dtype)
+
+    model = workload["model"]
+    lm = model["kind"] == "lstm-lm"
+    prefix = "lstm." if lm else ""
+    result = {"versions": versions(device), "notes": []}
+    if variant in ("nn-lstm", "fp64-reference"):
+        module = (LanguageModel(model["vocab"], model["embed"], model["hidden"], model["layers"])
+                  if lm else BareLstm(model["input"], model["hidden"], model["layers"]))
+        module = module.to(device, dtype).eval()
+        state = {name if lm else f"lstm.{name}": tensor for name, tensor in weights.items()}
+        module.load_state_dict(state, strict=True)
+        forward = module
+    else:
+        params = lstm_params(weights, prefix, model["layers"])
+        fn, args = ((cell_lm, (weights["embedding.weight"], params, weights["proj.weight"],
+                               weights["proj.bias"]))
+                    if lm else (stacked_lstm, (params,)))
+        if variant == "script":
+            start = time.perf_counter()
+            fn = torch.jit.script(fn)
+            result["compile_s"] = time.perf_counter() - start
+            result["notes"].append(f"fuser: {fuser_in_use(device)}")
+        elif variant == "compile":
+            fn = torch.compile(fn)
+
+        def forward(inputs):
+            return fn(inputs, *args)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+
+    def run():
+        out = forward(x)
+        sync()
+        return out
+
+    with torch.no_grad():
+        warmup = spec["warmup"]
+        if variant in ("script", "compile"):
+            # The first call compiles (torch.compile) or profiles and
+            # optimizes (TorchScript's profiling executor): JIT time, apart.
+            start = time.perf_counter()
+            run()
+            result["compile_s"] = result.get("compile_s", 0) + time.perf_counter() - start
+            # The profiling executor optimizes on the second call at the latest.
+            warmup = max(warmup, 2)
+        output, times = runner.time_batches(run, warmup, spec["iters"])
+    result["warmup"] = warmup
+    result["times_ms"] = times
+    if device == "cpu":
+        blas, warning = blas_in_use()
+        result["versions"]["torch_blas"] = blas
+        if warning:
+            result["warnings"] = [warning]
+    else:
+        result["peak_device_mib"] = torch.cuda.max_memory_allocated() / 2**20
+    runner.save(spec["outputs"], {spec["output"]: output.float().cpu().numpy()})
+    runner.report(result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Tests of bench/run (ctest -L bench).
+
+    test_bench.py smoke --bin DIR --out DIR   every CPU system on tiny workloads:
+                                              report written, all outputs agree
+    test_bench.py check --bin DIR --out DIR   a wrong output is reported as FAIL;
+                                              the comparison and workload errors
+"""
+import argparse
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMOKE = os.path.join(BENCH, "tests", "smoke.json")
+SKIP = 77
+
+sys.path.insert(0, BENCH)
+
+
+def run_bench(args, *extra):
+    command = [sys.executable, os.path.join(BENCH, "run"), SMOKE, "--bin", args.bin,
+               "--out", args.out, *extra]
+    print("+", " ".join(command), flush=True)
+    process = subprocess.run(command, capture_output=True, text=True)
+    sys.stderr.write(process.stderr)
+    with open(os.path.join(args.out, "smoke.json")) as f:
+        return process.returncode, json.load(f)
+
+
+def rows(report):
+    return {(w["name"], r["system"]): r for w in report["workloads"] for r in w["results"]}
+
+
+def smoke(args):
+    if not importlib.util.find_spec("torch"):
+        print(f"skipped: torch is not installed for {sys.executable}")
+        return SKIP
+    systems = ["recur-cpu", "onednn-cpu", "torch-nn-lstm", "torch-eager-cell", "torch-script"]
+    code, report = run_bench(args, "--systems", ",".join(systems + ["cuda"]))
+    assert code == 0, f"bench/run exited {code}"
+    for name in ("smoke.md", "smoke.json"):
+        assert os.path.exists(os.path.join(args.out, name)), name
+    found = rows(report)
+    for workload in ("smoke-lm", "smoke-lstm"):
+        for system in systems:
+            row = found[(workload, system)]
+            if row["status"] == "unavailable" and system == "onednn-cpu":
+                print(f"note: {system}: {row['reason']}")
+                continue
+            assert row["status"] == "ok", (workload, system, row)
+            assert row["check"]["max_abs_error"] <= 1e-5, row["check"]
+            assert row["ms"]["min"] <= row["ms"]["median"] <= row["ms"]["max"], row["ms"]
+            assert row["peak_rss_mib"] > 0, row
+        assert found[(workload, "recur-cpu")]["pipeline"], "no pipeline recorded"
+        # Without a GPU the CUDA systems are listed with the reason.
+        if not report["machine"]["gpus"]:
+            assert found[(workload, "jax-scan")]["reason"] == "no CUDA device"
+    assert report["versions"]["torch"] and report["recur"]["commit"]
+    print("pass")
+    return 0
+
+
+def check_compare():
+    import numpy as np
+    from benchlib.check import compare
+    want = {"y": np.array([1.0, -2.0, 0.0], np.float32)}
+    ok = compare({"y": want["y"] + np.float32(1e-5)}, want, 1e-4)
+    assert ok["pass"] and ok["mismatches"] == 0, ok
+    # The bound scales with 1 + |want|: 3e-4 off 2.0 passes, 2e-4 off 0.0 fails.
+    edge = compare({"y": np.array([1.0, -2.0003, 2e-4], np.float32)}, want, 1e-4)
+    assert not edge["pass"] and edge["mismatches"] == 1, edge
+    nan = compare({"y": np.array([np.nan, -2.0, 0.0], np.float32)}, want, 1e-4)
+    assert not nan["pass"] and nan["nans"] == 1, nan
+    shape = compare({"y": np.zeros(4, np.float32)}, want, 1e-4)
+    assert not shape["pass"] and "shape" in shape["error"], shape
+    missing = compare({}, want, 1e-4)
+    assert not missing["pass"] and "no output 'y'" in missing["error"], missing
+
+
+def check_workload_errors(out):
+    from benchlib import workloads
+    cases = [({"name": "x"}, "missing field 'model'"),
+             ({"name": "x", "model": {"kind": "gru"}, "seq": 1, "batch": 1, "warmup": 0,
+               "iters": 1}, "'model.kind' must be one of"),
+             ({"name": "x", "model": {"kind": "lstm", "input": 2, "hidden": 2, "layers": 1},
+               "seq": 0, "batch": 1, "warmup": 0, "iters": 1}, "'seq' must be a positive"),
+             ({"name": "x", "model": {"kind": "lstm", "input": 2, "hidden": 2, "layers": 1},
+               "seq": 1, "batch": 1, "warmup": 0, "iters": 1, "mode": "train"},
+              "mode 'train' is not implemented")]
+    for spec, message in cases:
+        path = os.path.join(out, "bad.json")
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        try:
+            workloads.load(path)
+        except workloads.WorkloadError as error:
+            assert message in str(error), (message, str(error))
+        else:
+            raise AssertionError(f"accepted {spec}")
+
+
+def check(args):
+    check_compare()
+    check_workload_errors(args.out)
+    # A wrong output must be reported, and must fail the run.
+    code, report = run_bench(args, "--systems", "recur-cpu", "--only", "smoke-lm",
+                             "--inject-error", "recur-cpu")
+    assert code == 1, f"bench/run exited {code} on a wrong output"
+    row = rows(report)[("smoke-lm", "recur-cpu")]
+    assert row["status"] == "FAIL" and row["check"]["mismatches"] == 1, row
+    assert row["check"]["max_abs_error"] >= 0.99, row["check"]
+    with open(os.path.join(args.out, "smoke.md")) as f:
+        # (⚠ marks a row timed while other processes were busy, e.g. a
+        # parallel ctest.)
+        assert re.search(r"\| recur-cpu( ⚠)? \| cpu \| \*\*FAIL\*\* \|", f.read())
+    print("pass")
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("test", choices=["smoke", "check"])
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    return smoke(args) if args.test == "smoke" else check(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The device bundle's check.sh (scripts/device-bundle.sh copies it there): run
+# on the GPU machine from the repository root. Writes logs and summary.md
+# under $OUT (default build/device-bundle/out) and exits nonzero if any step
+# failed. Steps:
+#   device         recur-run --cuda-check, nvidia-smi
+#   gpu-numerics   every run of the GPU suite vs the reference implementation
+#   cuobjdump      the reference LM carries sm_90 cubins
+#   memcheck-*     compute-sanitizer --tool memcheck on two models
+#   pytorch        the reference LM vs PyTorch (cuDNN, TF32 off), same
+#                  weights and tokens, logits within 1e-4
+#   timing         the reference LM, T=50 B=128, 10 warm-up + 50 timed batches
+#   bench          bench/run --systems cuda on the LM workloads and fastrnns
+#                  (RECUR_DEVICE_BENCH: other workload files, e.g. deepbench)
+set -uo pipefail
+bundle=$(cd "$(dirname "$0")" && pwd)
+root=$(pwd)
+[[ -x $root/bench/run ]] || { echo "run check.sh from the repository root" >&2; exit 2; }
+out=${OUT:-$bundle/out}
+mkdir -p "$out"
+summary=$out/summary.md
+failures=0
+python=${PYTHON:-python3}
+run_model=("$bundle/bin/recur-run")
+lm=$bundle/gpu-suite/liblm_reference.so
+
+{
+  echo "# Recur device check"
+  echo
+  echo '```'
+  cat "$bundle/BUILD"
+  echo "date $(date -u +%FT%TZ)"
+  command -v nvidia-smi > /dev/null &&
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  echo '```'
+  echo
+  echo "| step | result |"
+  echo "|---|---|"
+} > "$summary"
+
+# step NAME COMMAND...: runs COMMAND into $out/NAME.log; 77 means skipped.
+step() {
+  local name=$1 result
+  shift
+  echo "== $name: $*"
+  "$@" > "$out/$name.log" 2>&1
+  case $? in
+    0) result=pass ;;
+    77) result=skipped ;;
+    *) result="**FAIL**"; failures=$((failures + 1)) ;;
+  esac
+  tail -n 4 "$out/$name.log" | sed 's/^/   /'
+  echo "| $name | $result |" >> "$summary"
+}
+
+step device "${run_model[@]}" --cuda-check
+if ! "${run_model[@]}" --cuda-check > /dev/null; then
+  echo "skipped: no CUDA device; nothing else to check" | tee -a "$summary"
+  exit 77
+fi
+step gpu-numerics "$root/test/gpu/run-suite.sh" "$bundle/gpu-suite" "$bundle/bin"
+if command -v cuobjdump >/dev/null; then
+  step cuobjdump bash -c "cuobjdump --list-elf '$lm' | grep -c sm_90.cubin"
+fi
+if command -v compute-sanitizer >/dev/null; then
+  step memcheck-odd compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "${run_model[@]}" "$bundle/gpu-suite/liblm_odd_a.so" --random-weights 1 \
+    --seq 9 --batch 6 --warmup 0 --iters 1 --check
+  step memcheck-lm compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "${run_model[@]}" "$lm" --random-weights 1 --seq 5 --batch 8 \
+    --warmup 0 --iters 1
+fi
+step pytorch "$python" "$root/test/interop/pytorch_lm.py" --bin "$bundle/bin" \
+  --model "$lm" --vocab 10001 --embed 128 --hidden 256 --layers 3 \
+  --seq 50 --batch 128 --torch-device cuda
+step timing "${run_model[@]}" "$lm" --random-weights 1 --seq 50 --batch 128 \
+  --warmup 10 --iters 50 --json
+workloads=${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json}
+# shellcheck disable=SC2086
+step bench env RECUR_BENCH_MODELS="$bundle/bench-models" RECUR_BENCH_BIN="$bundle/bin" \
+  RECUR_BENCH_COMMIT="$(sed -n 's/^commit //p' "$bundle/BUILD")" \
+  "$python" bench/run --systems cuda --out "$out/bench" $workloads
+
+{
+  echo
+  echo "## Logs"
+  for log in "$out"/*.log; do
+    echo
+    echo "### $(basename "$log" .log)"
+    echo '```'
+    tail -n 30 "$log"
+    echo '```'
+  done
+} >> "$summary"
+echo "device check: $failures failed step(s); summary in $summary"
+((failures == 0))

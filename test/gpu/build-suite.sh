@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Compiles the GPU numerics suite: the models and shapes of the CPU numerics
+# tests (test/unittests/CompiledModelTest.cpp) plus the reference LM, for
+# --target=cuda. Writes OUT_DIR/*.so and OUT_DIR/suite.tsv (one run per line:
+# library, seq, batch, seed), which test/gpu/run-suite.sh reads on a machine
+# with a GPU and no MLIR.
+#
+#   test/gpu/build-suite.sh OUT_DIR [BIN_DIR] [CUDA_ARCH]
+set -euo pipefail
+out=${1:?usage: build-suite.sh OUT_DIR [BIN_DIR] [CUDA_ARCH]}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${2:-$root/build/bin}
+arch=${3:-sm_90}
+mkdir -p "$out"
+: > "$out/suite.tsv.tmp"
+
+# compile NAME SOURCE: SOURCE is "gen ARGS..." (recur-gen) or a .mlir file.
+compile() {
+  local name=$1 source=$2
+  if [[ $source == gen\ * ]]; then
+    # shellcheck disable=SC2086
+    "$bin/recur-gen" ${source#gen } > "$out/$name.mlir"
+  else
+    cp "$source" "$out/$name.mlir"
+  fi
+  "$bin/recur-compile" "$out/$name.mlir" --target=cuda --cuda-arch="$arch" \
+    --quiet -o "$out/lib$name.so"
+  rm "$out/$name.mlir"
+}
+# run NAME SEQ BATCH SEED: one checked run of lib NAME.
+run() { printf 'lib%s.so\t%s\t%s\t%s\n' "$@" >> "$out/suite.tsv.tmp"; }
+
+# Language models (vocab, embed, hidden, layers; then T, B), as the CPU suite:
+# T = 1, B = 1, I != H, 4 layers, H above a warp, static shapes, odd sizes.
+lm() { # NAME VOCAB EMBED HIDDEN LAYERS SEQ BATCH [static]
+  local args="gen lstm-lm --vocab $2 --embed $3 --hidden $4 --layers $5"
+  [[ ${8:-} == static ]] && args+=" --seq $6 --batch $7"
+  compile "$1" "$args"
+  run "$1" "$6" "$7" "$2"
+}
+lm lm_t1_b1      11  5  7 1 1 1
+lm lm_b1_i_ne_h  13  6  3 2 4 1
+lm lm_static     17  4  9 3 1 5 static
+lm lm_4_layers   10  8  8 4 3 2
+lm lm_wide       31  7 33 2 6 3
+lm lm_odd_a      37 19 29 3 9 6
+lm lm_odd_b      23  3 40 1 7 2 static
+lm lm_warp_edge  29 32 33 2 5 33
+lm lm_large_h    97 16 300 2 4 7
+
+compile lstm_stack "gen lstm --input 5 --hidden 6 --layers 3"
+run lstm_stack 4 3 7
+compile lstm_state "$root/test/models/lstm_state.mlir"
+run lstm_state 1 1 11
+run lstm_state 6 4 11
+compile losses "$root/test/models/losses.mlir"
+run losses 3 5 5
+
+# The reference LM (benchmark size), checked on a short sequence: the
+# double-precision reference takes minutes at T = 50, B = 128.
+compile lm_reference "gen lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3"
+run lm_reference 5 8 1
+
+mv "$out/suite.tsv.tmp" "$out/suite.tsv"
+echo "build-suite: $(wc -l < "$out/suite.tsv") runs of $(ls "$out"/*.so | wc -l) models for $arch in $out"
