@@ -6,8 +6,6 @@
 #include "recur/Target/Compile.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 
 #include <nlohmann/json.hpp>
@@ -21,7 +19,8 @@ using namespace recur::testing;
 namespace ref = recur::reference;
 
 std::string recur::testing::compileToLibrary(mlir::ModuleOp module,
-                                             const std::string &name) {
+                                             const std::string &name,
+                                             const std::string &target) {
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(
       module.getContext(), [&](mlir::Diagnostic &diagnostic) {
@@ -32,6 +31,7 @@ std::string recur::testing::compileToLibrary(mlir::ModuleOp module,
   std::string path = ::testing::TempDir() + "/lib" + name + "-" +
                      std::to_string(getpid()) + ".so";
   mlir::recur::CompileOptions options;
+  options.target = target;
   if (mlir::failed(mlir::recur::compileModel(module, options, path))) {
     ADD_FAILURE() << "compiling " << name << " failed:\n" << diagnostics;
     return "";
@@ -42,9 +42,7 @@ std::string recur::testing::compileToLibrary(mlir::ModuleOp module,
 std::string recur::testing::compileToLibrary(const std::string &mlirText,
                                              const std::string &name) {
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::recur::registerRecurDialects(registry);
+  mlir::recur::registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(mlirText, &context);

@@ -21,9 +21,11 @@
 
 namespace recur::testing {
 
-/// Compiles `module` to a shared library in the test's temporary directory;
-/// returns its path, or "" after reporting the diagnostics as a test failure.
-std::string compileToLibrary(mlir::ModuleOp module, const std::string &name);
+/// Compiles `module` for `target` (cpu, cuda) to a shared library in the
+/// test's temporary directory; returns its path, or "" after reporting the
+/// diagnostics as a test failure.
+std::string compileToLibrary(mlir::ModuleOp module, const std::string &name,
+                             const std::string &target = "cpu");
 std::string compileToLibrary(const std::string &mlirText,
                              const std::string &name);
 

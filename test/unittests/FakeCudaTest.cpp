@@ -1,0 +1,244 @@
+//===- FakeCudaTest.cpp - the runtime's CUDA backend on a fake driver -----===//
+//
+// The host side of CUDA models without a GPU: a compiled model is bound to
+// the runtime's mgpu* functions, its kernels are loaded and unloaded, every
+// launch and allocation uses the model's stream, device and host tensors are
+// accepted or refused, driver errors become error values, and nothing leaks.
+// The driver is test/unittests/fake-cuda (kernels are counted, not run), so
+// these tests say nothing about numerics: test/gpu/run-suite.sh does, on a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompiledModel.h"
+
+#include "recur/Gen/ModelGen.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "gmock/gmock.h"
+
+#include <dlfcn.h>
+
+using namespace recur::testing;
+using ::testing::HasSubstr;
+
+namespace {
+
+/// The fake driver's inspection functions (fake_cuda_*).
+struct FakeDriver {
+  int (*liveAllocations)() = nullptr;
+  int (*loadedModules)() = nullptr;
+  int (*launches)() = nullptr;
+  int (*foreignStreamUses)() = nullptr;
+  void (*failAllocation)(int) = nullptr;
+  void (*setCapability)(int) = nullptr;
+  void *(*deviceAlloc)(size_t) = nullptr;
+
+  /// The libcuda.so.1 the runtime will load; null unless it is the fake.
+  static const FakeDriver *get() {
+    static FakeDriver driver;
+    static bool loaded = [] {
+      void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+      if (!library)
+        return false;
+#define RECUR_FAKE(field, name)                                                \
+  driver.field = reinterpret_cast<decltype(driver.field)>(dlsym(library, name));
+      RECUR_FAKE(liveAllocations, "fake_cuda_live_allocations")
+      RECUR_FAKE(loadedModules, "fake_cuda_loaded_modules")
+      RECUR_FAKE(launches, "fake_cuda_launches")
+      RECUR_FAKE(foreignStreamUses, "fake_cuda_foreign_stream_uses")
+      RECUR_FAKE(failAllocation, "fake_cuda_fail_allocation")
+      RECUR_FAKE(setCapability, "fake_cuda_set_capability")
+      RECUR_FAKE(deviceAlloc, "fake_cuda_device_alloc")
+#undef RECUR_FAKE
+      return driver.deviceAlloc != nullptr;
+    }();
+    return loaded ? &driver : nullptr;
+  }
+};
+
+constexpr int64_t kVocab = 11, kSeq = 3, kBatch = 2;
+
+/// A small LM compiled for CUDA, once per process.
+const std::string &cudaModelPath() {
+  static std::string path = [] {
+    mlir::MLIRContext context;
+    mlir::recur::LstmLmConfig config;
+    config.vocab = kVocab;
+    config.embed = 4;
+    config.hidden = 5;
+    config.layers = 2;
+    auto module = mlir::recur::buildLstmLm(context, config);
+    return compileToLibrary(*module, "fake_cuda_lm", "cuda");
+  }();
+  return path;
+}
+
+std::string messageOf(RecurError *error) {
+  std::string message = recur_error_message(error);
+  recur_error_free(error);
+  return message;
+}
+
+class FakeCudaTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    fake = FakeDriver::get();
+    ASSERT_NE(fake, nullptr)
+        << "libcuda.so.1 is not the fake driver: run through ctest, which sets "
+           "LD_LIBRARY_PATH to build/test/fake-cuda";
+    ASSERT_FALSE(cudaModelPath().empty());
+  }
+
+  RecurModel *load() {
+    RecurModel *model = nullptr;
+    RecurError *error = recur_model_load(cudaModelPath().c_str(), &model);
+    EXPECT_EQ(error, nullptr) << recur_error_message(error);
+    return model;
+  }
+
+  void bindWeights(RecurModel *model) {
+    for (size_t i = 0; i < recur_model_num_tensors(model, RECUR_WEIGHT); ++i) {
+      RecurTensorInfo info;
+      ASSERT_EQ(recur_model_tensor_info(model, RECUR_WEIGHT, i, &info), nullptr);
+      HostTensor weight = randomFloats(
+          std::vector<int64_t>(info.shape, info.shape + info.ndim), rng, 0.5f);
+      DLTensor view = weight.view();
+      ASSERT_EQ(recur_model_bind_weight(model, info.name, &view), nullptr);
+    }
+  }
+
+  RecurError *run(RecurModel *model, const DLTensor *tokens,
+                  DLManagedTensor **output) {
+    *output = nullptr;
+    return recur_model_run(model, &tokens, 1, output, 1);
+  }
+
+  const FakeDriver *fake = nullptr;
+  std::mt19937_64 rng{3};
+  HostTensor tokens = randomIds({kSeq, kBatch}, kVocab, rng);
+};
+
+TEST_F(FakeCudaTest, RunsOnTheModelsStreamAndReturnsDeviceOutputs) {
+  RecurModel *model = load();
+  ASSERT_NE(model, nullptr);
+  EXPECT_STREQ(recur_model_device(model), "Fake GPU (sm_90), device 0");
+  EXPECT_GT(fake->loadedModules(), 0);
+  bindWeights(model);
+  int launchesBefore = fake->launches();
+  DLTensor view = tokens.view();
+  DLManagedTensor *logits;
+  ASSERT_EQ(run(model, &view, &logits), nullptr);
+  EXPECT_GT(fake->launches(), launchesBefore);
+  EXPECT_EQ(fake->foreignStreamUses(), 0);
+  EXPECT_EQ(logits->dl_tensor.device.device_type, kDLCUDA);
+  EXPECT_EQ(logits->dl_tensor.device.device_id, 0);
+  EXPECT_EQ(logits->dl_tensor.ndim, 3);
+  EXPECT_EQ(logits->dl_tensor.shape[0], kSeq);
+  EXPECT_EQ(logits->dl_tensor.shape[1], kBatch);
+  EXPECT_EQ(logits->dl_tensor.shape[2], kVocab);
+  logits->deleter(logits);
+
+  ASSERT_EQ(recur_model_set_host_outputs(model, 1), nullptr);
+  ASSERT_EQ(run(model, &view, &logits), nullptr);
+  EXPECT_EQ(logits->dl_tensor.device.device_type, kDLCPU);
+  logits->deleter(logits);
+
+  recur_model_free(model);
+  EXPECT_EQ(fake->loadedModules(), 0);
+  EXPECT_EQ(fake->liveAllocations(), 0) << "device memory leaked";
+}
+
+// dlopen hands both models the same library (and module globals): the
+// kernels are loaded once and unloaded with the last model.
+TEST_F(FakeCudaTest, TwoModelsFromOneLibrary) {
+  RecurModel *first = load(), *second = load();
+  ASSERT_TRUE(first && second);
+  int modules = fake->loadedModules();
+  bindWeights(first);
+  recur_model_free(second);
+  EXPECT_EQ(fake->loadedModules(), modules);
+  DLTensor view = tokens.view();
+  DLManagedTensor *logits;
+  ASSERT_EQ(run(first, &view, &logits), nullptr);
+  logits->deleter(logits);
+  recur_model_free(first);
+  EXPECT_EQ(fake->loadedModules(), 0);
+}
+
+TEST_F(FakeCudaTest, OutOfMemoryIsAnErrorAndLeaksNothing) {
+  RecurModel *model = load();
+  ASSERT_NE(model, nullptr);
+  bindWeights(model);
+  DLTensor view = tokens.view();
+  for (int nth : {0, 2, 5}) {
+    fake->failAllocation(nth);
+    DLManagedTensor *logits;
+    std::string message = messageOf(run(model, &view, &logits));
+    EXPECT_THAT(message, HasSubstr("bytes of GPU memory for a model buffer "
+                                   "failed: CUDA_ERROR_OUT_OF_MEMORY"));
+    EXPECT_THAT(message, HasSubstr("MiB free on Fake GPU"));
+    EXPECT_EQ(logits, nullptr);
+  }
+  fake->failAllocation(-1);
+  recur_model_free(model);
+  EXPECT_EQ(fake->liveAllocations(), 0) << "device memory leaked";
+}
+
+TEST_F(FakeCudaTest, DeviceInputsAreCheckedWhereTheyLive) {
+  RecurModel *model = load();
+  ASSERT_NE(model, nullptr);
+  bindWeights(model);
+  auto *device = static_cast<int64_t *>(
+      fake->deviceAlloc(tokens.ids.size() * sizeof(int64_t)));
+  std::memcpy(device, tokens.ids.data(), tokens.ids.size() * sizeof(int64_t));
+  DLTensor view = tokens.view();
+  view.data = device;
+  view.device = {kDLCUDA, 0};
+  DLManagedTensor *logits;
+  ASSERT_EQ(run(model, &view, &logits), nullptr);
+  logits->deleter(logits);
+
+  device[4] = kVocab;
+  EXPECT_THAT(messageOf(run(model, &view, &logits)),
+              HasSubstr("input 'tokens' holds 11 at flat index 4; values must "
+                        "lie in [0, 11)"));
+  view.device = {kDLCUDA, 1};
+  EXPECT_THAT(messageOf(run(model, &view, &logits)),
+              HasSubstr("input 'tokens' is on CUDA device 1; the model runs on "
+                        "Fake GPU (sm_90), device 0"));
+  view.device = {kDLOpenCL, 0};
+  EXPECT_THAT(messageOf(run(model, &view, &logits)),
+              HasSubstr("a CUDA model takes host or CUDA tensors"));
+  recur_model_free(model);
+}
+
+TEST_F(FakeCudaTest, UnboundWeightsAreReportedBeforeAnyLaunch) {
+  RecurModel *model = load();
+  ASSERT_NE(model, nullptr);
+  int launchesBefore = fake->launches();
+  DLTensor view = tokens.view();
+  DLManagedTensor *logits;
+  EXPECT_THAT(messageOf(run(model, &view, &logits)),
+              HasSubstr("weight 'embedding.weight' is not bound"));
+  EXPECT_EQ(fake->launches(), launchesBefore);
+  recur_model_free(model);
+}
+
+// The driver reads the device once per process: ctest runs this test in its
+// own process.
+TEST_F(FakeCudaTest, OlderGpuThanTheCubinIsRefused) {
+  fake->setCapability(80);
+  RecurModel *model = nullptr;
+  std::string message =
+      messageOf(recur_model_load(cudaModelPath().c_str(), &model));
+  if (message.find("success") == 0) {
+    recur_model_free(model);
+    GTEST_SKIP() << "the driver was initialized earlier in this process";
+  }
+  EXPECT_THAT(message, HasSubstr("was compiled for sm_90 but Fake GPU (sm_80), "
+                                 "device 0 is older: recompile with "
+                                 "recur-compile --cuda-arch=sm_80"));
+  EXPECT_EQ(model, nullptr);
+}
+
+} // namespace
