@@ -32,6 +32,7 @@ struct FakeDriver {
   void (*failAllocation)(int) = nullptr;
   void (*setCapability)(int) = nullptr;
   void *(*deviceAlloc)(size_t) = nullptr;
+  void (*deviceFree)(void *) = nullptr;
 
   /// The libcuda.so.1 the runtime will load; null unless it is the fake.
   static const FakeDriver *get() {
@@ -49,8 +50,9 @@ struct FakeDriver {
       RECUR_FAKE(failAllocation, "fake_cuda_fail_allocation")
       RECUR_FAKE(setCapability, "fake_cuda_set_capability")
       RECUR_FAKE(deviceAlloc, "fake_cuda_device_alloc")
+      RECUR_FAKE(deviceFree, "fake_cuda_device_free")
 #undef RECUR_FAKE
-      return driver.deviceAlloc != nullptr;
+      return driver.deviceFree != nullptr;
     }();
     return loaded ? &driver : nullptr;
   }
@@ -209,6 +211,7 @@ TEST_F(FakeCudaTest, DeviceInputsAreCheckedWhereTheyLive) {
   view.device = {kDLOpenCL, 0};
   EXPECT_THAT(messageOf(run(model, &view, &logits)),
               HasSubstr("a CUDA model takes host or CUDA tensors"));
+  fake->deviceFree(device);
   recur_model_free(model);
 }
 

@@ -21,6 +21,7 @@
 
 namespace {
 using CUresult = int;
+using CUdeviceptr = unsigned long long; // as in cuda.h
 constexpr CUresult kSuccess = 0, kOutOfMemory = 2, kInvalidHandle = 400;
 
 std::set<void *> modules;
@@ -58,6 +59,9 @@ void fake_cuda_fail_allocation(int nth) { allocationsUntilFailure = nth; }
 void fake_cuda_set_capability(int value) { capability = value; }
 void *fake_cuda_device_alloc(size_t bytes) {
   return reinterpret_cast<void *>(allocate(bytes));
+}
+void fake_cuda_device_free(void *pointer) {
+  release(reinterpret_cast<uintptr_t>(pointer));
 }
 
 CUresult cuInit(unsigned) { return kSuccess; }
@@ -136,36 +140,36 @@ CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
   *total = size_t(2) << 30;
   return kSuccess;
 }
-CUresult cuMemAlloc_v2(uintptr_t *pointer, size_t bytes) {
+CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
   *pointer = allocate(bytes);
   return kSuccess;
 }
-CUresult cuMemFree_v2(uintptr_t pointer) { return release(pointer); }
-CUresult cuMemAllocAsync(uintptr_t *pointer, size_t bytes, void *stream) {
+CUresult cuMemFree_v2(CUdeviceptr pointer) { return release(pointer); }
+CUresult cuMemAllocAsync(CUdeviceptr *pointer, size_t bytes, void *stream) {
   useStream(stream);
   if (allocationsUntilFailure >= 0 && allocationsUntilFailure-- == 0)
     return kOutOfMemory;
   *pointer = allocate(bytes);
   return kSuccess;
 }
-CUresult cuMemFreeAsync(uintptr_t pointer, void *stream) {
+CUresult cuMemFreeAsync(CUdeviceptr pointer, void *stream) {
   useStream(stream);
   return release(pointer);
 }
-CUresult cuMemcpyHtoD_v2(uintptr_t device, const void *host, size_t bytes) {
+CUresult cuMemcpyHtoD_v2(CUdeviceptr device, const void *host, size_t bytes) {
   std::memcpy(reinterpret_cast<void *>(device), host, bytes);
   return kSuccess;
 }
-CUresult cuMemcpyDtoH_v2(void *host, uintptr_t device, size_t bytes) {
+CUresult cuMemcpyDtoH_v2(void *host, CUdeviceptr device, size_t bytes) {
   std::memcpy(host, reinterpret_cast<void *>(device), bytes);
   return kSuccess;
 }
-CUresult cuMemcpyDtoD_v2(uintptr_t destination, uintptr_t source, size_t bytes) {
+CUresult cuMemcpyDtoD_v2(CUdeviceptr destination, CUdeviceptr source, size_t bytes) {
   std::memcpy(reinterpret_cast<void *>(destination),
               reinterpret_cast<void *>(source), bytes);
   return kSuccess;
 }
-CUresult cuMemcpyHtoDAsync_v2(uintptr_t device, const void *host, size_t bytes,
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr device, const void *host, size_t bytes,
                               void *stream) {
   useStream(stream);
   std::memcpy(reinterpret_cast<void *>(device), host, bytes);
