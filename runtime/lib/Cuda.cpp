@@ -399,9 +399,9 @@ DeviceBuffer::~DeviceBuffer() {
   }
 }
 
-ModelGpu::ModelGpu(std::unique_ptr<State> state) : state(std::move(state)) {
-  name = driver().deviceName;
-}
+ModelGpu::ModelGpu(std::unique_ptr<State> state) : state(std::move(state)) {}
+
+const std::string &ModelGpu::deviceName() const { return driver().deviceName; }
 
 std::unique_ptr<ModelGpu> ModelGpu::load(void *libraryHandle,
                                          const std::string &path,

@@ -46,7 +46,7 @@ public:
   ~ModelGpu();
 
   /// "NVIDIA H100 80GB HBM3 (sm_90), device 0".
-  const std::string &deviceName() const { return name; }
+  const std::string &deviceName() const;
   int deviceOrdinal() const;
 
   /// Copies host memory to the device (synchronously, for weights).
@@ -70,7 +70,6 @@ public:
 private:
   explicit ModelGpu(std::unique_ptr<State> state);
   std::unique_ptr<State> state;
-  std::string name;
 };
 
 /// Whether this process can run CUDA models; if not, `reason` says why.

@@ -224,7 +224,6 @@ struct RecurModel {
   std::vector<recur::cuda::DeviceBuffer> deviceWeights; // parallel to `weights`
   std::vector<recur::cuda::DeviceBuffer> inputBuffers;  // parallel to `inputs`
   bool hostOutputs = false;
-  std::string deviceName = "cpu";
   /// A CUDA model's stream, error state and input buffers serve one run at
   /// a time.
   std::mutex gpuRun;
@@ -354,7 +353,7 @@ void checkTensor(const std::string &what, const TensorSpec &spec,
     if (tensor->device.device_id != model.gpu->deviceOrdinal())
       throw Failure(what + " is on CUDA device " +
                     std::to_string(tensor->device.device_id) +
-                    "; the model runs on " + model.deviceName);
+                    "; the model runs on " + model.gpu->deviceName());
   }
   if (!sameDtype(tensor->dtype, spec.dtype))
     throw Failure(what + " has dtype " + dtypeName(tensor->dtype) +
@@ -526,7 +525,6 @@ RecurError *recur_model_load(const char *path, RecurModel **result) {
     if (model->onGpu()) {
       model->gpu = recur::cuda::ModelGpu::load(model->handle, model->path,
                                                model->cudaArch);
-      model->deviceName = model->gpu->deviceName();
     }
     *result = model.release();
   });
@@ -659,7 +657,9 @@ RecurError *recur_model_set_host_outputs(RecurModel *model, int host) {
 }
 
 const char *recur_model_device(const RecurModel *model) {
-  return model ? model->deviceName.c_str() : "";
+  if (!model)
+    return "";
+  return model->gpu ? model->gpu->deviceName().c_str() : "cpu";
 }
 
 RecurError *recur_cuda_check(void) {
@@ -719,13 +719,13 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
     std::vector<std::vector<int64_t>> descriptors(model->numArguments);
     for (size_t i = 0; i < numInputs; ++i) {
       const TensorSpec &spec = model->inputs[i];
-      std::string what = "input '" + spec.name + "'";
       const void *data = dataOf(inputs[i]);
       if (model->onGpu() && isHostMemory(inputs[i])) {
         size_t bytes = bytesOf(inputs[i]);
         recur::cuda::DeviceBuffer &buffer = model->inputBuffers[i];
         if (buffer.size() < bytes)
-          buffer = recur::cuda::DeviceBuffer(bytes, what);
+          buffer =
+              recur::cuda::DeviceBuffer(bytes, "input '" + spec.name + "'");
         model->gpu->copyToDeviceAsync(buffer.data(), data, bytes);
         data = buffer.data();
       }

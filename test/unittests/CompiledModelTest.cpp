@@ -109,9 +109,9 @@ TEST(CompiledLstmStackTest, MatchesReferenceWithFloatInputs) {
 }
 
 // Initial states as inputs, and all three LSTM results as outputs.
-
 TEST(CompiledLstmStateTest, InitialStatesAndAllResults) {
-  std::string path = compileToLibrary(readTestModel("lstm_state.mlir"), "lstm_state");
+  std::string path =
+      compileToLibrary(readTestModel("lstm_state.mlir"), "lstm_state");
   ASSERT_FALSE(path.empty());
   LoadedModel model(path);
   ASSERT_TRUE(model);
@@ -127,7 +127,6 @@ TEST(CompiledLstmStateTest, InitialStatesAndAllResults) {
 }
 
 // The loss ops: log_softmax and cross_entropy with every reduction.
-
 TEST(CompiledLossTest, LogSoftmaxAndCrossEntropy) {
   std::string path = compileToLibrary(readTestModel("losses.mlir"), "losses");
   ASSERT_FALSE(path.empty());
