@@ -7,11 +7,12 @@ packages=(
   cmake ninja-build
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22 libomp-22-dev
   libclang-rt-22-dev  # sanitizer runtimes for -DRECUR_ENABLE_SANITIZERS=ON
-  libgtest-dev libbenchmark-dev libdlpack-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev nlohmann-json3-dev
   python3-torch  # the PyTorch interop test (Debian's Python, /usr/bin/python3)
   # bench/: Debian's torch uses netlib's reference BLAS (about 15x slower)
   # unless OpenBLAS is installed; oneDNN for the onednn-cpu baseline; plots.
-  libopenblas0-pthread libdnnl-dev python3-numpy python3-matplotlib
+  # libdnnl-dev's CMake config needs OpenCL's (a Recommends, left out below).
+  libopenblas0-pthread libdnnl-dev ocl-icd-opencl-dev python3-numpy python3-matplotlib
 )
 
 missing=()
