@@ -30,6 +30,9 @@ void mlir::recur::buildBufferizePipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(options));
   // Function results become owned by the caller, who frees them.
   bufferization::buildBufferDeallocationPipeline(pm);
+  // A result that is an argument (a model returning an input or a weight)
+  // becomes a bufferization.clone: an allocation and a copy.
+  pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createCanonicalizerPass());
 }
 

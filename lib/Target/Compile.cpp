@@ -177,18 +177,27 @@ std::string collectPtx(ModuleOp module) {
   return ptx;
 }
 
-std::unique_ptr<llvm::TargetMachine> createTargetMachine(ModuleOp module,
-                                                         StringRef cpu) {
+/// The host target machine for `cpu`, or null with `error` set.
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(StringRef cpu,
+                                                         std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getProcessTriple());
-  std::string error;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target) {
-    (void)fail(module, "no LLVM target for " + triple.str() + ": " + error);
+    error = "no LLVM target for " + triple.str() + ": " + error;
     return nullptr;
   }
   std::string cpuName = cpu.str(), features;
+  // Checked before the target machine exists, which would warn about it.
+  if (cpu != "native" &&
+      !std::unique_ptr<llvm::MCSubtargetInfo>(
+           target->createMCSubtargetInfo(triple, "", ""))
+           ->isCPUStringValid(cpuName)) {
+    error = "unknown CPU '" + cpuName + "' for " + triple.str() +
+            " (try --cpu=native or e.g. --cpu=x86-64-v3)";
+    return nullptr;
+  }
   if (cpu == "native") {
     cpuName = llvm::sys::getHostCPUName().str();
     SmallVector<std::string> enabled;
@@ -200,8 +209,8 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(ModuleOp module,
       triple, cpuName, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine->getMCSubtargetInfo()->isCPUStringValid(cpuName)) {
-    (void)fail(module, "unknown CPU '" + cpuName + "' for " + triple.str() +
-                           " (try --cpu=native or e.g. --cpu=x86-64-v3)");
+    error = "unknown CPU '" + cpuName + "' for " + triple.str() +
+            " (try --cpu=native or e.g. --cpu=x86-64-v3)";
     return nullptr;
   }
   return machine;
@@ -252,15 +261,34 @@ LogicalResult linkSharedLibrary(ModuleOp module, StringRef object,
 
 } // namespace
 
+std::string mlir::recur::checkCompileOptions(const CompileOptions &options) {
+  bool cuda = options.target == "cuda";
+  if (options.target != "cpu" && !cuda)
+    return "unknown target '" + options.target + "'; expected cpu or cuda";
+  if (options.emit == EmitKind::Ptx && !cuda)
+    return "--emit=ptx needs --target=cuda";
+  if (cuda) {
+    StringRef arch = options.cudaArch;
+    unsigned number;
+    if (!arch.consume_front("sm_") || arch.getAsInteger(10, number))
+      return "--cuda-arch must name an SM architecture such as sm_90, not '" +
+             options.cudaArch + "'";
+    if (CudaPipelineOptions().toolkit.getValue().empty())
+      return "--target=cuda needs the CUDA toolkit (ptxas, fatbinary, "
+             "libdevice); none was found when Recur was built";
+  }
+  std::string error;
+  if (!createTargetMachine(options.cpu, error))
+    return error;
+  return "";
+}
+
 LogicalResult mlir::recur::compileModel(ModuleOp module,
                                         const CompileOptions &options,
                                         StringRef outputPath) {
   bool cuda = options.target == "cuda";
-  if (options.target != "cpu" && !cuda)
-    return fail(module, "unknown target '" + options.target +
-                            "'; expected cpu or cuda");
-  if (options.emit == EmitKind::Ptx && !cuda)
-    return fail(module, "--emit=ptx needs --target=cuda");
+  if (std::string error = checkCompileOptions(options); !error.empty())
+    return fail(module, error);
   // A module built by a library user's context may lack the interfaces that
   // bufferization and translation need.
   DialectRegistry registry;
@@ -276,17 +304,10 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   std::string pipeline;
   bool openmp = options.openmp && !cuda;
   if (cuda) {
-    if (!StringRef(options.cudaArch).starts_with("sm_"))
-      return fail(module, "--cuda-arch must name an SM architecture such as "
-                          "sm_90, not '" + options.cudaArch + "'");
     CudaPipelineOptions cudaOptions;
     cudaOptions.chip = options.cudaArch;
     if (options.emit == EmitKind::Ptx)
       cudaOptions.format = "isa";
-    if (cudaOptions.toolkit.getValue().empty())
-      return fail(module, "--target=cuda needs the CUDA toolkit (ptxas, "
-                          "fatbinary, libdevice); none was found when Recur "
-                          "was built");
     buildLowerToCudaPipeline(pm, cudaOptions);
     pipeline = "recur-lower-to-cuda{chip=" + options.cudaArch +
                " format=" + cudaOptions.format.getValue() + "}";
@@ -339,10 +360,11 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     bindGpuRuntimeIndirectly(*llvmModule);
   }
 
+  std::string error;
   std::unique_ptr<llvm::TargetMachine> machine =
-      createTargetMachine(module, options.cpu);
+      createTargetMachine(options.cpu, error);
   if (!machine)
-    return failure();
+    return fail(module, error);
   llvmModule->setTargetTriple(machine->getTargetTriple());
   llvmModule->setDataLayout(machine->createDataLayout());
   if (llvm::Error error =

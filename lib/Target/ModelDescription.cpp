@@ -5,7 +5,9 @@
 #include "recur/IR/RecurOps.h"
 #include "recur/runtime.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -28,17 +30,147 @@ static FailureOr<std::string> dtypeName(Type type) {
   return failure();
 }
 
-/// Integer inputs used as indices must lie in [0, bound); returns the bound.
-static std::optional<int64_t> indexBound(Value argument) {
-  for (OpOperand &use : argument.getUses()) {
-    if (auto embedding = dyn_cast<EmbeddingOp>(use.getOwner());
-        embedding && use.get() == embedding.getIds())
-      return cast<ShapedType>(embedding.getTable().getType()).getShape()[0];
-    if (auto loss = dyn_cast<CrossEntropyOp>(use.getOwner());
-        loss && use.get() == loss.getTargets())
-      return cast<ShapedType>(loss.getLogits().getType()).getShape().back();
+/// What an index operand carries: followed back through ops that only view
+/// or move values (casts, reshapes, slices) to where the values come from.
+static Value indexSource(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto cast = dyn_cast<tensor::CastOp>(def))
+      value = cast.getSource();
+    else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+      value = collapse.getSrc();
+    else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
+      value = expand.getSrc();
+    else if (auto reshape = dyn_cast<tensor::ReshapeOp>(def))
+      value = reshape.getSource();
+    else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def))
+      value = slice.getSource();
+    else
+      break;
   }
-  return std::nullopt;
+  return value;
+}
+
+/// The bound [0, bound) of every input used as indices, from every op that
+/// indexes with it: an embedding's table rows, a loss's classes. An input
+/// that indexes several tables gets the smallest bound. Indices the runtime
+/// cannot check (computed ones) are refused; constant ones are checked here.
+static FailureOr<llvm::DenseMap<Value, int64_t>>
+indexBounds(func::FuncOp entry) {
+  llvm::DenseMap<Value, int64_t> bounds;
+  bool ok = true;
+  auto require = [&](Operation *user, StringRef what, Value indices,
+                     int64_t bound) {
+    if (ShapedType::isDynamic(bound)) {
+      user->emitOpError() << "the size that bounds its " << what
+                        << " must be static, so that they can be range-checked";
+      ok = false;
+      return;
+    }
+    Value source = indexSource(indices);
+    auto argument = dyn_cast<BlockArgument>(source);
+    if (argument && argument.getOwner() == &entry.getBody().front() &&
+        entry.getArgAttr(argument.getArgNumber(),
+                         RecurDialect::kInputAttrName)) {
+      auto [it, inserted] = bounds.try_emplace(argument, bound);
+      if (!inserted)
+        it->second = std::min(it->second, bound);
+      return;
+    }
+    DenseIntElementsAttr constant;
+    if (matchPattern(source, m_Constant(&constant))) {
+      for (auto [position, value] : llvm::enumerate(constant.getValues<APInt>()))
+        if (value.isNegative() || value.sge(bound)) {
+          user->emitOpError() << "its " << what << " hold the constant "
+                            << value.getSExtValue() << " at flat index "
+                            << position << "; values must lie in [0, " << bound
+                            << ")";
+          ok = false;
+          return;
+        }
+      return;
+    }
+    InFlightDiagnostic diag = user->emitOpError();
+    diag << "its " << what << " come from ";
+    if (Operation *def = source.getDefiningOp())
+      diag << "'" << def->getName() << "'";
+    else
+      diag << "a weight or a block argument";
+    diag << ", which the runtime cannot range-check: indices must come from a "
+            "model input (through casts, reshapes or slices) or a constant";
+    ok = false;
+  };
+  entry.walk([&](Operation *op) {
+    if (auto embedding = dyn_cast<EmbeddingOp>(op))
+      require(op, "ids", embedding.getIds(),
+              cast<ShapedType>(embedding.getTable().getType()).getShape()[0]);
+    else if (auto loss = dyn_cast<CrossEntropyOp>(op))
+      require(op, "targets", loss.getTargets(),
+              cast<ShapedType>(loss.getLogits().getType()).getShape().back());
+  });
+  if (!ok)
+    return failure();
+  return bounds;
+}
+
+/// Static sizes the generated code trusts: a size that is dynamic in the
+/// inputs must not become static on the way (a tensor.cast, or a recur op
+/// whose declared result is more static than its operands imply). The code
+/// would index by the static size whatever the run's T or B, and nothing
+/// can check it at run time. Tensor types too large to address are refused.
+static LogicalResult checkStaticSizes(func::FuncOp entry) {
+  auto fixesDynamicSize = [](Type from, Type to) -> std::optional<unsigned> {
+    auto source = dyn_cast<RankedTensorType>(from);
+    auto result = dyn_cast<RankedTensorType>(to);
+    if (!source || !result || source.getRank() != result.getRank())
+      return std::nullopt;
+    for (unsigned dim = 0; dim < source.getRank(); ++dim)
+      if (source.isDynamicDim(dim) && !result.isDynamicDim(dim))
+        return dim;
+    return std::nullopt;
+  };
+  auto refuse = [](Operation *op, unsigned dim, Type type) {
+    return op->emitOpError()
+           << "fixes dimension " << dim << " to "
+           << cast<RankedTensorType>(type).getDimSize(dim)
+           << " where it is only known at run time (" << type
+           << "); the compiled model cannot check that: give the inputs "
+              "static shapes (recur-gen --seq/--batch) or keep it dynamic";
+  };
+  auto tooLarge = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.getElementType().isIntOrFloat())
+      return false;
+    int64_t bytes = (tensor.getElementTypeBitWidth() + 7) / 8;
+    for (int64_t size : tensor.getShape())
+      if (!ShapedType::isDynamic(size) &&
+          __builtin_mul_overflow(bytes, size, &bytes))
+        return true;
+    return false;
+  };
+  WalkResult walk = entry.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
+    for (Value value : op->getResults())
+      if (tooLarge(value.getType()))
+        return op->emitOpError() << "result type " << value.getType()
+                               << " is larger than 2^63 bytes";
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          if (tooLarge(argument.getType()))
+            return op->emitOpError() << "argument type " << argument.getType()
+                                   << " is larger than 2^63 bytes";
+    if (auto cast = dyn_cast<tensor::CastOp>(op))
+      if (std::optional<unsigned> dim =
+              fixesDynamicSize(cast.getSource().getType(), cast.getType()))
+        return refuse(op, *dim, cast.getType());
+    if (auto inference = dyn_cast<ResultTypeInference>(op))
+      for (auto [result, inferred] :
+           llvm::zip_equal(op->getResults(), inference.inferResultTypes()))
+        if (std::optional<unsigned> dim =
+                fixesDynamicSize(inferred, result.getType()))
+          return refuse(op, *dim, result.getType());
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 /// The batch-major tensors among the recur operands: initial LSTM states are
@@ -164,6 +296,11 @@ FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
                                                   StringRef target,
                                                   StringRef pipeline,
                                                   StringRef cudaArch) {
+  if (failed(checkStaticSizes(entry)))
+    return failure();
+  FailureOr<llvm::DenseMap<Value, int64_t>> bounds = indexBounds(entry);
+  if (failed(bounds))
+    return failure();
   llvm::json::Array arguments, outputs;
   for (BlockArgument argument : entry.getArguments()) {
     unsigned index = argument.getArgNumber();
@@ -185,8 +322,8 @@ FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
     if (failed(description))
       return failure();
     description->insert({"kind", input ? "input" : "weight"});
-    if (std::optional<int64_t> bound = indexBound(argument))
-      description->insert({"range", llvm::json::Array{0, *bound}});
+    if (auto bound = bounds->find(argument); bound != bounds->end())
+      description->insert({"range", llvm::json::Array{0, bound->second}});
     arguments.push_back(std::move(*description));
   }
   for (auto [index, type] : llvm::enumerate(entry.getResultTypes())) {

@@ -528,6 +528,23 @@ void ModelGpu::run(void (*entry)(void **), void **arguments) {
   d.check(result, "running the model's kernels");
 }
 
+void *ModelGpu::duplicate(const void *source, size_t bytes,
+                          const std::string &what) {
+  Driver &d = requireDriver();
+  CUdeviceptr copy = 0;
+  d.check(d.cuMemAllocAsync(&copy, bytes ? bytes : 1, state->stream),
+          "allocating " + std::to_string(bytes) + " bytes of GPU memory for " +
+              what);
+  try {
+    d.check(d.cuStreamSynchronize(state->stream), "waiting for the GPU");
+    copyOnDevice(reinterpret_cast<void *>(copy), source, bytes);
+  } catch (...) {
+    freeModelAllocation(reinterpret_cast<void *>(copy));
+    throw;
+  }
+  return reinterpret_cast<void *>(copy);
+}
+
 void ModelGpu::freeModelAllocation(void *pointer) {
   if (!pointer)
     return;

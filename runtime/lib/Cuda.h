@@ -62,6 +62,11 @@ public:
   /// first error any of those calls met.
   void run(void (*entry)(void **), void **arguments);
 
+  /// A copy of `bytes` of device memory in a new allocation of the kind the
+  /// model makes, so that freeModelAllocation releases it. `what` names it
+  /// in errors.
+  void *duplicate(const void *source, size_t bytes, const std::string &what);
+
   /// Frees memory the model allocated (outputs handed to the caller).
   static void freeModelAllocation(void *pointer);
 

@@ -27,6 +27,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -124,14 +125,31 @@ std::string formatShape(const std::vector<int64_t> &shape,
   return text + "]";
 }
 
-int64_t numElements(const std::vector<int64_t> &shape) {
+size_t elementBytes(DLDataType dtype) { return (dtype.bits * dtype.lanes + 7) / 8; }
+
+/// Elements of a row-major tensor of `shape`; throws when a size is negative
+/// or the count overflows, so that no shape makes a small buffer look large
+/// (or a large one small).
+int64_t numElements(const std::vector<int64_t> &shape,
+                    const std::string &what = "a tensor") {
   int64_t count = 1;
   for (int64_t size : shape)
-    count *= size;
+    if (size < 0 || __builtin_mul_overflow(count, size, &count))
+      throw Failure(what + " has shape " + formatShape(shape) +
+                    ", whose element count does not fit in 64 bits");
   return count;
 }
 
-size_t elementBytes(DLDataType dtype) { return (dtype.bits * dtype.lanes + 7) / 8; }
+/// Bytes of a row-major tensor, checked like its element count.
+size_t byteCount(const std::vector<int64_t> &shape, DLDataType dtype,
+                 const std::string &what = "a tensor") {
+  int64_t bytes;
+  if (__builtin_mul_overflow(numElements(shape, what),
+                             static_cast<int64_t>(elementBytes(dtype)), &bytes))
+    throw Failure(what + " has shape " + formatShape(shape) +
+                  ", whose size in bytes does not fit in 64 bits");
+  return static_cast<size_t>(bytes);
+}
 
 /// A 64-byte aligned copy of a weight.
 struct AlignedBuffer {
@@ -177,6 +195,11 @@ struct OutputContext {
   bool onDevice;
   std::vector<int64_t> shape;
 };
+
+/// Threads a model may be asked for: more than any machine's cores, few
+/// enough that OpenMP can create them (libomp aborts the process when it
+/// cannot).
+constexpr int kMaxThreads = 1024;
 
 void deleteOutput(DLManagedTensor *tensor) {
   auto *context = static_cast<OutputContext *>(tensor->manager_ctx);
@@ -390,7 +413,9 @@ void checkTensor(const std::string &what, const TensorSpec &spec,
       expected *= shape[i];
     }
   }
-  if (!tensor->data && numElements(shape) > 0)
+  // Checked for every tensor: everything after this trusts its size.
+  size_t bytes = byteCount(shape, tensor->dtype, what);
+  if (!tensor->data && bytes > 0)
     throw Failure(what + " has no data");
 }
 
@@ -399,9 +424,9 @@ const void *dataOf(const DLTensor *tensor) {
 }
 
 size_t bytesOf(const DLTensor *tensor) {
-  return numElements(std::vector<int64_t>(tensor->shape,
-                                          tensor->shape + tensor->ndim)) *
-         elementBytes(tensor->dtype);
+  return byteCount(
+      std::vector<int64_t>(tensor->shape, tensor->shape + tensor->ndim),
+      tensor->dtype);
 }
 
 /// An index outside the table would make the kernel read out of bounds, so
@@ -410,8 +435,8 @@ void checkIndices(const std::string &what, const TensorSpec &spec,
                   const DLTensor *tensor, const RecurModel &model) {
   if (spec.indexBound <= 0 || spec.dtype.code != kDLInt)
     return;
-  int64_t count = numElements(std::vector<int64_t>(
-      tensor->shape, tensor->shape + tensor->ndim));
+  int64_t count = numElements(
+      std::vector<int64_t>(tensor->shape, tensor->shape + tensor->ndim), what);
   const void *data = dataOf(tensor);
   AlignedBuffer hostCopy;
   if (!isHostMemory(tensor)) {
@@ -438,11 +463,29 @@ AlignedBuffer copyOf(const void *data, size_t bytes) {
   return buffer;
 }
 
-/// A tensor that takes over output `index`'s buffer (its memref descriptor is
-/// `words`), or, for a CUDA model with host outputs, a host copy of it.
+/// Which result buffers the outputs may take over. A model may return an
+/// input or a weight, or one buffer as two results (a value returned twice,
+/// results that CSE merged, views of one allocation); those outputs get a copy
+/// instead, so that every output owns exactly one allocation and nothing is
+/// freed twice or freed from under the runtime.
+std::vector<bool> ownedResults(const std::vector<int64_t *> &results,
+                               const std::vector<std::vector<int64_t>> &arguments) {
+  std::set<int64_t> taken;
+  for (const std::vector<int64_t> &words : arguments)
+    taken.insert(words[0]);
+  std::vector<bool> owned;
+  for (const int64_t *words : results)
+    owned.push_back(words[0] != 0 && taken.insert(words[0]).second);
+  return owned;
+}
+
+/// A tensor for output `index` (memref descriptor `words`): it takes over the
+/// buffer if `owned`, else holds a copy; a CUDA model with host outputs gives
+/// a host copy either way.
 DLManagedTensor *makeOutput(const RecurModel &model, size_t index,
-                            const int64_t *words) {
+                            const int64_t *words, bool owned) {
   const TensorSpec &spec = model.outputs[index];
+  std::string what = "output '" + spec.name + "'";
   size_t rank = spec.shape.size();
   size_t elementSize = elementBytes(spec.dtype);
   auto context = std::make_unique<OutputContext>(OutputContext{
@@ -450,21 +493,33 @@ DLManagedTensor *makeOutput(const RecurModel &model, size_t index,
       std::vector<int64_t>(words + 3, words + 3 + rank)});
   auto tensor = std::make_unique<DLManagedTensor>();
   void *data = reinterpret_cast<char *>(words[1]) + words[2] * elementSize;
-  if (model.onGpu() && model.hostOutputs) {
-    // A malloc'd copy, the same kind of buffer a CPU model returns.
-    size_t bytes = numElements(context->shape) * elementSize;
+  size_t bytes = byteCount(context->shape, spec.dtype, what);
+  auto hostCopy = [&] {
+    // A malloc'd buffer, the kind a CPU model returns.
     void *host = std::malloc(bytes ? bytes : 1);
     if (!host)
-      throw Failure("out of host memory copying output '" + spec.name + "'");
+      throw Failure("out of host memory copying " + what + " (" +
+                    std::to_string(bytes) + " bytes)");
     try {
-      model.gpu->copyToHost(host, data, bytes);
+      if (model.onGpu())
+        model.gpu->copyToHost(host, data, bytes);
+      else if (bytes)
+        std::memcpy(host, data, bytes);
     } catch (...) {
       std::free(host);
       throw;
     }
-    recur::cuda::ModelGpu::freeModelAllocation(context->allocated);
+    return host;
+  };
+  if (model.onGpu() && model.hostOutputs) {
+    void *host = hostCopy();
+    if (owned)
+      recur::cuda::ModelGpu::freeModelAllocation(context->allocated);
     context->allocated = data = host;
     context->onDevice = false;
+  } else if (!owned) {
+    context->allocated = data =
+        model.onGpu() ? model.gpu->duplicate(data, bytes, what) : hostCopy();
   }
   tensor->dl_tensor.data = data;
   tensor->dl_tensor.device = {context->onDevice ? kDLCUDA : kDLCPU,
@@ -478,6 +533,61 @@ DLManagedTensor *makeOutput(const RecurModel &model, size_t index,
   tensor->manager_ctx = context.release();
   tensor->deleter = deleteOutput;
   return tensor.release();
+}
+
+/// "a, b, c and 3 more": long lists stay readable in one error line.
+std::string listNames(const std::vector<std::string> &names) {
+  constexpr size_t kShown = 6;
+  std::string text;
+  for (size_t i = 0; i < names.size() && i < kShown; ++i)
+    text += (i ? ", " : "") + names[i];
+  if (names.size() > kShown)
+    text += " and " + std::to_string(names.size() - kShown) + " more";
+  return text;
+}
+
+/// Strict binding, as PyTorch's load_state_dict(strict=True): the file holds
+/// exactly the model's weights. A name that differs from a missing one by a
+/// dotted prefix ("lstm.weight_ih_l0" for "weight_ih_l0") is pointed out.
+void checkNamesMatch(const RecurModel &model,
+                     const recur::safetensors::File &file,
+                     const std::string &path) {
+  std::vector<std::string> missing, unexpected, hints;
+  std::set<std::string> known;
+  for (const TensorSpec &spec : model.weights) {
+    known.insert(spec.name);
+    if (!file.find(spec.name))
+      missing.push_back(spec.name);
+  }
+  for (const recur::safetensors::Entry &entry : file.entries())
+    if (!known.count(entry.name))
+      unexpected.push_back(entry.name);
+  if (missing.empty() && unexpected.empty())
+    return;
+  auto endsWithDotted = [](const std::string &longer,
+                           const std::string &shorter) {
+    return longer.size() > shorter.size() + 1 &&
+           longer.compare(longer.size() - shorter.size(), shorter.size(),
+                          shorter) == 0 &&
+           longer[longer.size() - shorter.size() - 1] == '.';
+  };
+  for (const std::string &want : missing)
+    for (const std::string &have : unexpected)
+      if (endsWithDotted(have, want) || endsWithDotted(want, have)) {
+        hints.push_back("'" + have + "' for '" + want + "'");
+        break;
+      }
+  std::string message = "'" + path + "' does not fit the model's weights";
+  if (!missing.empty())
+    message += "; missing: " + listNames(missing);
+  if (!unexpected.empty())
+    message += "; unexpected: " + listNames(unexpected);
+  if (!hints.empty())
+    message += "; did you mean " + listNames(hints) +
+               "? (save the submodule's state_dict, or strip the prefix)";
+  if (!unexpected.empty())
+    message += "; non-strict binding ignores unexpected tensors";
+  throw Failure(message);
 }
 
 } // namespace
@@ -589,7 +699,7 @@ RecurError *recur_model_bind_weight(RecurModel *model, const char *name,
     int64_t sizes[2] = {-1, -1};
     std::string what = "weight '" + spec->name + "'";
     checkTensor(what, *spec, tensor, sizes, *model);
-    size_t bytes = numElements(spec->shape) * elementBytes(spec->dtype);
+    size_t bytes = byteCount(spec->shape, spec->dtype, what);
     if (model->onGpu()) {
       recur::cuda::DeviceBuffer buffer(bytes, what);
       if (isHostMemory(tensor))
@@ -605,47 +715,59 @@ RecurError *recur_model_bind_weight(RecurModel *model, const char *name,
 }
 
 RecurError *recur_model_bind_weights_file(RecurModel *model, const char *path) {
+  return recur_model_bind_weights_file_mode(model, path, RECUR_BIND_STRICT);
+}
+
+RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
+                                               const char *path,
+                                               RecurBindMode mode) {
   if (!model || !path)
     return makeError("recur_model_bind_weights_file: null model or path");
+  if (mode != RECUR_BIND_STRICT && mode != RECUR_BIND_NON_STRICT)
+    return makeError("recur_model_bind_weights_file_mode: unknown mode " +
+                     std::to_string(static_cast<int>(mode)));
   return guarded([&] {
     std::string error;
     std::unique_ptr<recur::safetensors::File> file =
         recur::safetensors::File::open(path, error);
     if (!file)
       throw Failure(error);
+    if (mode == RECUR_BIND_STRICT)
+      checkNamesMatch(*model, *file, path);
     // Check everything before changing anything.
-    std::vector<const recur::safetensors::Entry *> entries;
-    for (const TensorSpec &spec : model->weights) {
+    std::vector<std::pair<size_t, const recur::safetensors::Entry *>> entries;
+    for (size_t index = 0; index < model->weights.size(); ++index) {
+      const TensorSpec &spec = model->weights[index];
       const recur::safetensors::Entry *entry = file->find(spec.name);
-      std::string where = "weight '" + spec.name + "' in '" + path + "'";
       if (!entry)
-        throw Failure("weight '" + spec.name + "' is missing from '" + path +
-                      "' (" + std::to_string(file->entries().size()) +
-                      " tensors there)");
+        continue; // only in non-strict mode
+      std::string where = "weight '" + spec.name + "' in '" + path + "'";
       if (entry->dtype != safetensorsDtype(spec.dtypeName))
         throw Failure(where + " has dtype " + entry->dtype + ", expected " +
                       safetensorsDtype(spec.dtypeName));
       if (entry->shape != spec.shape)
         throw Failure(where + " has shape " + formatShape(entry->shape) +
                       ", expected " + formatShape(spec.shape));
-      entries.push_back(entry);
+      entries.push_back({index, entry});
     }
     if (model->onGpu()) {
       std::vector<recur::cuda::DeviceBuffer> data;
-      for (size_t i = 0; i < entries.size(); ++i) {
-        data.emplace_back(entries[i]->size,
-                          "weight '" + model->weights[i].name + "'");
-        model->gpu->copyToDevice(data.back().data(), entries[i]->data,
-                                 entries[i]->size);
+      for (auto [index, entry] : entries) {
+        data.emplace_back(entry->size,
+                          "weight '" + model->weights[index].name + "'");
+        model->gpu->copyToDevice(data.back().data(), entry->data, entry->size);
       }
-      model->deviceWeights = std::move(data);
+      for (size_t i = 0; i < entries.size(); ++i)
+        model->deviceWeights[entries[i].first] = std::move(data[i]);
     } else {
       std::vector<AlignedBuffer> data;
-      for (const recur::safetensors::Entry *entry : entries)
+      for (auto [index, entry] : entries)
         data.push_back(copyOf(entry->data, entry->size));
-      model->weightData = std::move(data);
+      for (size_t i = 0; i < entries.size(); ++i)
+        model->weightData[entries[i].first] = std::move(data[i]);
     }
-    model->weightBound.assign(model->weights.size(), true);
+    for (auto [index, entry] : entries)
+      model->weightBound[index] = true;
   });
 }
 
@@ -670,8 +792,9 @@ RecurError *recur_cuda_check(void) {
 RecurError *recur_model_set_threads(RecurModel *model, int threads) {
   if (!model)
     return makeError("recur_model_set_threads: null model");
-  if (threads < 1)
-    return makeError("thread count must be at least 1, got " +
+  if (threads < 1 || threads > kMaxThreads)
+    return makeError("thread count must be between 1 and " +
+                     std::to_string(kMaxThreads) + ", got " +
                      std::to_string(threads));
   model->threads = threads;
   return nullptr;
@@ -757,9 +880,11 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
       try {
         model->gpu->run(model->run, args.data());
       } catch (...) {
-        for (int64_t *words : resultDescriptors)
-          recur::cuda::ModelGpu::freeModelAllocation(
-              reinterpret_cast<void *>(words[0]));
+        std::vector<bool> owned = ownedResults(resultDescriptors, descriptors);
+        for (size_t i = 0; i < resultDescriptors.size(); ++i)
+          if (owned[i])
+            recur::cuda::ModelGpu::freeModelAllocation(
+                reinterpret_cast<void *>(resultDescriptors[i][0]));
         throw;
       }
     } else {
@@ -768,11 +893,12 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
 
     // Outputs are handed over only when all of them are ready; on a failure
     // every buffer the model returned is freed.
+    std::vector<bool> owned = ownedResults(resultDescriptors, descriptors);
     std::vector<DLManagedTensor *> built(model->outputs.size(), nullptr);
     size_t handedOver = 0; // descriptors whose buffer a tensor now owns
     try {
       for (size_t i = 0; i < model->outputs.size(); ++i) {
-        built[i] = makeOutput(*model, i, resultDescriptors[i]);
+        built[i] = makeOutput(*model, i, resultDescriptors[i], owned[i]);
         ++handedOver;
       }
     } catch (...) {
@@ -780,6 +906,8 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
         if (tensor)
           tensor->deleter(tensor);
       for (size_t i = handedOver; i < resultDescriptors.size(); ++i) {
+        if (!owned[i])
+          continue;
         void *allocated = reinterpret_cast<void *>(resultDescriptors[i][0]);
         if (model->onGpu())
           recur::cuda::ModelGpu::freeModelAllocation(allocated);

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <set>
 #include <tuple>
@@ -390,6 +391,22 @@ std::unique_ptr<File> File::parse(std::vector<uint8_t> bytes,
     uint64_t headerSize = 0;
     for (int i = 7; i >= 0; --i)
       headerSize = (headerSize << 8) | bytes[i];
+    // Files people pass by mistake are named rather than reported as a
+    // corrupt header (only when the start cannot be a safetensors header).
+    bool plausible = headerSize <= kMaxHeaderSize &&
+                     headerSize <= bytes.size() - 8 && bytes.size() > 8 &&
+                     bytes[8] == '{';
+    auto startsWith = [&](std::initializer_list<uint8_t> magic) {
+      return std::equal(magic.begin(), magic.end(), bytes.begin());
+    };
+    if (!plausible && startsWith({'P', 'K', 3, 4}))
+      return fail("is a zip archive, as torch.save writes, not safetensors: "
+                  "save the state_dict with "
+                  "safetensors.torch.save_file(model.state_dict(), path)");
+    if (!plausible && bytes[0] == 0x80 && bytes[1] >= 2 && bytes[1] <= 5)
+      return fail("is a Python pickle (a legacy torch.save file?), not "
+                  "safetensors: save the state_dict with "
+                  "safetensors.torch.save_file(model.state_dict(), path)");
     if (headerSize > kMaxHeaderSize)
       return fail("has a corrupt header length: " + std::to_string(headerSize) +
                   " bytes, over the " + std::to_string(kMaxHeaderSize) +

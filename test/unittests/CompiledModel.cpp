@@ -14,6 +14,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 using namespace recur::testing;
 namespace ref = recur::reference;
@@ -40,7 +42,8 @@ std::string recur::testing::compileToLibrary(mlir::ModuleOp module,
 }
 
 std::string recur::testing::compileToLibrary(const std::string &mlirText,
-                                             const std::string &name) {
+                                             const std::string &name,
+                                             const std::string &target) {
   mlir::DialectRegistry registry;
   mlir::recur::registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
@@ -50,7 +53,14 @@ std::string recur::testing::compileToLibrary(const std::string &mlirText,
     ADD_FAILURE() << "cannot parse the IR of " << name;
     return "";
   }
-  return compileToLibrary(*module, name);
+  return compileToLibrary(*module, name, target);
+}
+
+std::string recur::testing::readTestModel(const std::string &name) {
+  std::ifstream file(std::string(RECUR_TEST_MODELS_DIR) + "/" + name);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
 }
 
 DLTensor HostTensor::view() {

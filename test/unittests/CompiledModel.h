@@ -27,7 +27,11 @@ namespace recur::testing {
 std::string compileToLibrary(mlir::ModuleOp module, const std::string &name,
                              const std::string &target = "cpu");
 std::string compileToLibrary(const std::string &mlirText,
-                             const std::string &name);
+                             const std::string &name,
+                             const std::string &target = "cpu");
+
+/// The text of a model in test/models/ (shared with lit and the GPU suite).
+std::string readTestModel(const std::string &name);
 
 /// A host tensor with its DLPack view.
 struct HostTensor {

@@ -21,14 +21,6 @@ using namespace mlir::recur;
 
 namespace {
 
-/// A model from test/models/, shared with the GPU suite.
-std::string readTestModel(const std::string &name) {
-  std::ifstream file(std::string(RECUR_TEST_MODELS_DIR) + "/" + name);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 struct LmCase {
   int64_t vocab, embed, hidden, layers, seq, batch;
   bool staticShapes;

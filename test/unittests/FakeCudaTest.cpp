@@ -18,6 +18,8 @@
 
 #include <dlfcn.h>
 
+#include <set>
+
 using namespace recur::testing;
 using ::testing::HasSubstr;
 
@@ -33,6 +35,7 @@ struct FakeDriver {
   void (*setCapability)(int) = nullptr;
   void *(*deviceAlloc)(size_t) = nullptr;
   void (*deviceFree)(void *) = nullptr;
+  int (*invalidFrees)() = nullptr;
 
   /// The libcuda.so.1 the runtime will load; null unless it is the fake.
   static const FakeDriver *get() {
@@ -51,8 +54,9 @@ struct FakeDriver {
       RECUR_FAKE(setCapability, "fake_cuda_set_capability")
       RECUR_FAKE(deviceAlloc, "fake_cuda_device_alloc")
       RECUR_FAKE(deviceFree, "fake_cuda_device_free")
+      RECUR_FAKE(invalidFrees, "fake_cuda_invalid_frees")
 #undef RECUR_FAKE
-      return driver.deviceFree != nullptr;
+      return driver.invalidFrees != nullptr;
     }();
     return loaded ? &driver : nullptr;
   }
@@ -147,6 +151,36 @@ TEST_F(FakeCudaTest, RunsOnTheModelsStreamAndReturnsDeviceOutputs) {
 
   recur_model_free(model);
   EXPECT_EQ(fake->loadedModules(), 0);
+  EXPECT_EQ(fake->liveAllocations(), 0) << "device memory leaked";
+}
+
+// Results that share a buffer (returned twice, merged by CSE) or that are an
+// input or a weight: each output gets its own device allocation.
+TEST_F(FakeCudaTest, AliasedOutputsEachOwnTheirBuffer) {
+  static std::string path = compileToLibrary(
+      readTestModel("aliased-outputs.mlir"), "fake_cuda_aliased", "cuda");
+  ASSERT_FALSE(path.empty());
+  RecurModel *model = nullptr;
+  ASSERT_EQ(messageOf(recur_model_load(path.c_str(), &model)), "success");
+  bindWeights(model);
+  HostTensor x = randomFloats({kSeq, kBatch, 4}, rng, 1.0f);
+  DLTensor view = x.view();
+  const DLTensor *inputs[] = {&view};
+  int invalidBefore = fake->invalidFrees();
+  for (int host = 0; host < 2; ++host) {
+    ASSERT_EQ(recur_model_set_host_outputs(model, host), nullptr);
+    DLManagedTensor *outputs[6] = {};
+    ASSERT_EQ(messageOf(recur_model_run(model, inputs, 1, outputs, 6)),
+              "success");
+    std::set<void *> buffers;
+    for (DLManagedTensor *output : outputs)
+      buffers.insert(output->dl_tensor.data);
+    EXPECT_EQ(buffers.size(), 6u) << "outputs share a buffer";
+    for (DLManagedTensor *output : outputs)
+      output->deleter(output);
+  }
+  recur_model_free(model);
+  EXPECT_EQ(fake->invalidFrees(), invalidBefore) << "a buffer was freed twice";
   EXPECT_EQ(fake->liveAllocations(), 0) << "device memory leaked";
 }
 

@@ -47,7 +47,9 @@ protected:
   std::string writeWeights(const std::string &name,
                            const std::string &skip = "",
                            const std::string &wrongShape = "",
-                           const std::string &wrongDtype = "") {
+                           const std::string &wrongDtype = "",
+                           const std::string &prefix = "",
+                           const std::string &extra = "") {
     recur::safetensors::Writer writer;
     std::mt19937_64 rng(3);
     for (size_t i = 0; i < recur_model_num_tensors(model, RECUR_WEIGHT); ++i) {
@@ -60,14 +62,20 @@ protected:
         shape.back() += 1;
       HostTensor tensor = randomFloats(shape, rng, 0.5f);
       std::string error;
+      std::string stored = prefix + info.name;
       if (info.name == wrongDtype) {
         std::vector<double> doubles(tensor.floats.begin(), tensor.floats.end());
-        EXPECT_TRUE(writer.add(info.name, "F64", shape, doubles.data(),
+        EXPECT_TRUE(writer.add(stored, "F64", shape, doubles.data(),
                                doubles.size() * 8, error));
       } else {
-        EXPECT_TRUE(writer.add(info.name, "F32", shape, tensor.floats.data(),
+        EXPECT_TRUE(writer.add(stored, "F32", shape, tensor.floats.data(),
                                tensor.floats.size() * 4, error));
       }
+    }
+    if (!extra.empty()) {
+      float value = 1;
+      std::string error;
+      EXPECT_TRUE(writer.add(extra, "F32", {1}, &value, 4, error));
     }
     std::string path = ::testing::TempDir() + "/" + name + ".safetensors";
     std::string error;
@@ -137,10 +145,79 @@ TEST_F(RuntimeTest, UnboundWeight) {
 
 TEST_F(RuntimeTest, WeightMissingFromFile) {
   std::string path = writeWeights("missing", /*skip=*/"proj.bias");
-  EXPECT_THAT(bindFile(path), HasSubstr("weight 'proj.bias' is missing from '" +
-                                        path + "' (10 tensors there)"));
+  EXPECT_EQ(bindFile(path),
+            "'" + path + "' does not fit the model's weights; missing: proj.bias");
   // All or nothing: nothing was bound.
   EXPECT_THAT(run(tokens()), HasSubstr("is not bound"));
+}
+
+// Strict by default, as load_state_dict: a bidirectional LSTM's *_reverse
+// tensors must not be dropped silently.
+TEST_F(RuntimeTest, UnexpectedWeightInFile) {
+  std::string path = writeWeights("unexpected", "", "", "", "",
+                                  "lstm.weight_ih_l0_reverse");
+  EXPECT_EQ(bindFile(path), "'" + path +
+                                "' does not fit the model's weights; "
+                                "unexpected: lstm.weight_ih_l0_reverse; "
+                                "non-strict binding ignores unexpected tensors");
+  EXPECT_THAT(run(tokens()), HasSubstr("is not bound"));
+  EXPECT_EQ(messageOf(recur_model_bind_weights_file_mode(model, path.c_str(),
+                                                         RECUR_BIND_NON_STRICT)),
+            "");
+  EXPECT_EQ(run(tokens()), "");
+}
+
+TEST_F(RuntimeTest, PrefixedNamesGetAHint) {
+  std::string path = writeWeights("prefixed", "", "", "", "model.");
+  std::string message = bindFile(path);
+  EXPECT_THAT(message, HasSubstr("missing: embedding.weight, "));
+  EXPECT_THAT(message, HasSubstr("and 5 more; unexpected: model.embedding.weight"));
+  EXPECT_THAT(message, HasSubstr("did you mean 'model.embedding.weight' for "
+                                 "'embedding.weight'"));
+}
+
+TEST_F(RuntimeTest, NonStrictBindsWhatIsThere) {
+  std::string path = writeWeights("partial", /*skip=*/"proj.bias");
+  EXPECT_EQ(messageOf(recur_model_bind_weights_file_mode(model, path.c_str(),
+                                                         RECUR_BIND_NON_STRICT)),
+            "");
+  EXPECT_THAT(run(tokens()), HasSubstr("weight 'proj.bias' is not bound"));
+  std::string wrong = writeWeights("partial-wrong", "proj.bias", "proj.weight");
+  EXPECT_THAT(messageOf(recur_model_bind_weights_file_mode(
+                  model, wrong.c_str(), RECUR_BIND_NON_STRICT)),
+              HasSubstr("weight 'proj.weight' in '" + wrong + "' has shape"));
+  EXPECT_THAT(messageOf(recur_model_bind_weights_file_mode(
+                  model, path.c_str(), static_cast<RecurBindMode>(7))),
+              HasSubstr("unknown mode 7"));
+}
+
+TEST_F(RuntimeTest, TorchSaveFileIsNamed) {
+  std::string path = ::testing::TempDir() + "/state_dict.pt";
+  std::ofstream(path) << std::string("PK\x03\x04", 4) << "archive/data.pkl";
+  EXPECT_THAT(bindFile(path), HasSubstr("is a zip archive, as torch.save "
+                                        "writes, not safetensors"));
+  std::ofstream(path) << std::string("\x80\x02}q\x00(X\x06\x00\x00\x00weight", 16);
+  EXPECT_THAT(bindFile(path), HasSubstr("is a Python pickle"));
+}
+
+// Shapes whose element count overflows must not pass for small buffers.
+TEST_F(RuntimeTest, OverflowingShapes) {
+  ASSERT_EQ(bindFile(writeWeights("overflow")), "");
+  HostTensor ids = tokens();
+  DLTensor view = ids.view();
+  int64_t huge[] = {int64_t(1) << 32, int64_t(1) << 32};
+  view.shape = huge;
+  const DLTensor *inputs[] = {&view};
+  DLManagedTensor *output = nullptr;
+  EXPECT_THAT(messageOf(recur_model_run(model, inputs, 1, &output, 1)),
+              HasSubstr("input 'tokens' has shape [4294967296, 4294967296], "
+                        "whose element count does not fit in 64 bits"));
+  int64_t bytesOverflow[] = {int64_t(1) << 31, int64_t(1) << 30};
+  view.shape = bytesOverflow;
+  EXPECT_THAT(messageOf(recur_model_run(model, inputs, 1, &output, 1)),
+              HasSubstr("whose size in bytes does not fit in 64 bits"));
+  EXPECT_EQ(output, nullptr);
+  EXPECT_EQ(run(tokens()), "");
 }
 
 TEST_F(RuntimeTest, WeightWithWrongShapeInFile) {
@@ -234,7 +311,10 @@ TEST_F(RuntimeTest, InputErrors) {
 
 TEST_F(RuntimeTest, ThreadCount) {
   EXPECT_EQ(messageOf(recur_model_set_threads(model, 0)),
-            "thread count must be at least 1, got 0");
+            "thread count must be between 1 and 1024, got 0");
+  // libomp aborts the process when it cannot make the threads.
+  EXPECT_EQ(messageOf(recur_model_set_threads(model, 100000)),
+            "thread count must be between 1 and 1024, got 100000");
   EXPECT_EQ(messageOf(recur_model_set_threads(model, 1)), "");
   ASSERT_EQ(bindFile(writeWeights("threads")), "");
   EXPECT_EQ(run(tokens()), "");

@@ -11,6 +11,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "recur/InitAll.h"
+#include "recur/Support/NestingLimit.h"
 #include "recur/Target/Compile.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -63,9 +64,23 @@ int main(int argc, char **argv) {
       argc, argv, "Recur ahead-of-time compiler: recur IR to a shared library\n");
   auto start = std::chrono::steady_clock::now();
 
+  CompileOptions options;
+  options.target = target;
+  options.cpu = cpu;
+  options.cudaArch = cudaArch;
+  options.openmp = !noOpenmp;
+  options.emit = emit;
+  // Option mistakes are reported alone, before any IR is read.
+  if (std::string message = checkCompileOptions(options); !message.empty()) {
+    WithColor::error(errs(), "recur-compile") << message << "\n";
+    return 1;
+  }
+
   mlir::DialectRegistry registry;
   registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
+  // Diagnostics name a location; the whole module after them is noise.
+  context.printOpOnDiagnostic(false);
 
   std::string error;
   std::unique_ptr<MemoryBuffer> input =
@@ -74,6 +89,8 @@ int main(int argc, char **argv) {
     WithColor::error(errs(), "recur-compile") << error << "\n";
     return 1;
   }
+  if (mlir::failed(checkNestingDepth(*input)))
+    return 1;
   SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), SMLoc());
   mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
@@ -82,12 +99,6 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  CompileOptions options;
-  options.target = target;
-  options.cpu = cpu;
-  options.cudaArch = cudaArch;
-  options.openmp = !noOpenmp;
-  options.emit = emit;
   if (mlir::failed(compileModel(*module, options, outputFilename)))
     return 1;
   if (!quiet) {

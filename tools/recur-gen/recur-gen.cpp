@@ -11,6 +11,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "recur/Gen/ModelGen.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -26,14 +27,18 @@ static cl::SubCommand lstmCommand("lstm",
 
 static cl::OptionCategory modelCategory("Model options");
 
+// Defaults come from the configs; main() writes them into the help texts.
+static const LstmLmConfig lmDefaults;
+static const LstmStackConfig stackDefaults;
+
 static cl::opt<int64_t> vocab("vocab", cl::desc("Vocabulary size"),
-                              cl::init(10001), cl::sub(lstmLmCommand),
+                              cl::init(lmDefaults.vocab), cl::sub(lstmLmCommand),
                               cl::cat(modelCategory));
 static cl::opt<int64_t> embed("embed", cl::desc("Embedding size"),
-                              cl::init(128), cl::sub(lstmLmCommand),
+                              cl::init(lmDefaults.embed), cl::sub(lstmLmCommand),
                               cl::cat(modelCategory));
 static cl::opt<int64_t> inputSize("input", cl::desc("Input feature size"),
-                                  cl::init(512), cl::sub(lstmCommand),
+                                  cl::init(stackDefaults.input), cl::sub(lstmCommand),
                                   cl::cat(modelCategory));
 static cl::opt<int64_t> hidden("hidden",
                                cl::desc("Hidden size of every LSTM layer"),
@@ -53,7 +58,7 @@ static cl::opt<int64_t> batch("batch",
                               cl::cat(modelCategory));
 static cl::opt<std::string> dtype("dtype",
                                   cl::desc("Element type: f32, f16 or bf16"),
-                                  cl::init("f32"), cl::sub(lstmLmCommand),
+                                  cl::init(lmDefaults.dtype), cl::sub(lstmLmCommand),
                                   cl::sub(lstmCommand), cl::cat(modelCategory));
 static cl::opt<std::string>
     outputFilename("o", cl::desc("Output file (default: stdout)"),
@@ -100,6 +105,23 @@ static int generate(Config config, BuildFn build) {
 int main(int argc, char **argv) {
   InitLLVM initLLVM(argc, argv);
   cl::HideUnrelatedOptions(modelCategory);
+  std::vector<std::string> help = {
+      formatv("Vocabulary size (default {0})", lmDefaults.vocab),
+      formatv("Embedding size (default {0})", lmDefaults.embed),
+      formatv("Input feature size (default {0})", stackDefaults.input),
+      formatv("Hidden size of every LSTM layer (default {0} for lstm-lm, "
+              "{1} for lstm)",
+              lmDefaults.hidden, stackDefaults.hidden),
+      formatv("Number of stacked LSTM layers (default {0} for lstm-lm, {1} "
+              "for lstm)",
+              lmDefaults.layers, stackDefaults.layers),
+      formatv("Element type: f32, f16 or bf16 (default {0})", lmDefaults.dtype)};
+  vocab.setDescription(help[0]);
+  embed.setDescription(help[1]);
+  inputSize.setDescription(help[2]);
+  hidden.setDescription(help[3]);
+  layers.setDescription(help[4]);
+  dtype.setDescription(help[5]);
   cl::ParseCommandLineOptions(
       argc, argv,
       "Recur model generator: writes recur dialect IR for a standard "

@@ -23,6 +23,8 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -40,11 +42,15 @@ constexpr const char *kUsage =
     "                 [--inputs in.safetensors] [--outputs out.safetensors]\n"
     "                 [--batch B --seq T] [--threads N] [--warmup K --iters N]\n"
     "                 [--check] [--tolerance X] [--json] [--seed S]\n"
-    "                 [--save-weights w.safetensors]\n"
+    "                 [--non-strict] [--save-weights w.safetensors]\n"
     "                 [--save-reference ref.safetensors]\n"
     "       recur-run --cuda-check\n"
-    "Runs a model compiled by recur-compile. Inputs not given are drawn at\n"
-    "random with --seed (default: the --random-weights seed, else 0). --check\n"
+    "Runs a model compiled by recur-compile. Weights are bound strictly (every\n"
+    "tensor in the file is a weight of the model and every weight is there)\n"
+    "unless --non-strict. --inputs must hold every input of the model, with\n"
+    "sizes that agree with --seq/--batch if given; without --inputs, inputs\n"
+    "are drawn at random with --seed (default: the --random-weights seed,\n"
+    "else 0). --check\n"
     "compares every output with the reference implementation and fails past\n"
     "|got - want| <= X * (1 + |want|) (default X = 1e-4); the relative error\n"
     "it prints is over elements with |want| >= 1e-3. --save-reference writes\n"
@@ -61,7 +67,7 @@ struct Options {
   std::optional<int64_t> batch, seq;
   std::optional<int> threads;
   int warmup = 1, iters = 3;
-  bool check = false, json = false;
+  bool check = false, json = false, nonStrict = false;
   double tolerance = 1e-4;
 };
 
@@ -70,15 +76,21 @@ struct Options {
   std::exit(code);
 }
 
-int64_t parseInteger(const std::string &flag, const char *text, int64_t min) {
+int64_t parseInteger(const std::string &flag, const char *text, int64_t min,
+                     int64_t max = std::numeric_limits<int64_t>::max()) {
   char *end = nullptr;
   errno = 0;
   long long value = std::strtoll(text, &end, 10);
-  if (errno || end == text || *end || value < min)
-    die(flag + " needs an integer of at least " + std::to_string(min) +
+  if (errno || end == text || *end || value < min || value > max)
+    die(flag + " needs an integer " +
+        (max == std::numeric_limits<int64_t>::max()
+             ? "of at least " + std::to_string(min)
+             : "from " + std::to_string(min) + " to " + std::to_string(max)) +
         ", got '" + text + "'");
   return value;
 }
+
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 
 Options parseOptions(int argc, char **argv) {
   Options options;
@@ -115,12 +127,12 @@ Options parseOptions(int argc, char **argv) {
     } else if (arg == "--seq") {
       options.seq = parseInteger(arg, value(), 1);
     } else if (arg == "--threads") {
-      // 0 is passed on: the runtime's error is the one to show.
-      options.threads = static_cast<int>(parseInteger(arg, value(), 0));
+      // Any int is passed on: the runtime's error names its range.
+      options.threads = static_cast<int>(parseInteger(arg, value(), 0, kIntMax));
     } else if (arg == "--warmup") {
-      options.warmup = static_cast<int>(parseInteger(arg, value(), 0));
+      options.warmup = static_cast<int>(parseInteger(arg, value(), 0, kIntMax));
     } else if (arg == "--iters") {
-      options.iters = static_cast<int>(parseInteger(arg, value(), 1));
+      options.iters = static_cast<int>(parseInteger(arg, value(), 1, kIntMax));
     } else if (arg == "--seed") {
       options.seed = parseInteger(arg, value(), 0);
     } else if (arg == "--tolerance") {
@@ -132,6 +144,8 @@ Options parseOptions(int argc, char **argv) {
             "'");
     } else if (arg == "--check") {
       options.check = true;
+    } else if (arg == "--non-strict") {
+      options.nonStrict = true;
     } else if (arg == "--json") {
       options.json = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -176,7 +190,9 @@ struct HostTensor {
   int64_t count() const {
     int64_t n = 1;
     for (int64_t size : shape)
-      n *= size;
+      if (size < 0 || __builtin_mul_overflow(n, size, &n))
+        die("tensor '" + name + "' has shape " + ref::formatShape(shape) +
+            ", whose element count does not fit in 64 bits");
     return n;
   }
 };
@@ -206,8 +222,23 @@ std::string safetensorsName(DLDataType t) {
 /// for vectors), float inputs uniform in [-1, 1], index inputs uniform in
 /// [0, bound).
 void fillRandom(HostTensor &tensor, std::mt19937_64 &rng, bool isWeight) {
-  int64_t n = tensor.count();
-  tensor.bytes.resize(n * elementBytes(tensor.info.dtype));
+  int64_t n = tensor.count(), bytes;
+  if (__builtin_mul_overflow(
+          n, static_cast<int64_t>(elementBytes(tensor.info.dtype)), &bytes))
+    die("tensor '" + tensor.name + "' has shape " +
+        ref::formatShape(tensor.shape) +
+        ", whose size in bytes does not fit in 64 bits");
+  try {
+    tensor.bytes.resize(bytes);
+  } catch (const std::bad_alloc &) {
+    die("out of memory making random values for '" + tensor.name +
+        "' of shape " + ref::formatShape(tensor.shape) + " (" +
+        std::to_string(bytes) + " bytes)");
+  } catch (const std::length_error &) {
+    die("tensor '" + tensor.name + "' of shape " +
+        ref::formatShape(tensor.shape) + " is too large (" +
+        std::to_string(bytes) + " bytes)");
+  }
   if (isI64(tensor.info.dtype)) {
     int64_t bound = tensor.info.index_bound > 0 ? tensor.info.index_bound : 100;
     std::uniform_int_distribution<int64_t> pick(0, bound - 1);
@@ -245,6 +276,8 @@ ref::Value toReference(const HostTensor &tensor) {
 
 struct Comparison {
   double maxAbs = 0, maxRel = 0;
+  /// NaN or infinite elements, in the output and in the reference.
+  int64_t nonFinite = 0, nonFiniteReference = 0;
   bool pass = true;
 };
 
@@ -257,6 +290,11 @@ Comparison compare(const DLTensor &got, const ref::FloatTensor &want,
     double expected = want.data[i], diff = std::fabs(data[i] - expected);
     if (!(diff <= tolerance * (1 + std::fabs(expected))))
       result.pass = false;
+    // std::max would drop a NaN difference; count them instead.
+    result.nonFinite += !std::isfinite(data[i]);
+    result.nonFiniteReference += !std::isfinite(expected);
+    if (!std::isfinite(diff))
+      continue;
     result.maxAbs = std::max(result.maxAbs, diff);
     // Relative error is only meaningful away from zero.
     if (std::fabs(expected) >= 1e-3)
@@ -289,7 +327,9 @@ int main(int argc, char **argv) {
   std::vector<HostTensor> weights;
   size_t numWeights = recur_model_num_tensors(model, RECUR_WEIGHT);
   if (options.weights) {
-    check(recur_model_bind_weights_file(model, options.weights->c_str()));
+    check(recur_model_bind_weights_file_mode(
+        model, options.weights->c_str(),
+        options.nonStrict ? RECUR_BIND_NON_STRICT : RECUR_BIND_STRICT));
     if (options.check || options.saveWeights || options.saveReference) {
       std::string error;
       auto file = st::File::open(*options.weights, error);
@@ -300,6 +340,9 @@ int main(int argc, char **argv) {
         check(recur_model_tensor_info(model, RECUR_WEIGHT, i, &info));
         HostTensor tensor = makeTensor(info);
         const st::Entry *entry = file->find(info.name);
+        if (!entry)
+          die("weight '" + tensor.name + "' is not in '" + *options.weights +
+              "' (--non-strict binds only what is there)");
         tensor.bytes.assign(entry->data, entry->data + entry->size);
         weights.push_back(std::move(tensor));
       }
@@ -339,17 +382,58 @@ int main(int argc, char **argv) {
   std::mt19937_64 inputRng(
       options.seed.value_or(options.randomWeights.value_or(0)));
   std::vector<HostTensor> inputs;
+  std::vector<RecurTensorInfo> inputInfos(
+      recur_model_num_tensors(model, RECUR_INPUT));
+  std::string inputNames;
+  for (size_t i = 0; i < inputInfos.size(); ++i) {
+    check(recur_model_tensor_info(model, RECUR_INPUT, i, &inputInfos[i]));
+    inputNames += (i ? ", " : "") + std::string(inputInfos[i].name);
+  }
+  if (inputFile) // as strict as weights: a misnamed input is a mistake
+    for (const st::Entry &entry : inputFile->entries())
+      if (std::none_of(inputInfos.begin(), inputInfos.end(),
+                       [&](const RecurTensorInfo &info) {
+                         return entry.name == info.name;
+                       }))
+        die("'" + *options.inputs + "' holds '" + entry.name +
+            "', which is not an input of the model (its inputs: " +
+            inputNames + ")");
   int64_t batch = 1;
-  for (size_t i = 0; i < recur_model_num_tensors(model, RECUR_INPUT); ++i) {
-    RecurTensorInfo info;
-    check(recur_model_tensor_info(model, RECUR_INPUT, i, &info));
+  for (const RecurTensorInfo &info : inputInfos) {
     HostTensor tensor = makeTensor(info);
-    const st::Entry *entry = inputFile ? inputFile->find(info.name) : nullptr;
-    if (entry) {
+    if (inputFile) {
+      const st::Entry *entry = inputFile->find(info.name);
+      std::string where =
+          "input '" + tensor.name + "' in '" + *options.inputs + "'";
+      if (!entry)
+        die("input '" + tensor.name + "' is missing from '" + *options.inputs +
+            "' (the model's inputs: " + inputNames + ")");
       if (entry->dtype != safetensorsName(info.dtype))
-        die("input '" + tensor.name + "' in '" + *options.inputs +
-            "' has dtype " + entry->dtype + ", expected " +
+        die(where + " has dtype " + entry->dtype + ", expected " +
             safetensorsName(info.dtype));
+      std::string expected = "[";
+      for (int d = 0; d < info.ndim; ++d)
+        expected += (d ? ", " : "") + (info.shape[d] < 0
+                                           ? std::string(info.dims[d])
+                                           : std::to_string(info.shape[d]));
+      expected += "]";
+      bool fits = entry->shape.size() == static_cast<size_t>(info.ndim);
+      for (int d = 0; fits && d < info.ndim; ++d)
+        fits = info.shape[d] < 0 || entry->shape[d] == info.shape[d];
+      if (!fits)
+        die(where + " has shape " + ref::formatShape(entry->shape) +
+            ", expected " + expected);
+      for (int d = 0; d < info.ndim; ++d) {
+        if (info.shape[d] >= 0)
+          continue;
+        bool isSeq = std::string(info.dims[d]) == "T";
+        std::optional<int64_t> flag = isSeq ? options.seq : options.batch;
+        if (flag && *flag != entry->shape[d])
+          die(where + " has " + info.dims[d] + " = " +
+              std::to_string(entry->shape[d]) + ", but " +
+              (isSeq ? "--seq" : "--batch") + " says " +
+              std::to_string(*flag));
+      }
       tensor.shape = entry->shape;
       tensor.bytes.assign(entry->data, entry->data + entry->size);
     } else {
@@ -361,7 +445,7 @@ int main(int argc, char **argv) {
         if (!size)
           die(std::string("input '") + tensor.name + "' has a dynamic " +
               (isSeq ? "T: give --seq T" : "B: give --batch B") +
-              (inputFile ? " (it is not in --inputs)" : " or --inputs"));
+              " or --inputs");
         tensor.shape[d] = *size;
       }
       fillRandom(tensor, inputRng, /*isWeight=*/false);
@@ -506,6 +590,8 @@ int main(int argc, char **argv) {
         Comparison result = compare(got, *want, options.tolerance);
         entry["max_abs_error"] = result.maxAbs;
         entry["max_rel_error"] = result.maxRel;
+        entry["non_finite"] = result.nonFinite;
+        entry["non_finite_reference"] = result.nonFiniteReference;
         entry["pass"] = result.pass;
         checkFailed |= !result.pass;
       }
@@ -535,10 +621,19 @@ int main(int argc, char **argv) {
                     entry["name"].get<std::string>().c_str(),
                     entry["error"].get<std::string>().c_str());
       else
-        std::printf("check %s: %s (max abs error %.3g, max rel error %.3g, "
+        std::printf("check %s: %s (%smax abs error %.3g, max rel error %.3g, "
                     "tolerance %.0e)\n",
                     entry["name"].get<std::string>().c_str(),
                     entry["pass"].get<bool>() ? "pass" : "FAIL",
+                    entry["non_finite"].get<int64_t>() ||
+                            entry["non_finite_reference"].get<int64_t>()
+                        ? (std::to_string(entry["non_finite"].get<int64_t>()) +
+                           " NaN or infinite values, the reference " +
+                           std::to_string(
+                               entry["non_finite_reference"].get<int64_t>()) +
+                           "; over the finite rest: ")
+                              .c_str()
+                        : "",
                     entry["max_abs_error"].get<double>(),
                     entry["max_rel_error"].get<double>(), options.tolerance);
     }

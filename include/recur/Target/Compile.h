@@ -29,6 +29,10 @@ struct CompileOptions {
   EmitKind emit = EmitKind::SharedLibrary;
 };
 
+/// Checks `options` alone (target, CPU and GPU names, emit kind), before any
+/// IR is read; returns the message of the first problem, or "" if none.
+std::string checkCompileOptions(const CompileOptions &options);
+
 /// Lowers `module` (recur dialect, entry @forward) in place and writes the
 /// requested artifact to `outputPath`. Errors are reported as diagnostics.
 LogicalResult compileModel(ModuleOp module, const CompileOptions &options,

@@ -88,11 +88,26 @@ RecurError *recur_cuda_check(void);
 RecurError *recur_model_bind_weight(RecurModel *model, const char *name,
                                     const DLTensor *tensor);
 /* Binds every weight from a safetensors file by name (PyTorch state_dict
- * names). All or nothing: on error no weight changes. Extra tensors in the
- * file are ignored. */
+ * names), strictly: a weight missing from the file and a tensor in the file
+ * that the model does not take are both errors that list them. All or
+ * nothing: on error no weight changes. */
 RecurError *recur_model_bind_weights_file(RecurModel *model, const char *path);
 
-/* Threads for the model's parallel loops (default: OpenMP's, i.e. all cores). */
+typedef enum RecurBindMode {
+  /* As PyTorch's load_state_dict(strict=True). */
+  RECUR_BIND_STRICT = 0,
+  /* As strict=False: binds the model's weights the file holds and ignores
+   * the rest of the file; weights left unbound make recur_model_run fail
+   * until they are bound. Dtypes and shapes are still checked. */
+  RECUR_BIND_NON_STRICT = 1,
+} RecurBindMode;
+
+RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
+                                               const char *path,
+                                               RecurBindMode mode);
+
+/* Threads for the model's parallel loops (default: OpenMP's, i.e. all cores),
+ * 1 to 1024. */
 RecurError *recur_model_set_threads(RecurModel *model, int threads);
 
 /* CUDA models return device tensors (kDLCUDA) unless `host` is nonzero, in

@@ -27,6 +27,7 @@ constexpr CUresult kSuccess = 0, kOutOfMemory = 2, kInvalidHandle = 400;
 std::set<void *> modules;
 std::map<uintptr_t, size_t> allocations;
 int nextModule = 1, launches = 0, foreignStreamUses = 0, capability = 90;
+int invalidFrees = 0; // frees of memory that is not (or no longer) allocated
 int allocationsUntilFailure = -1; // -1: never fail
 void *const theStream = reinterpret_cast<void *>(0x5eed);
 void *const legacyStream = reinterpret_cast<void *>(0x1);
@@ -38,8 +39,10 @@ uintptr_t allocate(size_t bytes) {
 }
 
 CUresult release(uintptr_t pointer) {
-  if (!allocations.erase(pointer))
+  if (!allocations.erase(pointer)) {
+    ++invalidFrees;
     return kInvalidHandle;
+  }
   std::free(reinterpret_cast<void *>(pointer));
   return kSuccess;
 }
@@ -54,6 +57,7 @@ extern "C" {
 int fake_cuda_live_allocations() { return allocations.size(); }
 int fake_cuda_loaded_modules() { return modules.size(); }
 int fake_cuda_launches() { return launches; }
+int fake_cuda_invalid_frees() { return invalidFrees; }
 int fake_cuda_foreign_stream_uses() { return foreignStreamUses; }
 void fake_cuda_fail_allocation(int nth) { allocationsUntilFailure = nth; }
 void fake_cuda_set_capability(int value) { capability = value; }
