@@ -27,6 +27,9 @@ if config.recur_cuda_toolkit_dir:
 if config.recur_cuobjdump and os.path.exists(config.recur_cuobjdump):
     config.available_features.add("cuobjdump")
     config.substitutions.append(("%cuobjdump", config.recur_cuobjdump))
+# ASan reserves terabytes of address space: tests that limit it cannot run.
+if config.recur_sanitizers in ("ON", "TRUE", "1"):
+    config.available_features.add("sanitizers")
 try:
     import ctypes
     ctypes.CDLL("libcuda.so.1")

@@ -79,6 +79,71 @@ void addRuntimeAbi(llvm::Module &module, StringRef description,
   builder.CreateRetVoid();
 }
 
+/// Out of memory in generated code becomes an error value instead of a
+/// write through a null pointer: every heap allocation of the entry function
+/// is checked, and on failure the entry records the size (thread-local, as
+/// several models may run at once) and returns at once, its results unset.
+/// The exported RECUR_MODEL_FAILED_ALLOCATION_SYMBOL hands the size to the
+/// runtime and clears it. Allocations elsewhere (none today: the pipelines
+/// allocate in the entry's serial code) are refused, so that none goes
+/// unchecked.
+LogicalResult checkAllocations(ModuleOp module, llvm::Module &llvmModule) {
+  llvm::LLVMContext &context = llvmModule.getContext();
+  llvm::IRBuilder<> builder(context);
+  llvm::Type *i64 = builder.getInt64Ty();
+  auto *failed = new llvm::GlobalVariable(
+      llvmModule, i64, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+      builder.getInt64(0), "recur_failed_allocation", nullptr,
+      llvm::GlobalValue::GeneralDynamicTLSModel);
+
+  llvm::Function *entry = llvmModule.getFunction(kModelEntryName);
+  SmallVector<llvm::CallInst *> allocations;
+  for (StringRef name : {"malloc", "aligned_alloc"}) {
+    llvm::Function *allocate = llvmModule.getFunction(name);
+    if (!allocate)
+      continue;
+    for (llvm::User *user : allocate->users()) {
+      auto *call = dyn_cast<llvm::CallInst>(user);
+      if (!call || call->getFunction() != entry)
+        return fail(module, "internal error: a heap allocation outside @" +
+                                Twine(kModelEntryName) +
+                                " cannot be checked for out-of-memory");
+      allocations.push_back(call);
+    }
+  }
+  for (llvm::CallInst *call : allocations) {
+    llvm::BasicBlock *before = call->getParent();
+    llvm::BasicBlock *after =
+        before->splitBasicBlock(call->getNextNode(), "allocated");
+    auto *outOfMemory = llvm::BasicBlock::Create(context, "out_of_memory",
+                                                 entry, after);
+    before->getTerminator()->eraseFromParent();
+    builder.SetInsertPoint(before);
+    builder.CreateCondBr(builder.CreateIsNull(call), outOfMemory, after);
+    builder.SetInsertPoint(outOfMemory);
+    // The size is the last argument of both malloc and aligned_alloc; a
+    // request of 0 bytes still counts as one.
+    llvm::Value *size = call->getArgOperand(call->arg_size() - 1);
+    builder.CreateStore(builder.CreateSelect(builder.CreateIsNull(size),
+                                             builder.getInt64(1), size),
+                        builder.CreateThreadLocalAddress(failed));
+    if (entry->getReturnType()->isVoidTy())
+      builder.CreateRetVoid();
+    else
+      builder.CreateRet(llvm::PoisonValue::get(entry->getReturnType()));
+  }
+
+  auto *report = llvm::Function::Create(
+      llvm::FunctionType::get(i64, false), llvm::GlobalValue::ExternalLinkage,
+      RECUR_MODEL_FAILED_ALLOCATION_SYMBOL, llvmModule);
+  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", report));
+  llvm::Value *address = builder.CreateThreadLocalAddress(failed);
+  llvm::Value *bytes = builder.CreateLoad(i64, address);
+  builder.CreateStore(builder.getInt64(0), address);
+  builder.CreateRet(bytes);
+  return success();
+}
+
 /// Replaces a global constructor or destructor list (`llvm.global_ctors`,
 /// `llvm.global_dtors`) with an exported function that calls its entries in
 /// the order the loader would: constructors by ascending priority,
@@ -352,6 +417,8 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   if (!llvmModule)
     return fail(module, "translation to LLVM IR failed");
   addRuntimeAbi(*llvmModule, *description, numArguments);
+  if (!cuda && failed(checkAllocations(module, *llvmModule)))
+    return failure();
   if (cuda) {
     exportStructors(*llvmModule, "llvm.global_ctors",
                     RECUR_MODEL_GPU_INIT_SYMBOL, /*destructors=*/false);

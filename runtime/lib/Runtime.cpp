@@ -233,6 +233,7 @@ struct RecurModel {
   void *handle = nullptr;
   void (*run)(void **) = nullptr;
   void (*setOmpThreads)(int) = nullptr;
+  int64_t (*failedAllocation)() = nullptr; // CPU models (runtime.h)
   std::string descriptionJson;
   std::vector<TensorSpec> inputs, weights, outputs;
   size_t numArguments = 0;
@@ -630,6 +631,8 @@ RecurError *recur_model_load(const char *path, RecurModel **result) {
                     "models with recur-compile)");
     model->setOmpThreads = reinterpret_cast<void (*)(int)>(
         dlsym(model->handle, "omp_set_num_threads"));
+    model->failedAllocation = reinterpret_cast<int64_t (*)()>(
+        dlsym(model->handle, RECUR_MODEL_FAILED_ALLOCATION_SYMBOL));
     model->descriptionJson = describe();
     parseDescription(*model);
     if (model->onGpu()) {
@@ -889,6 +892,11 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
       }
     } else {
       model->run(args.data());
+      // The run returned early with its results unset; buffers it had
+      // allocated before are lost (the generated code does not track them).
+      if (int64_t bytes = model->failedAllocation ? model->failedAllocation() : 0)
+        throw Failure("out of memory: the model could not allocate " +
+                      std::to_string(bytes) + " bytes for this run");
     }
 
     // Outputs are handed over only when all of them are ready; on a failure

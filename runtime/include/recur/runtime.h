@@ -30,6 +30,10 @@ extern "C" {
 #define RECUR_MODEL_ABI_VERSION 1
 #define RECUR_MODEL_DESCRIPTION_SYMBOL "recur_compiled_model_description"
 #define RECUR_MODEL_RUN_SYMBOL "recur_compiled_model_run"
+/* CPU models also export int64_t failed_allocation(void): nonzero, the size
+ * of a heap allocation that failed in the calling thread's last run (which
+ * then returned early, results unset); reading it clears it. */
+#define RECUR_MODEL_FAILED_ALLOCATION_SYMBOL "recur_compiled_model_failed_allocation"
 /* CUDA models also export: int bind_gpu(void *(*resolve)(const char *name)),
  * which takes the runtime's implementation of every `mgpu*` function the
  * generated host code calls and returns how many it could not resolve; and
