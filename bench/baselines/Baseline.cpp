@@ -3,6 +3,7 @@
 #include "Baseline.h"
 
 #include "Safetensors.h"
+#include "Shapes.h"
 
 #include <chrono>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <iostream>
 
 namespace st = recur::safetensors;
+using recur::formatShape;
 
 namespace bench {
 
@@ -72,13 +74,6 @@ std::unique_ptr<st::File> open(const std::string &path) {
   if (!file)
     die(error);
   return file;
-}
-
-std::string formatShape(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
 }
 
 /// The f32 tensor `name` of `file`, which must have `shape`.

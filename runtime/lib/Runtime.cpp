@@ -1,35 +1,27 @@
-//===- Runtime.cpp - librecur-runtime ------------------------------------===//
+//===- Runtime.cpp - librecur-runtime's C API -----------------------------===//
 //
-// A compiled model exports
-//   const char *recur_compiled_model_description(void);  JSON
-//   void recur_compiled_model_run(void **args);  args[0]: result descriptors,
-//                                                args[1..]: argument descriptors
-// where a descriptor is MLIR's memref descriptor for a rank-R memref:
-//   {void *allocated, void *aligned, int64_t offset, int64_t sizes[R],
-//    int64_t strides[R]}
-// Results are allocated by the model (malloc on the CPU, the CUDA backend's
-// allocator on the GPU); ownership passes to the caller through the
-// DLManagedTensor deleter. CUDA models take device pointers for everything
-// (Cuda.h).
+// Loads a model, checks every tensor against its description, and runs it
+// through its backend: Description.h (what the model expects),
+// TensorChecks.h (tensors vs. specs), MemrefAbi.h (the calling convention),
+// Backend.h (CPU or CUDA memory and execution).
 //
 //===----------------------------------------------------------------------===//
 
 #include "recur/runtime.h"
 
+#include "Backend.h"
 #include "Cuda.h"
+#include "Description.h"
+#include "Dtypes.h"
+#include "MemrefAbi.h"
 #include "Safetensors.h"
-
-#include <nlohmann/json.hpp>
+#include "Shapes.h"
+#include "TensorChecks.h"
 
 #include <dlfcn.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <memory>
-#include <mutex>
 #include <set>
-#include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,158 +29,42 @@ struct RecurError {
   std::string message;
 };
 
+using namespace recur::runtime;
+using recur::formatShape;
+
+struct RecurModel {
+  std::string path;
+  void *handle = nullptr;
+  void (*run)(void **) = nullptr;
+  void (*setOmpThreads)(int) = nullptr;
+  std::string descriptionJson;
+  ModelDescription description;
+  std::unique_ptr<Backend> backend;
+  std::vector<std::unique_ptr<Buffer>> weights; // parallel to description's
+  int threads = 0;                              // 0: OpenMP's default
+
+  ~RecurModel() {
+    // Device memory and kernels go before the library that loaded them.
+    weights.clear();
+    backend.reset();
+    if (handle)
+      dlclose(handle);
+  }
+
+  const TensorSpec *findWeight(const std::string &name, size_t &index) const {
+    for (index = 0; index < description.weights.size(); ++index)
+      if (description.weights[index].name == name)
+        return &description.weights[index];
+    return nullptr;
+  }
+};
+
 namespace {
 
-using nlohmann::json;
-
-/// Thrown inside the runtime, turned into a RecurError at the C boundary.
-struct Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-struct TensorSpec {
-  std::string name;
-  std::string dtypeName; // "f32", "i64", ...
-  DLDataType dtype{};
-  std::vector<int64_t> shape; // -1: dynamic
-  std::vector<std::string> dims; // "T", "B" or "" (static), per dimension
-  std::vector<const char *> dimNames; // C strings of `dims`, for the C API
-  int64_t indexBound = 0;
-  size_t argumentIndex = 0; // position in the entry's argument list
-};
-
-DLDataType parseDtype(const std::string &name) {
-  if (name == "f32")
-    return {kDLFloat, 32, 1};
-  if (name == "f64")
-    return {kDLFloat, 64, 1};
-  if (name == "f16")
-    return {kDLFloat, 16, 1};
-  if (name == "bf16")
-    return {kDLBfloat, 16, 1};
-  if (name == "i64")
-    return {kDLInt, 64, 1};
-  if (name == "i32")
-    return {kDLInt, 32, 1};
-  throw Failure("unknown dtype '" + name + "'");
-}
-
-std::string dtypeName(DLDataType dtype) {
-  std::string base;
-  switch (dtype.code) {
-  case kDLFloat:
-    base = "f";
-    break;
-  case kDLBfloat:
-    base = "bf";
-    break;
-  case kDLInt:
-    base = "i";
-    break;
-  case kDLUInt:
-    base = "u";
-    break;
-  default:
-    base = "code" + std::to_string(dtype.code) + "_";
-  }
-  std::string name = base + std::to_string(dtype.bits);
-  if (dtype.lanes != 1)
-    name += "x" + std::to_string(dtype.lanes);
-  return name;
-}
-
-/// The safetensors spelling of one of our dtypes.
-std::string safetensorsDtype(const std::string &name) {
-  if (name == "bf16")
-    return "BF16";
-  std::string upper = name;
-  for (char &c : upper)
-    c = std::toupper(static_cast<unsigned char>(c));
-  return upper; // F32, F16, F64, I64, I32
-}
-
-bool sameDtype(DLDataType a, DLDataType b) {
-  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
-}
-
-std::string formatShape(const std::vector<int64_t> &shape,
-                        const std::vector<std::string> *dims = nullptr) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i)
-      text += ", ";
-    if (shape[i] < 0 && dims)
-      text += (*dims)[i];
-    else
-      text += std::to_string(shape[i]);
-  }
-  return text + "]";
-}
-
-size_t elementBytes(DLDataType dtype) { return (dtype.bits * dtype.lanes + 7) / 8; }
-
-/// Elements of a row-major tensor of `shape`; throws when a size is negative
-/// or the count overflows, so that no shape makes a small buffer look large
-/// (or a large one small).
-int64_t numElements(const std::vector<int64_t> &shape,
-                    const std::string &what = "a tensor") {
-  int64_t count = 1;
-  for (int64_t size : shape)
-    if (size < 0 || __builtin_mul_overflow(count, size, &count))
-      throw Failure(what + " has shape " + formatShape(shape) +
-                    ", whose element count does not fit in 64 bits");
-  return count;
-}
-
-/// Bytes of a row-major tensor, checked like its element count.
-size_t byteCount(const std::vector<int64_t> &shape, DLDataType dtype,
-                 const std::string &what = "a tensor") {
-  int64_t bytes;
-  if (__builtin_mul_overflow(numElements(shape, what),
-                             static_cast<int64_t>(elementBytes(dtype)), &bytes))
-    throw Failure(what + " has shape " + formatShape(shape) +
-                  ", whose size in bytes does not fit in 64 bits");
-  return static_cast<size_t>(bytes);
-}
-
-/// A 64-byte aligned copy of a weight.
-struct AlignedBuffer {
-  void *data = nullptr;
-  size_t bytes = 0;
-  AlignedBuffer() = default;
-  explicit AlignedBuffer(size_t size) : bytes(size) {
-    data = std::aligned_alloc(64, (size + 63) / 64 * 64 + 64);
-    if (!data)
-      throw Failure("out of memory allocating " + std::to_string(size) +
-                    " bytes");
-  }
-  AlignedBuffer(AlignedBuffer &&other) noexcept
-      : data(other.data), bytes(other.bytes) {
-    other.data = nullptr;
-  }
-  AlignedBuffer &operator=(AlignedBuffer &&other) noexcept {
-    std::swap(data, other.data);
-    std::swap(bytes, other.bytes);
-    return *this;
-  }
-  ~AlignedBuffer() { std::free(data); }
-};
-
-/// MLIR's memref descriptor for rank R, as int64 words.
-std::vector<int64_t> descriptor(const void *data,
-                                const std::vector<int64_t> &shape) {
-  std::vector<int64_t> words(3 + 2 * shape.size());
-  words[0] = reinterpret_cast<int64_t>(data);
-  words[1] = reinterpret_cast<int64_t>(data);
-  words[2] = 0;
-  int64_t stride = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    words[3 + i] = shape[i];
-    words[3 + shape.size() + i] = stride;
-    stride *= shape[i];
-  }
-  return words;
-}
+/// Threads a model may be asked for: more than any machine's cores, few
+/// enough that OpenMP can create them (libomp aborts the process when it
+/// cannot).
+constexpr int kMaxThreads = 1024;
 
 struct OutputContext {
   void *allocated;
@@ -196,84 +72,12 @@ struct OutputContext {
   std::vector<int64_t> shape;
 };
 
-/// Threads a model may be asked for: more than any machine's cores, few
-/// enough that OpenMP can create them (libomp aborts the process when it
-/// cannot).
-constexpr int kMaxThreads = 1024;
-
 void deleteOutput(DLManagedTensor *tensor) {
   auto *context = static_cast<OutputContext *>(tensor->manager_ctx);
-  if (context->onDevice)
-    recur::cuda::ModelGpu::freeModelAllocation(context->allocated);
-  else
-    std::free(context->allocated);
+  freeOutputBuffer(context->allocated, context->onDevice);
   delete context;
   delete tensor;
 }
-
-std::string deviceTypeName(int type) {
-  switch (type) {
-  case kDLCPU:
-    return "CPU";
-  case kDLCUDA:
-    return "CUDA";
-  case kDLCUDAHost:
-    return "CUDA host (pinned)";
-  case kDLCUDAManaged:
-    return "CUDA managed";
-  default:
-    return "DLPack device type " + std::to_string(type);
-  }
-}
-
-} // namespace
-
-struct RecurModel {
-  std::string path;
-  void *handle = nullptr;
-  void (*run)(void **) = nullptr;
-  void (*setOmpThreads)(int) = nullptr;
-  int64_t (*failedAllocation)() = nullptr; // CPU models (runtime.h)
-  std::string descriptionJson;
-  std::vector<TensorSpec> inputs, weights, outputs;
-  size_t numArguments = 0;
-  std::vector<AlignedBuffer> weightData; // parallel to `weights` (CPU)
-  std::vector<bool> weightBound;
-  int threads = 0; // 0: OpenMP's default
-
-  // CUDA models: weights live on the device from bind time; host inputs are
-  // uploaded into buffers kept between runs.
-  std::string cudaArch; // empty for CPU models
-  std::unique_ptr<recur::cuda::ModelGpu> gpu;
-  std::vector<recur::cuda::DeviceBuffer> deviceWeights; // parallel to `weights`
-  std::vector<recur::cuda::DeviceBuffer> inputBuffers;  // parallel to `inputs`
-  bool hostOutputs = false;
-  /// A CUDA model's stream, error state and input buffers serve one run at
-  /// a time.
-  std::mutex gpuRun;
-
-  ~RecurModel() {
-    // The kernels are unloaded by the library's code: before dlclose.
-    gpu.reset();
-    if (handle)
-      dlclose(handle);
-  }
-
-  bool onGpu() const { return !cudaArch.empty(); }
-
-  const void *weightPointer(size_t index) const {
-    return onGpu() ? deviceWeights[index].data() : weightData[index].data;
-  }
-
-  const TensorSpec *findWeight(const std::string &name, size_t &index) const {
-    for (index = 0; index < weights.size(); ++index)
-      if (weights[index].name == name)
-        return &weights[index];
-    return nullptr;
-  }
-};
-
-namespace {
 
 RecurError *makeError(const std::string &message) {
   return new RecurError{message};
@@ -291,247 +95,27 @@ template <typename Body> RecurError *guarded(Body body) {
   }
 }
 
-TensorSpec parseSpec(const json &entry) {
-  TensorSpec spec;
-  spec.name = entry.at("name").get<std::string>();
-  spec.dtypeName = entry.at("dtype").get<std::string>();
-  spec.dtype = parseDtype(spec.dtypeName);
-  spec.shape = entry.at("shape").get<std::vector<int64_t>>();
-  for (const json &dim : entry.at("dims"))
-    spec.dims.push_back(dim.is_null() ? "" : dim.get<std::string>());
-  if (spec.dims.size() != spec.shape.size())
-    throw Failure("tensor '" + spec.name + "' has " +
-                  std::to_string(spec.shape.size()) + " sizes but " +
-                  std::to_string(spec.dims.size()) + " dims");
-  for (size_t i = 0; i < spec.shape.size(); ++i)
-    if ((spec.shape[i] < 0) != (spec.dims[i] == "T" || spec.dims[i] == "B"))
-      throw Failure("tensor '" + spec.name + "' has a dynamic size that is " +
-                    "not T or B");
-  if (entry.contains("range"))
-    spec.indexBound = entry.at("range").at(1).get<int64_t>();
-  return spec;
-}
-
-void parseDescription(RecurModel &model) {
-  json description;
-  try {
-    description = json::parse(model.descriptionJson);
-    int version = description.at("abi_version").get<int>();
-    if (version != RECUR_MODEL_ABI_VERSION)
-      throw Failure("'" + model.path + "' was compiled for model ABI " +
-                    std::to_string(version) + "; this runtime reads ABI " +
-                    std::to_string(RECUR_MODEL_ABI_VERSION) +
-                    ": recompile it with this build's recur-compile");
-    std::string target = description.at("target").get<std::string>();
-    if (target == "cuda")
-      model.cudaArch = description.at("cuda_arch").get<std::string>();
-    else if (target != "cpu")
-      throw Failure("'" + model.path + "' was compiled for target '" + target +
-                    "'; this runtime runs cpu and cuda models");
-    const json &arguments = description.at("arguments");
-    model.numArguments = arguments.size();
-    for (size_t index = 0; index < arguments.size(); ++index) {
-      TensorSpec spec = parseSpec(arguments[index]);
-      spec.argumentIndex = index;
-      if (arguments[index].at("kind") == "input")
-        model.inputs.push_back(spec);
-      else
-        model.weights.push_back(spec);
-    }
-    for (const json &output : description.at("outputs"))
-      model.outputs.push_back(parseSpec(output));
-  } catch (const json::exception &error) {
-    throw Failure("'" + model.path +
-                  "' has a corrupt model description: " + error.what());
-  }
-  for (auto *specs : {&model.inputs, &model.weights, &model.outputs})
-    for (TensorSpec &spec : *specs)
-      for (const std::string &dim : spec.dims)
-        spec.dimNames.push_back(dim.c_str());
-  model.weightData.resize(model.weights.size());
-  model.deviceWeights.resize(model.weights.size());
-  model.inputBuffers.resize(model.inputs.size());
-  model.weightBound.assign(model.weights.size(), false);
-}
-
-/// Checks a tensor handed to the runtime against its spec; `sizes` maps the
-/// dynamic symbols T (0) and B (1) to values seen so far (-1 if unset).
-bool isHostMemory(const DLTensor *tensor) {
-  return tensor->device.device_type == kDLCPU ||
-         tensor->device.device_type == kDLCUDAHost;
-}
-
-void checkTensor(const std::string &what, const TensorSpec &spec,
-                 const DLTensor *tensor, int64_t sizes[2],
-                 const RecurModel &model) {
-  if (!tensor)
-    throw Failure(what + " is null");
-  int type = tensor->device.device_type;
-  if (!model.onGpu() && !isHostMemory(tensor))
-    throw Failure(what + " is in " + deviceTypeName(type) +
-                  " memory; this model runs on the CPU and needs host memory");
-  if (model.onGpu() && !isHostMemory(tensor)) {
-    if (type != kDLCUDA && type != kDLCUDAManaged)
-      throw Failure(what + " is in " + deviceTypeName(type) +
-                    " memory; a CUDA model takes host or CUDA tensors");
-    if (tensor->device.device_id != model.gpu->deviceOrdinal())
-      throw Failure(what + " is on CUDA device " +
-                    std::to_string(tensor->device.device_id) +
-                    "; the model runs on " + model.gpu->deviceName());
-  }
-  if (!sameDtype(tensor->dtype, spec.dtype))
-    throw Failure(what + " has dtype " + dtypeName(tensor->dtype) +
-                  ", expected " + spec.dtypeName);
-  std::vector<int64_t> shape(tensor->shape, tensor->shape + tensor->ndim);
-  bool matches = shape.size() == spec.shape.size();
-  for (size_t i = 0; matches && i < shape.size(); ++i)
-    matches = spec.shape[i] < 0 ? shape[i] >= 0 : shape[i] == spec.shape[i];
-  if (!matches)
-    throw Failure(what + " has shape " + formatShape(shape) + ", expected " +
-                  formatShape(spec.shape, &spec.dims));
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (spec.shape[i] >= 0)
-      continue;
-    const std::string &symbol = spec.dims[i];
-    int64_t &seen = sizes[symbol == "T" ? 0 : 1];
-    if (shape[i] < 1)
-      throw Failure(what + " has " + symbol + " = " + std::to_string(shape[i]) +
-                    "; " + symbol + " must be at least 1");
-    if (seen >= 0 && seen != shape[i])
-      throw Failure(what + " has " + symbol + " = " + std::to_string(shape[i]) +
-                    " but an earlier input has " + symbol + " = " +
-                    std::to_string(seen));
-    seen = shape[i];
-  }
-  if (tensor->strides) {
-    int64_t expected = 1;
-    for (size_t i = shape.size(); i-- > 0;) {
-      if (shape[i] != 1 && tensor->strides[i] != expected)
-        throw Failure(what + " is not contiguous (strides " +
-                      formatShape(std::vector<int64_t>(
-                          tensor->strides, tensor->strides + tensor->ndim)) +
-                      "); pass a row-major contiguous tensor");
-      expected *= shape[i];
-    }
-  }
-  // Checked for every tensor: everything after this trusts its size.
-  size_t bytes = byteCount(shape, tensor->dtype, what);
-  if (!tensor->data && bytes > 0)
-    throw Failure(what + " has no data");
-}
-
-const void *dataOf(const DLTensor *tensor) {
-  return static_cast<const char *>(tensor->data) + tensor->byte_offset;
-}
-
-size_t bytesOf(const DLTensor *tensor) {
-  return byteCount(
-      std::vector<int64_t>(tensor->shape, tensor->shape + tensor->ndim),
-      tensor->dtype);
-}
-
-/// An index outside the table would make the kernel read out of bounds, so
-/// indices are checked wherever they live (device ones through a copy).
-void checkIndices(const std::string &what, const TensorSpec &spec,
-                  const DLTensor *tensor, const RecurModel &model) {
-  if (spec.indexBound <= 0 || spec.dtype.code != kDLInt)
-    return;
-  int64_t count = numElements(
-      std::vector<int64_t>(tensor->shape, tensor->shape + tensor->ndim), what);
-  const void *data = dataOf(tensor);
-  AlignedBuffer hostCopy;
-  if (!isHostMemory(tensor)) {
-    hostCopy = AlignedBuffer(bytesOf(tensor));
-    model.gpu->copyToHost(hostCopy.data, data, hostCopy.bytes);
-    data = hostCopy.data;
-  }
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t value = spec.dtype.bits == 64
-                        ? static_cast<const int64_t *>(data)[i]
-                        : static_cast<const int32_t *>(data)[i];
-    if (value < 0 || value >= spec.indexBound)
-      throw Failure(what + " holds " + std::to_string(value) +
-                    " at flat index " + std::to_string(i) +
-                    "; values must lie in [0, " +
-                    std::to_string(spec.indexBound) + ")");
-  }
-}
-
-AlignedBuffer copyOf(const void *data, size_t bytes) {
-  AlignedBuffer buffer(bytes);
-  if (bytes)
-    std::memcpy(buffer.data, data, bytes);
-  return buffer;
-}
-
-/// Which result buffers the outputs may take over. A model may return an
-/// input or a weight, or one buffer as two results (a value returned twice,
-/// results that CSE merged, views of one allocation); those outputs get a copy
-/// instead, so that every output owns exactly one allocation and nothing is
-/// freed twice or freed from under the runtime.
-std::vector<bool> ownedResults(const std::vector<int64_t *> &results,
-                               const std::vector<std::vector<int64_t>> &arguments) {
-  std::set<int64_t> taken;
-  for (const std::vector<int64_t> &words : arguments)
-    taken.insert(words[0]);
-  std::vector<bool> owned;
-  for (const int64_t *words : results)
-    owned.push_back(words[0] != 0 && taken.insert(words[0]).second);
-  return owned;
-}
-
-/// A tensor for output `index` (memref descriptor `words`): it takes over the
-/// buffer if `owned`, else holds a copy; a CUDA model with host outputs gives
-/// a host copy either way.
+/// Output `index` of a run, owning its buffer (Backend::takeOutput).
 DLManagedTensor *makeOutput(const RecurModel &model, size_t index,
-                            const int64_t *words, bool owned) {
-  const TensorSpec &spec = model.outputs[index];
+                            const ResultDescriptors &results, bool owned) {
+  const TensorSpec &spec = model.description.outputs[index];
   std::string what = "output '" + spec.name + "'";
-  size_t rank = spec.shape.size();
-  size_t elementSize = elementBytes(spec.dtype);
-  auto context = std::make_unique<OutputContext>(OutputContext{
-      reinterpret_cast<void *>(words[0]), model.onGpu(),
-      std::vector<int64_t>(words + 3, words + 3 + rank)});
+  std::vector<int64_t> shape = results.shape(index);
+  OutputBuffer buffer = model.backend->takeOutput(
+      results.allocated(index),
+      results.data(index, recur::elementBytes(spec.dtype)),
+      byteCount(shape, spec.dtype, what), owned, what);
   auto tensor = std::make_unique<DLManagedTensor>();
-  void *data = reinterpret_cast<char *>(words[1]) + words[2] * elementSize;
-  size_t bytes = byteCount(context->shape, spec.dtype, what);
-  auto hostCopy = [&] {
-    // A malloc'd buffer, the kind a CPU model returns.
-    void *host = std::malloc(bytes ? bytes : 1);
-    if (!host)
-      throw Failure("out of host memory copying " + what + " (" +
-                    std::to_string(bytes) + " bytes)");
-    try {
-      if (model.onGpu())
-        model.gpu->copyToHost(host, data, bytes);
-      else if (bytes)
-        std::memcpy(host, data, bytes);
-    } catch (...) {
-      std::free(host);
-      throw;
-    }
-    return host;
-  };
-  if (model.onGpu() && model.hostOutputs) {
-    void *host = hostCopy();
-    if (owned)
-      recur::cuda::ModelGpu::freeModelAllocation(context->allocated);
-    context->allocated = data = host;
-    context->onDevice = false;
-  } else if (!owned) {
-    context->allocated = data =
-        model.onGpu() ? model.gpu->duplicate(data, bytes, what) : hostCopy();
-  }
-  tensor->dl_tensor.data = data;
-  tensor->dl_tensor.device = {context->onDevice ? kDLCUDA : kDLCPU,
-                              context->onDevice ? model.gpu->deviceOrdinal()
-                                                : 0};
-  tensor->dl_tensor.ndim = static_cast<int32_t>(rank);
+  auto *context = new OutputContext{buffer.allocated, buffer.onDevice,
+                                    std::move(shape)};
+  tensor->dl_tensor.data = buffer.data;
+  tensor->dl_tensor.device = model.backend->outputDevice(buffer.onDevice);
+  tensor->dl_tensor.ndim = static_cast<int32_t>(context->shape.size());
   tensor->dl_tensor.dtype = spec.dtype;
   tensor->dl_tensor.shape = context->shape.data();
   tensor->dl_tensor.strides = nullptr; // identity layout
   tensor->dl_tensor.byte_offset = 0;
-  tensor->manager_ctx = context.release();
+  tensor->manager_ctx = context;
   tensor->deleter = deleteOutput;
   return tensor.release();
 }
@@ -550,12 +134,12 @@ std::string listNames(const std::vector<std::string> &names) {
 /// Strict binding, as PyTorch's load_state_dict(strict=True): the file holds
 /// exactly the model's weights. A name that differs from a missing one by a
 /// dotted prefix ("lstm.weight_ih_l0" for "weight_ih_l0") is pointed out.
-void checkNamesMatch(const RecurModel &model,
+void checkNamesMatch(const std::vector<TensorSpec> &weights,
                      const recur::safetensors::File &file,
                      const std::string &path) {
   std::vector<std::string> missing, unexpected, hints;
   std::set<std::string> known;
-  for (const TensorSpec &spec : model.weights) {
+  for (const TensorSpec &spec : weights) {
     known.insert(spec.name);
     if (!file.find(spec.name))
       missing.push_back(spec.name);
@@ -631,14 +215,15 @@ RecurError *recur_model_load(const char *path, RecurModel **result) {
                     "models with recur-compile)");
     model->setOmpThreads = reinterpret_cast<void (*)(int)>(
         dlsym(model->handle, "omp_set_num_threads"));
-    model->failedAllocation = reinterpret_cast<int64_t (*)()>(
-        dlsym(model->handle, RECUR_MODEL_FAILED_ALLOCATION_SYMBOL));
     model->descriptionJson = describe();
-    parseDescription(*model);
-    if (model->onGpu()) {
-      model->gpu = recur::cuda::ModelGpu::load(model->handle, model->path,
-                                               model->cudaArch);
-    }
+    model->description = parseDescription(model->descriptionJson, model->path);
+    size_t numInputs = model->description.inputs.size();
+    model->backend =
+        model->description.target == "cuda"
+            ? createCudaBackend(model->handle, model->path,
+                                model->description.cudaArch, numInputs)
+            : createCpuBackend(model->handle, numInputs);
+    model->weights.resize(model->description.weights.size());
     *result = model.release();
   });
 }
@@ -655,11 +240,11 @@ static const std::vector<TensorSpec> *specsOf(const RecurModel *model,
     return nullptr;
   switch (kind) {
   case RECUR_INPUT:
-    return &model->inputs;
+    return &model->description.inputs;
   case RECUR_WEIGHT:
-    return &model->weights;
+    return &model->description.weights;
   case RECUR_OUTPUT:
-    return &model->outputs;
+    return &model->description.outputs;
   }
   return nullptr;
 }
@@ -701,19 +286,9 @@ RecurError *recur_model_bind_weight(RecurModel *model, const char *name,
       throw Failure("the model has no weight '" + std::string(name) + "'");
     int64_t sizes[2] = {-1, -1};
     std::string what = "weight '" + spec->name + "'";
-    checkTensor(what, *spec, tensor, sizes, *model);
-    size_t bytes = byteCount(spec->shape, spec->dtype, what);
-    if (model->onGpu()) {
-      recur::cuda::DeviceBuffer buffer(bytes, what);
-      if (isHostMemory(tensor))
-        model->gpu->copyToDevice(buffer.data(), dataOf(tensor), bytes);
-      else
-        model->gpu->copyOnDevice(buffer.data(), dataOf(tensor), bytes);
-      model->deviceWeights[index] = std::move(buffer);
-    } else {
-      model->weightData[index] = copyOf(dataOf(tensor), bytes);
-    }
-    model->weightBound[index] = true;
+    size_t bytes = checkTensor(what, *spec, tensor, sizes, *model->backend);
+    model->weights[index] =
+        model->backend->copyWeight(*tensor, dataOf(*tensor), bytes, what);
   });
 }
 
@@ -735,56 +310,42 @@ RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
         recur::safetensors::File::open(path, error);
     if (!file)
       throw Failure(error);
+    const std::vector<TensorSpec> &specs = model->description.weights;
     if (mode == RECUR_BIND_STRICT)
-      checkNamesMatch(*model, *file, path);
-    // Check everything before changing anything.
-    std::vector<std::pair<size_t, const recur::safetensors::Entry *>> entries;
-    for (size_t index = 0; index < model->weights.size(); ++index) {
-      const TensorSpec &spec = model->weights[index];
+      checkNamesMatch(specs, *file, path);
+    // Check and copy everything before changing anything.
+    std::vector<std::pair<size_t, std::unique_ptr<Buffer>>> bound;
+    for (size_t index = 0; index < specs.size(); ++index) {
+      const TensorSpec &spec = specs[index];
       const recur::safetensors::Entry *entry = file->find(spec.name);
       if (!entry)
         continue; // only in non-strict mode
       std::string where = "weight '" + spec.name + "' in '" + path + "'";
-      if (entry->dtype != safetensorsDtype(spec.dtypeName))
+      std::string expected = recur::findDtype(spec.dtype)->safetensors;
+      if (entry->dtype != expected)
         throw Failure(where + " has dtype " + entry->dtype + ", expected " +
-                      safetensorsDtype(spec.dtypeName));
+                      expected);
       if (entry->shape != spec.shape)
         throw Failure(where + " has shape " + formatShape(entry->shape) +
                       ", expected " + formatShape(spec.shape));
-      entries.push_back({index, entry});
+      bound.emplace_back(index, model->backend->copyHostWeight(
+                                    entry->data, entry->size,
+                                    "weight '" + spec.name + "'"));
     }
-    if (model->onGpu()) {
-      std::vector<recur::cuda::DeviceBuffer> data;
-      for (auto [index, entry] : entries) {
-        data.emplace_back(entry->size,
-                          "weight '" + model->weights[index].name + "'");
-        model->gpu->copyToDevice(data.back().data(), entry->data, entry->size);
-      }
-      for (size_t i = 0; i < entries.size(); ++i)
-        model->deviceWeights[entries[i].first] = std::move(data[i]);
-    } else {
-      std::vector<AlignedBuffer> data;
-      for (auto [index, entry] : entries)
-        data.push_back(copyOf(entry->data, entry->size));
-      for (size_t i = 0; i < entries.size(); ++i)
-        model->weightData[entries[i].first] = std::move(data[i]);
-    }
-    for (auto [index, entry] : entries)
-      model->weightBound[index] = true;
+    for (auto &[index, buffer] : bound)
+      model->weights[index] = std::move(buffer);
   });
 }
 
 RecurError *recur_model_set_host_outputs(RecurModel *model, int host) {
   if (!model)
     return makeError("recur_model_set_host_outputs: null model");
-  model->hostOutputs = host != 0;
+  model->backend->setHostOutputs(host != 0);
   return nullptr;
 }
 
 const char *recur_model_device(const RecurModel *model) {
-  if (!model)
-    return "";
-  return model->gpu ? model->gpu->deviceName().c_str() : "cpu";
+  return model ? model->backend->deviceName().c_str() : "";
 }
 
 RecurError *recur_cuda_check(void) {
@@ -809,119 +370,92 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
   if (!model)
     return makeError("recur_model_run: null model");
   return guarded([&] {
-    if (numInputs != model->inputs.size()) {
+    const ModelDescription &description = model->description;
+    if (numInputs != description.inputs.size()) {
       std::string names;
-      for (const TensorSpec &spec : model->inputs)
+      for (const TensorSpec &spec : description.inputs)
         names += (names.empty() ? "" : ", ") + spec.name;
-      throw Failure("the model takes " + std::to_string(model->inputs.size()) +
+      throw Failure("the model takes " +
+                    std::to_string(description.inputs.size()) +
                     " input(s) (" + names + "), got " +
                     std::to_string(numInputs));
     }
-    if (numOutputs != model->outputs.size() || !outputs)
+    if (numOutputs != description.outputs.size() || !outputs)
       throw Failure("the model returns " +
-                    std::to_string(model->outputs.size()) +
+                    std::to_string(description.outputs.size()) +
                     " output(s), the caller has room for " +
                     std::to_string(outputs ? numOutputs : 0));
-    for (size_t i = 0; i < model->weights.size(); ++i)
-      if (!model->weightBound[i])
-        throw Failure("weight '" + model->weights[i].name +
+    for (size_t i = 0; i < description.weights.size(); ++i)
+      if (!model->weights[i])
+        throw Failure("weight '" + description.weights[i].name +
                       "' is not bound: bind it with recur_model_bind_weight "
                       "or a safetensors file");
     if (numInputs && !inputs)
       throw Failure("recur_model_run: the inputs array is null");
 
-    std::unique_lock<std::mutex> gpuLock(model->gpuRun, std::defer_lock);
-    if (model->onGpu())
-      gpuLock.lock();
-    // Every input is checked before any is uploaded: a failed call leaves no
+    std::unique_lock<std::mutex> lock = model->backend->lockRun();
+    // Every input is checked before any is staged: a failed call leaves no
     // copy in flight.
     int64_t sizes[2] = {-1, -1};
+    std::vector<size_t> inputBytes;
     for (size_t i = 0; i < numInputs; ++i) {
-      const TensorSpec &spec = model->inputs[i];
+      const TensorSpec &spec = description.inputs[i];
       std::string what = "input '" + spec.name + "'";
-      checkTensor(what, spec, inputs[i], sizes, *model);
-      checkIndices(what, spec, inputs[i], *model);
+      inputBytes.push_back(
+          checkTensor(what, spec, inputs[i], sizes, *model->backend));
+      checkIndices(what, spec, *inputs[i], inputBytes.back(), *model->backend);
     }
-    std::vector<std::vector<int64_t>> descriptors(model->numArguments);
+    std::vector<std::vector<int64_t>> arguments(description.numArguments);
     for (size_t i = 0; i < numInputs; ++i) {
-      const TensorSpec &spec = model->inputs[i];
-      const void *data = dataOf(inputs[i]);
-      if (model->onGpu() && isHostMemory(inputs[i])) {
-        size_t bytes = bytesOf(inputs[i]);
-        recur::cuda::DeviceBuffer &buffer = model->inputBuffers[i];
-        if (buffer.size() < bytes)
-          buffer =
-              recur::cuda::DeviceBuffer(bytes, "input '" + spec.name + "'");
-        model->gpu->copyToDeviceAsync(buffer.data(), data, bytes);
-        data = buffer.data();
-      }
-      descriptors[spec.argumentIndex] = descriptor(
-          data, std::vector<int64_t>(inputs[i]->shape,
-                                     inputs[i]->shape + inputs[i]->ndim));
+      const TensorSpec &spec = description.inputs[i];
+      const void *data = model->backend->stageInput(
+          i, *inputs[i], dataOf(*inputs[i]), inputBytes[i],
+          "input '" + spec.name + "'");
+      arguments[spec.argumentIndex] = descriptor(data, shapeOf(*inputs[i]));
     }
-    for (size_t i = 0; i < model->weights.size(); ++i)
-      descriptors[model->weights[i].argumentIndex] =
-          descriptor(model->weightPointer(i), model->weights[i].shape);
+    for (size_t i = 0; i < description.weights.size(); ++i)
+      arguments[description.weights[i].argumentIndex] =
+          descriptor(model->weights[i]->data(), description.weights[i].shape);
 
-    size_t resultWords = 0;
-    for (const TensorSpec &spec : model->outputs)
-      resultWords += 3 + 2 * spec.shape.size();
-    std::vector<int64_t> results(resultWords, 0);
-    std::vector<void *> args;
-    args.push_back(results.data());
-    for (std::vector<int64_t> &words : descriptors)
+    std::vector<size_t> ranks;
+    for (const TensorSpec &spec : description.outputs)
+      ranks.push_back(spec.shape.size());
+    ResultDescriptors results(ranks);
+    std::vector<void *> args = {results.storage()};
+    for (std::vector<int64_t> &words : arguments)
       args.push_back(words.data());
 
     if (model->threads > 0 && model->setOmpThreads)
       model->setOmpThreads(model->threads);
-    std::vector<int64_t *> resultDescriptors;
-    for (size_t i = 0, offset = 0; i < model->outputs.size(); ++i) {
-      resultDescriptors.push_back(results.data() + offset);
-      offset += 3 + 2 * model->outputs[i].shape.size();
-    }
-    if (model->onGpu()) {
-      try {
-        model->gpu->run(model->run, args.data());
-      } catch (...) {
-        std::vector<bool> owned = ownedResults(resultDescriptors, descriptors);
-        for (size_t i = 0; i < resultDescriptors.size(); ++i)
+    try {
+      model->backend->run(model->run, args.data());
+    } catch (...) {
+      if (model->backend->failedRunsSetResults()) {
+        std::vector<bool> owned = results.owned(arguments);
+        for (size_t i = 0; i < results.size(); ++i)
           if (owned[i])
-            recur::cuda::ModelGpu::freeModelAllocation(
-                reinterpret_cast<void *>(resultDescriptors[i][0]));
-        throw;
+            model->backend->freeResult(results.allocated(i));
       }
-    } else {
-      model->run(args.data());
-      // The run returned early with its results unset; buffers it had
-      // allocated before are lost (the generated code does not track them).
-      if (int64_t bytes = model->failedAllocation ? model->failedAllocation() : 0)
-        throw Failure("out of memory: the model could not allocate " +
-                      std::to_string(bytes) + " bytes for this run");
+      throw;
     }
 
     // Outputs are handed over only when all of them are ready; on a failure
     // every buffer the model returned is freed.
-    std::vector<bool> owned = ownedResults(resultDescriptors, descriptors);
-    std::vector<DLManagedTensor *> built(model->outputs.size(), nullptr);
-    size_t handedOver = 0; // descriptors whose buffer a tensor now owns
+    std::vector<bool> owned = results.owned(arguments);
+    std::vector<DLManagedTensor *> built(results.size(), nullptr);
+    size_t handedOver = 0; // results whose buffer a tensor now owns
     try {
-      for (size_t i = 0; i < model->outputs.size(); ++i) {
-        built[i] = makeOutput(*model, i, resultDescriptors[i], owned[i]);
+      for (size_t i = 0; i < results.size(); ++i) {
+        built[i] = makeOutput(*model, i, results, owned[i]);
         ++handedOver;
       }
     } catch (...) {
       for (DLManagedTensor *tensor : built)
         if (tensor)
           tensor->deleter(tensor);
-      for (size_t i = handedOver; i < resultDescriptors.size(); ++i) {
-        if (!owned[i])
-          continue;
-        void *allocated = reinterpret_cast<void *>(resultDescriptors[i][0]);
-        if (model->onGpu())
-          recur::cuda::ModelGpu::freeModelAllocation(allocated);
-        else
-          std::free(allocated);
-      }
+      for (size_t i = handedOver; i < results.size(); ++i)
+        if (owned[i])
+          model->backend->freeResult(results.allocated(i));
       throw;
     }
     for (size_t i = 0; i < built.size(); ++i)

@@ -7,6 +7,8 @@
 
 #include "Safetensors.h"
 
+#include "Shapes.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -25,6 +27,7 @@
 
 using namespace recur::safetensors;
 using nlohmann::json;
+using recur::formatShape;
 
 namespace {
 
@@ -86,13 +89,6 @@ std::string oneLine(const std::string &text) {
 }
 
 std::string inQuotes(const std::string &text) { return "'" + text + "'"; }
-
-std::string formatShape(const std::vector<int64_t> &shape) {
-  std::string result = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    result += (i ? ", " : "") + std::to_string(shape[i]);
-  return result + "]";
-}
 
 /// A short rendering of a JSON value for "got ..." in messages.
 std::string describe(const json &value) {

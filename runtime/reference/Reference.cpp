@@ -32,13 +32,6 @@ template <typename T> int64_t Tensor<T>::numElements() const {
 template struct Tensor<float>;
 template struct Tensor<int64_t>;
 
-std::string formatShape(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
 /// Throws unless `tensor` named `name` has exactly `expected` shape.
 template <typename T>
 static void expectShape(const std::string &name, const Tensor<T> &tensor,

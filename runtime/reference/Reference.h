@@ -12,6 +12,8 @@
 #ifndef RECUR_REFERENCE_REFERENCE_H
 #define RECUR_REFERENCE_REFERENCE_H
 
+#include "Shapes.h"
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -75,7 +77,7 @@ FloatTensor lstmLm(const std::map<std::string, FloatTensor> &weights,
                    const IdTensor &tokens);
 
 /// "[2, 3]": how messages print shapes.
-std::string formatShape(const std::vector<int64_t> &shape);
+using ::recur::formatShape;
 
 } // namespace recur::reference
 

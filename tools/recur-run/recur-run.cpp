@@ -12,7 +12,9 @@
 
 #include "recur/runtime.h"
 
+#include "Dtypes.h"
 #include "Safetensors.h"
+#include "Shapes.h"
 #include "reference/Interpreter.h"
 
 #include <nlohmann/json.hpp>
@@ -33,6 +35,7 @@
 using nlohmann::json;
 namespace st = recur::safetensors;
 namespace ref = recur::reference;
+using recur::elementBytes;
 
 namespace {
 
@@ -188,34 +191,20 @@ struct HostTensor {
     return tensor;
   }
   int64_t count() const {
-    int64_t n = 1;
-    for (int64_t size : shape)
-      if (size < 0 || __builtin_mul_overflow(n, size, &n))
-        die("tensor '" + name + "' has shape " + ref::formatShape(shape) +
-            ", whose element count does not fit in 64 bits");
+    int64_t n;
+    if (!recur::checkedElementCount(shape, n))
+      die("tensor '" + name + "' has shape " + ref::formatShape(shape) +
+          ", whose element count does not fit in 64 bits");
     return n;
   }
 };
-
-size_t elementBytes(DLDataType t) { return (t.bits * t.lanes + 7) / 8; }
 
 bool isF32(DLDataType t) { return t.code == kDLFloat && t.bits == 32; }
 bool isI64(DLDataType t) { return t.code == kDLInt && t.bits == 64; }
 
 std::string safetensorsName(DLDataType t) {
-  if (isF32(t))
-    return "F32";
-  if (isI64(t))
-    return "I64";
-  if (t.code == kDLInt && t.bits == 32)
-    return "I32";
-  if (t.code == kDLFloat && t.bits == 16)
-    return "F16";
-  if (t.code == kDLBfloat)
-    return "BF16";
-  if (t.code == kDLFloat && t.bits == 64)
-    return "F64";
-  return "?";
+  const recur::Dtype *dtype = recur::findDtype(t);
+  return dtype ? dtype->safetensors : recur::describeDtype(t);
 }
 
 /// Random values: weights uniform in [-k, k] with k = 1/sqrt(last dim) (0.1
@@ -223,8 +212,9 @@ std::string safetensorsName(DLDataType t) {
 /// [0, bound).
 void fillRandom(HostTensor &tensor, std::mt19937_64 &rng, bool isWeight) {
   int64_t n = tensor.count(), bytes;
-  if (__builtin_mul_overflow(
-          n, static_cast<int64_t>(elementBytes(tensor.info.dtype)), &bytes))
+  if (!recur::checkedByteCount(
+          tensor.shape, static_cast<int64_t>(elementBytes(tensor.info.dtype)),
+          bytes))
     die("tensor '" + tensor.name + "' has shape " +
         ref::formatShape(tensor.shape) +
         ", whose size in bytes does not fit in 64 bits");

@@ -1,0 +1,59 @@
+//===- Dtypes.cpp - the element types models exchange, in every spelling -===//
+
+#include "Dtypes.h"
+
+namespace {
+const recur::Dtype kDtypes[] = {
+    {"f32", "F32", {kDLFloat, 32, 1}},  {"f64", "F64", {kDLFloat, 64, 1}},
+    {"f16", "F16", {kDLFloat, 16, 1}},  {"bf16", "BF16", {kDLBfloat, 16, 1}},
+    {"i64", "I64", {kDLInt, 64, 1}},    {"i32", "I32", {kDLInt, 32, 1}},
+};
+} // namespace
+
+const recur::Dtype *recur::findDtypeByName(const std::string &name) {
+  for (const Dtype &dtype : kDtypes)
+    if (name == dtype.name)
+      return &dtype;
+  return nullptr;
+}
+
+const recur::Dtype *recur::findDtype(DLDataType type) {
+  for (const Dtype &dtype : kDtypes)
+    if (sameDtype(type, dtype.dlpack))
+      return &dtype;
+  return nullptr;
+}
+
+std::string recur::describeDtype(DLDataType dtype) {
+  if (const Dtype *known = findDtype(dtype))
+    return known->name;
+  std::string base;
+  switch (dtype.code) {
+  case kDLFloat:
+    base = "f";
+    break;
+  case kDLBfloat:
+    base = "bf";
+    break;
+  case kDLInt:
+    base = "i";
+    break;
+  case kDLUInt:
+    base = "u";
+    break;
+  default:
+    base = "code" + std::to_string(dtype.code) + "_";
+  }
+  std::string name = base + std::to_string(dtype.bits);
+  if (dtype.lanes != 1)
+    name += "x" + std::to_string(dtype.lanes);
+  return name;
+}
+
+size_t recur::elementBytes(DLDataType dtype) {
+  return (size_t(dtype.bits) * dtype.lanes + 7) / 8;
+}
+
+bool recur::sameDtype(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}

@@ -1,0 +1,81 @@
+//===- Description.cpp - what a compiled model expects --------------------===//
+
+#include "Description.h"
+
+#include "Dtypes.h"
+#include "Shapes.h"
+#include "recur/runtime.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace recur::runtime;
+using nlohmann::json;
+
+std::string TensorSpec::formattedShape() const {
+  return formatShape(shape, dims);
+}
+
+static TensorSpec parseSpec(const json &entry) {
+  TensorSpec spec;
+  spec.name = entry.at("name").get<std::string>();
+  spec.dtypeName = entry.at("dtype").get<std::string>();
+  const recur::Dtype *dtype = recur::findDtypeByName(spec.dtypeName);
+  if (!dtype)
+    throw Failure("tensor '" + spec.name + "' has unknown dtype '" +
+                  spec.dtypeName + "'");
+  spec.dtype = dtype->dlpack;
+  spec.shape = entry.at("shape").get<std::vector<int64_t>>();
+  for (const json &dim : entry.at("dims"))
+    spec.dims.push_back(dim.is_null() ? "" : dim.get<std::string>());
+  if (spec.dims.size() != spec.shape.size())
+    throw Failure("tensor '" + spec.name + "' has " +
+                  std::to_string(spec.shape.size()) + " sizes but " +
+                  std::to_string(spec.dims.size()) + " dims");
+  for (size_t i = 0; i < spec.shape.size(); ++i)
+    if ((spec.shape[i] < 0) != (spec.dims[i] == "T" || spec.dims[i] == "B"))
+      throw Failure("tensor '" + spec.name + "' has a dynamic size that is " +
+                    "not T or B");
+  if (entry.contains("range"))
+    spec.indexBound = entry.at("range").at(1).get<int64_t>();
+  return spec;
+}
+
+ModelDescription recur::runtime::parseDescription(const std::string &text,
+                                                  const std::string &path) {
+  ModelDescription model;
+  try {
+    json description = json::parse(text);
+    int version = description.at("abi_version").get<int>();
+    if (version != RECUR_MODEL_ABI_VERSION)
+      throw Failure("'" + path + "' was compiled for model ABI " +
+                    std::to_string(version) + "; this runtime reads ABI " +
+                    std::to_string(RECUR_MODEL_ABI_VERSION) +
+                    ": recompile it with this build's recur-compile");
+    model.target = description.at("target").get<std::string>();
+    if (model.target == "cuda")
+      model.cudaArch = description.at("cuda_arch").get<std::string>();
+    else if (model.target != "cpu")
+      throw Failure("'" + path + "' was compiled for target '" + model.target +
+                    "'; this runtime runs cpu and cuda models");
+    const json &arguments = description.at("arguments");
+    model.numArguments = arguments.size();
+    for (size_t index = 0; index < arguments.size(); ++index) {
+      TensorSpec spec = parseSpec(arguments[index]);
+      spec.argumentIndex = index;
+      if (arguments[index].at("kind") == "input")
+        model.inputs.push_back(spec);
+      else
+        model.weights.push_back(spec);
+    }
+    for (const json &output : description.at("outputs"))
+      model.outputs.push_back(parseSpec(output));
+  } catch (const json::exception &error) {
+    throw Failure("'" + path +
+                  "' has a corrupt model description: " + error.what());
+  }
+  for (auto *specs : {&model.inputs, &model.weights, &model.outputs})
+    for (TensorSpec &spec : *specs)
+      for (const std::string &dim : spec.dims)
+        spec.dimNames.push_back(dim.c_str());
+  return model;
+}

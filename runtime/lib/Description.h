@@ -1,0 +1,53 @@
+//===- Description.h - what a compiled model expects ------------*- C++ -*-===//
+//
+// The JSON description recur-compile writes into every model (docs/runtime.md):
+// its target and the specs of its inputs, weights and outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECUR_RUNTIME_DESCRIPTION_H
+#define RECUR_RUNTIME_DESCRIPTION_H
+
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace recur::runtime {
+
+/// Thrown inside the runtime, turned into a RecurError at the C boundary.
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct TensorSpec {
+  std::string name;
+  std::string dtypeName; // "f32", "i64", ...
+  DLDataType dtype{};
+  std::vector<int64_t> shape;         // -1: dynamic
+  std::vector<std::string> dims;      // "T", "B" or "" (static), per dimension
+  std::vector<const char *> dimNames; // C strings of `dims`, for the C API
+  int64_t indexBound = 0;             // indices lie in [0, bound); 0: none
+  size_t argumentIndex = 0;           // position in the entry's arguments
+
+  /// "[T, B, 10001]".
+  std::string formattedShape() const;
+};
+
+struct ModelDescription {
+  std::string target;   // "cpu" or "cuda"
+  std::string cudaArch; // "sm_90" for CUDA models
+  std::vector<TensorSpec> inputs, weights, outputs;
+  size_t numArguments = 0;
+};
+
+/// Parses and validates the description of the model at `path` (named in
+/// errors). Throws Failure.
+ModelDescription parseDescription(const std::string &json,
+                                  const std::string &path);
+
+} // namespace recur::runtime
+
+#endif // RECUR_RUNTIME_DESCRIPTION_H
