@@ -108,6 +108,12 @@ size_t recur::runtime::checkTensor(const std::string &what,
   size_t bytes = byteCount(shape, tensor->dtype, what);
   if (!tensor->data && bytes > 0)
     throw Failure(what + " has no data");
+  // Generated code loads whole elements and may assume their alignment.
+  size_t alignment = elementBytes(tensor->dtype);
+  if (alignment && reinterpret_cast<uintptr_t>(dataOf(*tensor)) % alignment)
+    throw Failure(what + " has data at an address not aligned to its " +
+                  std::to_string(alignment) + "-byte elements (byte_offset " +
+                  std::to_string(tensor->byte_offset) + ")");
   return bytes;
 }
 

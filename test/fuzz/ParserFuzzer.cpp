@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "recur/IR/RecurOps.h"
+#include "recur/Support/NestingLimit.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -92,6 +93,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // NUL-terminated, as a file read by recur-opt is: the lexer looks one
   // character past the end.
   std::string text(reinterpret_cast<const char *>(data), size);
+  // The tools refuse text nested past the parser's stack before parsing it
+  // (recur-opt, recur-compile); so does this target.
+  if (recur::findExcessiveNesting(text))
+    return 0;
   OwningOpRef<ModuleOp> module = parseAndVerify(text, context);
   if (!module)
     return 0;
