@@ -303,7 +303,7 @@ HostTensor makeTensor(const RecurTensorInfo &info) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+static int runMain(int argc, char **argv) {
   Options options = parseOptions(argc, argv);
   RecurModel *model = nullptr;
   check(recur_model_load(options.model.c_str(), &model));
@@ -629,4 +629,16 @@ int main(int argc, char **argv) {
     }
   }
   return checkFailed ? 3 : 0;
+}
+
+int main(int argc, char **argv) {
+  // Sizes are checked before anything large is allocated; a machine that
+  // still runs out of memory gets a message, not an uncaught exception.
+  try {
+    return runMain(argc, argv);
+  } catch (const std::bad_alloc &) {
+    die("out of memory");
+  } catch (const std::length_error &error) {
+    die(std::string("a tensor is too large: ") + error.what());
+  }
 }
