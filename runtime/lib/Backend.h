@@ -28,11 +28,15 @@ public:
 };
 
 /// A result buffer handed to the caller: `allocated` is what the deleter
-/// frees, `data` where the elements start.
+/// frees, `data` where the elements start. `tookOver`: it is the model's
+/// buffer itself; otherwise a copy, and the model's buffer, if the output
+/// owned it, is freed once every output is made (another output may be
+/// copying from it).
 struct OutputBuffer {
   void *allocated;
   void *data;
   bool onDevice;
+  bool tookOver;
 };
 
 class Backend {
@@ -79,8 +83,8 @@ public:
   virtual bool failedRunsSetResults() const = 0;
 
   /// The result buffer `allocated` (elements at `data`, `bytes`) as an
-  /// output: taken over if `owned`, else copied (it is an input, a weight or
-  /// another output's).
+  /// output: taken over if `owned` (and the backend returns it as it is),
+  /// else copied (it is an input, a weight or another output's).
   virtual OutputBuffer takeOutput(void *allocated, void *data, size_t bytes,
                                   bool owned, const std::string &what) const = 0;
   /// Frees a result buffer no output took.

@@ -85,14 +85,14 @@ public:
   OutputBuffer takeOutput(void *allocated, void *data, size_t bytes,
                           bool owned, const std::string &what) const override {
     if (owned)
-      return {allocated, data, false};
+      return {allocated, data, false, true};
     void *copy = std::malloc(bytes ? bytes : 1);
     if (!copy)
       throw Failure("out of memory copying " + what + " (" +
                     std::to_string(bytes) + " bytes)");
     if (bytes)
       std::memcpy(copy, data, bytes);
-    return {copy, copy, false};
+    return {copy, copy, false, false};
   }
 
   void freeResult(void *allocated) const override { std::free(allocated); }

@@ -104,14 +104,12 @@ public:
         std::free(host);
         throw;
       }
-      if (owned)
-        cuda::ModelGpu::freeModelAllocation(allocated);
-      return {host, host, false};
+      return {host, host, false, false};
     }
     if (owned)
-      return {allocated, data, true};
+      return {allocated, data, true, true};
     void *copy = gpu->duplicate(data, bytes, what);
-    return {copy, copy, true};
+    return {copy, copy, true, false};
   }
 
   void freeResult(void *allocated) const override {

@@ -95,9 +95,11 @@ template <typename Body> RecurError *guarded(Body body) {
   }
 }
 
-/// Output `index` of a run, owning its buffer (Backend::takeOutput).
+/// Output `index` of a run, owning its buffer (Backend::takeOutput);
+/// `tookOver` says whether that is the model's buffer itself.
 DLManagedTensor *makeOutput(const RecurModel &model, size_t index,
-                            const ResultDescriptors &results, bool owned) {
+                            const ResultDescriptors &results, bool owned,
+                            bool &tookOver) {
   const TensorSpec &spec = model.description.outputs[index];
   std::string what = "output '" + spec.name + "'";
   std::vector<int64_t> shape = results.shape(index);
@@ -105,6 +107,7 @@ DLManagedTensor *makeOutput(const RecurModel &model, size_t index,
       results.allocated(index),
       results.data(index, recur::elementBytes(spec.dtype)),
       byteCount(shape, spec.dtype, what), owned, what);
+  tookOver = buffer.tookOver;
   auto tensor = std::make_unique<DLManagedTensor>();
   auto *context = new OutputContext{buffer.allocated, buffer.onDevice,
                                     std::move(shape)};
@@ -297,13 +300,12 @@ RecurError *recur_model_bind_weights_file(RecurModel *model, const char *path) {
 }
 
 RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
-                                               const char *path,
-                                               RecurBindMode mode) {
+                                               const char *path, int mode) {
   if (!model || !path)
     return makeError("recur_model_bind_weights_file: null model or path");
   if (mode != RECUR_BIND_STRICT && mode != RECUR_BIND_NON_STRICT)
     return makeError("recur_model_bind_weights_file_mode: unknown mode " +
-                     std::to_string(static_cast<int>(mode)));
+                     std::to_string(mode));
   return guarded([&] {
     std::string error;
     std::unique_ptr<recur::safetensors::File> file =
@@ -439,25 +441,32 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
       throw;
     }
 
-    // Outputs are handed over only when all of them are ready; on a failure
-    // every buffer the model returned is freed.
+    // Outputs are handed over only when all of them are ready. The model's
+    // buffers that no output took over are freed after all are made (later
+    // outputs may copy from them), and on a failure too.
     std::vector<bool> owned = results.owned(arguments);
     std::vector<DLManagedTensor *> built(results.size(), nullptr);
-    size_t handedOver = 0; // results whose buffer a tensor now owns
+    std::vector<bool> tookOver(results.size(), false);
+    auto freeUntaken = [&] {
+      for (size_t i = 0; i < results.size(); ++i)
+        if (owned[i] && !tookOver[i])
+          model->backend->freeResult(results.allocated(i));
+    };
     try {
       for (size_t i = 0; i < results.size(); ++i) {
-        built[i] = makeOutput(*model, i, results, owned[i]);
-        ++handedOver;
+        bool took = false;
+        built[i] = makeOutput(*model, i, results, owned[i], took);
+        tookOver[i] = took;
       }
     } catch (...) {
       for (DLManagedTensor *tensor : built)
         if (tensor)
           tensor->deleter(tensor);
-      for (size_t i = handedOver; i < results.size(); ++i)
-        if (owned[i])
-          model->backend->freeResult(results.allocated(i));
+      // Buffers taken over went with their tensors.
+      freeUntaken();
       throw;
     }
+    freeUntaken();
     for (size_t i = 0; i < built.size(); ++i)
       outputs[i] = built[i];
   });

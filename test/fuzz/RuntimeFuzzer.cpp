@@ -496,8 +496,9 @@ private:
 
   /// The model's weights in a safetensors file, possibly damaged; or the
   /// input's raw bytes.
-  std::vector<uint8_t> weightsFile(bool &wellFormedFile) {
+  std::vector<uint8_t> weightsFile(bool &wellFormedFile, bool &hasExtra) {
     wellFormedFile = false;
+    hasExtra = false;
     if (in.byte() % 4 == 0)
       return in.take(in.integer<uint16_t>() % 4096);
     recur::safetensors::Writer writer;
@@ -530,6 +531,7 @@ private:
         fail("the safetensors writer refuses a weight: " + error);
     }
     if (in.byte() % 4 == 0) {
+      hasExtra = true;
       std::vector<uint8_t> extra = in.take(in.byte() % 16);
       writer.add("extra." + std::to_string(in.byte()), "U8",
                  {int64_t(extra.size())}, extra.data(), extra.size(), error);
@@ -566,18 +568,26 @@ private:
       consume(recur_model_bind_weights_file(model, "/nonexistent/w"));
       return;
     }
-    bool wellFormedFile;
-    std::vector<uint8_t> file = weightsFile(wellFormedFile);
+    bool wellFormedFile, hasExtra;
+    std::vector<uint8_t> file = weightsFile(wellFormedFile, hasExtra);
     std::FILE *stream = std::fopen(weightsPath().c_str(), "wb");
     if (!stream ||
         std::fwrite(file.data(), 1, file.size(), stream) != file.size() ||
         std::fclose(stream) != 0)
       fail("cannot write " + weightsPath());
-    std::string message =
-        consume(recur_model_bind_weights_file(model, weightsPath().c_str()));
-    if (message.empty())
+    // Strict binding refuses a tensor the model does not take; non-strict
+    // binding ignores it.
+    bool strict = in.byte() % 2;
+    std::string message = consume(recur_model_bind_weights_file_mode(
+        model, weightsPath().c_str(),
+        strict ? RECUR_BIND_STRICT : RECUR_BIND_NON_STRICT));
+    if (message.empty() && strict && hasExtra)
+      fail("strict binding accepts a file with an unexpected tensor");
+    // A non-strict bind of a damaged file may have bound only some weights:
+    // which is not known here, so none is counted.
+    if (message.empty() && (strict || wellFormedFile))
       weightBound.assign(weights.size(), true);
-    else if (wellFormedFile)
+    else if (!message.empty() && wellFormedFile && !(strict && hasExtra))
       fail("a well-formed weights file is rejected: " + message);
   }
 

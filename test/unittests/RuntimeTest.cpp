@@ -187,7 +187,7 @@ TEST_F(RuntimeTest, NonStrictBindsWhatIsThere) {
                   model, wrong.c_str(), RECUR_BIND_NON_STRICT)),
               HasSubstr("weight 'proj.weight' in '" + wrong + "' has shape"));
   EXPECT_THAT(messageOf(recur_model_bind_weights_file_mode(
-                  model, path.c_str(), static_cast<RecurBindMode>(7))),
+                  model, path.c_str(), 7)),
               HasSubstr("unknown mode 7"));
 }
 

@@ -106,9 +106,10 @@ typedef enum RecurBindMode {
   RECUR_BIND_NON_STRICT = 1,
 } RecurBindMode;
 
+/* `mode` is a RecurBindMode (an int, so that any value a caller passes can be
+ * checked). */
 RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
-                                               const char *path,
-                                               RecurBindMode mode);
+                                               const char *path, int mode);
 
 /* Threads for the model's parallel loops (default: OpenMP's, i.e. all cores),
  * 1 to 1024. */
