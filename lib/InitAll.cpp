@@ -11,6 +11,8 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "recur/IR/RecurOps.h"
 #include "recur/Pipelines/Pipelines.h"
+#include "recur/Codegen/Passes.h"
+#include "recur/Conversion/Passes.h"
 #include "recur/Transforms/Passes.h"
 
 void mlir::recur::registerRecurDialects(DialectRegistry &registry) {
@@ -29,5 +31,7 @@ void mlir::recur::registerCompilerDialects(DialectRegistry &registry) {
 
 void mlir::recur::registerRecurPasses() {
   registerRecurTransformsPasses();
+  registerRecurConversionPasses();
+  registerRecurCodegenPasses();
   registerRecurPipelines();
 }

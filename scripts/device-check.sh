@@ -22,7 +22,9 @@ summary=$out/summary.md
 failures=0
 python=${PYTHON:-python3}
 run_model=("$bundle/bin/recur-run")
-lm=$bundle/gpu-suite/liblm_reference.so
+# The reference LM with every fusion stage, and unfused.
+lm=$bundle/gpu-suite/liblm_reference-all.so
+lm_unfused=$bundle/gpu-suite/liblm_reference-none.so
 
 {
   echo "# Recur device check"
@@ -63,18 +65,24 @@ if command -v cuobjdump >/dev/null; then
   step cuobjdump bash -c "cuobjdump --list-elf '$lm' | grep -c sm_90.cubin"
 fi
 if command -v compute-sanitizer >/dev/null; then
-  step memcheck-odd compute-sanitizer --tool memcheck --error-exitcode 1 \
-    "${run_model[@]}" "$bundle/gpu-suite/liblm_odd_a.so" --random-weights 1 \
-    --seq 9 --batch 6 --warmup 0 --iters 1 --check
+  for level in none all; do
+    step "memcheck-odd-$level" compute-sanitizer --tool memcheck --error-exitcode 1 \
+      "${run_model[@]}" "$bundle/gpu-suite/liblm_odd_a-$level.so" --random-weights 1 \
+      --seq 9 --batch 6 --warmup 0 --iters 1 --check
+  done
   step memcheck-lm compute-sanitizer --tool memcheck --error-exitcode 1 \
     "${run_model[@]}" "$lm" --random-weights 1 --seq 5 --batch 8 \
     --warmup 0 --iters 1
 fi
-step pytorch "$python" "$root/test/interop/pytorch_lm.py" --bin "$bundle/bin" \
-  --model "$lm" --vocab 10001 --embed 128 --hidden 256 --layers 3 \
-  --seq 50 --batch 128 --torch-device cuda
-step timing "${run_model[@]}" "$lm" --random-weights 1 --seq 50 --batch 128 \
-  --warmup 10 --iters 50 --json
+for model in "$lm" "$lm_unfused"; do
+  level=${model##*-}
+  level=${level%.so}
+  step "pytorch-$level" "$python" "$root/test/interop/pytorch_lm.py" --bin "$bundle/bin" \
+    --model "$model" --vocab 10001 --embed 128 --hidden 256 --layers 3 \
+    --seq 50 --batch 128 --torch-device cuda
+  step "timing-$level" "${run_model[@]}" "$model" --random-weights 1 --seq 50 \
+    --batch 128 --warmup 10 --iters 50 --json
+done
 workloads=${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json}
 # shellcheck disable=SC2086
 step bench env RECUR_BENCH_MODELS="$bundle/bench-models" RECUR_BENCH_BIN="$bundle/bin" \

@@ -28,6 +28,7 @@ class System:
     kind: str  # "recur", "python" (a runner script) or "binary" (a C++ baseline)
     what: str  # one line for the report
     target: str = ""  # recur: recur-compile --target
+    fusion: str = "all"  # recur: recur-compile --fusion
     script: str = ""  # python: runner in bench/systems/
     variant: str = ""  # python: what the runner builds
     binary: str = ""  # binary: executable in --bin
@@ -44,6 +45,13 @@ TORCH_CPU_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 SYSTEMS = [
     System("recur-cpu", "cpu", "recur", "Recur, compiled for this CPU (recur-compile --target=cpu)",
            target="cpu", precisions=("fp32",)),
+    # The staged table: each fusion level on its own (recur-compile --fusion).
+    System("recur-cpu-none", "cpu", "recur", "Recur, CPU, unfused (--fusion=none)",
+           target="cpu", fusion="none", precisions=("fp32",)),
+    System("recur-cpu-hoist", "cpu", "recur", "Recur, CPU, input GEMM hoisted (--fusion=hoist)",
+           target="cpu", fusion="hoist", precisions=("fp32",)),
+    System("recur-cpu-cell", "cpu", "recur", "Recur, CPU, + fused cell (--fusion=cell)",
+           target="cpu", fusion="cell", precisions=("fp32",)),
     System("onednn-cpu", "cpu", "binary", "oneDNN lstm_forward + inner_product (C++)",
            binary="bench-onednn-lm", precisions=("fp32",)),
     System("torch-nn-lstm", "cpu", "python", "PyTorch nn.LSTM (aten, BLAS)",
@@ -56,6 +64,8 @@ SYSTEMS = [
            script="torch_lstm.py", variant="compile", env=TORCH_CPU_ENV),
     System("recur-cuda", "cuda", "recur", "Recur, compiled for the GPU (recur-compile --target=cuda)",
            target="cuda", precisions=("fp32",)),
+    System("recur-cuda-none", "cuda", "recur", "Recur, GPU, unfused (--fusion=none)",
+           target="cuda", fusion="none", precisions=("fp32",)),
     System("cudnn", "cuda", "binary", "cuDNN cudnnRNNForward + cuBLASLt projection (C++)",
            binary="bench-cudnn-lm", precisions=("fp32", "tf32")),
     System("torch-cudnn", "cuda", "python", "PyTorch nn.LSTM on the GPU (cuDNN)",

@@ -16,9 +16,53 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "recur/Codegen/Passes.h"
+#include "recur/Conversion/Passes.h"
 #include "recur/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::recur;
+
+StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
+  switch (level) {
+  case FusionLevel::none:
+    return "none";
+  case FusionLevel::hoist:
+    return "hoist";
+  case FusionLevel::cell:
+    return "cell";
+  case FusionLevel::all:
+    return "all";
+  }
+  llvm_unreachable("unknown fusion level");
+}
+
+std::optional<FusionLevel> mlir::recur::parseFusionLevel(StringRef name) {
+  for (FusionLevel level : {FusionLevel::none, FusionLevel::hoist,
+                            FusionLevel::cell, FusionLevel::all})
+    if (name == stringifyFusionLevel(level))
+      return level;
+  return std::nullopt;
+}
+
+void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level) {
+  if (level >= FusionLevel::hoist) {
+    pm.addPass(createHoistInputProjection());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
+  if (level >= FusionLevel::cell)
+    pm.addPass(createFuseLSTMCell());
+}
+
+void mlir::recur::buildFrontEndPipeline(OpPassManager &pm, FusionLevel level) {
+  buildFusionPipeline(pm, level);
+  pm.addPass(createConvertRecurToLinalg());
+  // Fusion adds elementwise arith on tensors (e.g. the two biases' sum).
+  pm.addPass(createConvertElementwiseToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
 
 void mlir::recur::buildBufferizePipeline(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions options;
@@ -64,9 +108,7 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
 
 void mlir::recur::buildLowerToCpuPipeline(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
-  pm.addPass(createConvertRecurToLinalg());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  buildFrontEndPipeline(pm, options.fusion);
   buildBufferizePipeline(pm);
   buildLowerLoopsToLLVMPipeline(pm, options);
 }
@@ -135,15 +177,20 @@ void mlir::recur::buildLowerGpuToNVVMPipeline(
 
 void mlir::recur::buildLowerToCudaPipeline(OpPassManager &pm,
                                            const CudaPipelineOptions &options) {
-  pm.addPass(createConvertRecurToLinalg());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  buildFrontEndPipeline(pm, options.fusion);
   buildBufferizePipeline(pm);
   buildMapToGpuPipeline(pm, options);
   buildLowerGpuToNVVMPipeline(pm, options);
 }
 
 void mlir::recur::registerRecurPipelines() {
+  PassPipelineRegistration<FusionPipelineOptions>(
+      "recur-fusion",
+      "The recur -> recur loop-fusion stages up to a level: "
+      "recur-hoist-input-projection (hoist), recur-fuse-lstm-cell (cell)",
+      [](OpPassManager &pm, const FusionPipelineOptions &options) {
+        buildFusionPipeline(pm, options.fusion);
+      });
   PassPipelineRegistration<>(
       "recur-bufferize",
       "One-shot bufferization of a lowered recur module, with deallocation",
@@ -154,8 +201,8 @@ void mlir::recur::registerRecurPipelines() {
       buildLowerLoopsToLLVMPipeline);
   PassPipelineRegistration<CpuPipelineOptions>(
       "recur-lower-to-cpu",
-      "recur ops to the LLVM dialect for the CPU: convert-recur-to-linalg, "
-      "recur-bufferize, recur-lower-loops-to-llvm",
+      "recur ops to the LLVM dialect for the CPU: recur-fusion, "
+      "convert-recur-to-linalg, recur-bufferize, recur-lower-loops-to-llvm",
       buildLowerToCpuPipeline);
   PassPipelineRegistration<CudaPipelineOptions>(
       "recur-map-to-gpu",
@@ -168,7 +215,7 @@ void mlir::recur::registerRecurPipelines() {
   PassPipelineRegistration<CudaPipelineOptions>(
       "recur-lower-to-cuda",
       "recur ops to the LLVM dialect with embedded CUDA kernels: "
-      "convert-recur-to-linalg, recur-bufferize, recur-map-to-gpu, "
-      "recur-lower-gpu-to-nvvm",
+      "recur-fusion, convert-recur-to-linalg, recur-bufferize, "
+      "recur-map-to-gpu, recur-lower-gpu-to-nvvm",
       buildLowerToCudaPipeline);
 }

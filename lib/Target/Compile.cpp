@@ -370,21 +370,28 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   bool openmp = options.openmp && !cuda;
   if (cuda) {
     CudaPipelineOptions cudaOptions;
+    cudaOptions.fusion = options.fusion;
     cudaOptions.chip = options.cudaArch;
     if (options.emit == EmitKind::Ptx)
       cudaOptions.format = "isa";
     buildLowerToCudaPipeline(pm, cudaOptions);
-    pipeline = "recur-lower-to-cuda{chip=" + options.cudaArch +
+    pipeline = "recur-lower-to-cuda{fusion=" +
+               stringifyFusionLevel(options.fusion).str() +
+               " chip=" + options.cudaArch +
                " format=" + cudaOptions.format.getValue() + "}";
   } else {
     CpuPipelineOptions cpuOptions;
+    cpuOptions.fusion = options.fusion;
     cpuOptions.openmp = openmp;
     buildLowerToCpuPipeline(pm, cpuOptions);
-    pipeline = "recur-lower-to-cpu{openmp=" +
+    pipeline = "recur-lower-to-cpu{fusion=" +
+               stringifyFusionLevel(options.fusion).str() + " openmp=" +
                std::string(openmp ? "true" : "false") + "}";
   }
-  FailureOr<std::string> description = describeModel(
-      entry, options.target, pipeline, cuda ? options.cudaArch : "");
+  FailureOr<std::string> description =
+      describeModel(entry, options.target, pipeline,
+                    stringifyFusionLevel(options.fusion),
+                    cuda ? options.cudaArch : "");
   if (failed(description))
     return failure();
   unsigned numArguments = entry.getNumArguments();

@@ -295,6 +295,7 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
 FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
                                                   StringRef target,
                                                   StringRef pipeline,
+                                                  StringRef fusion,
                                                   StringRef cudaArch) {
   if (failed(checkStaticSizes(entry)))
     return failure();
@@ -349,6 +350,7 @@ FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
                            {"entry", entry.getSymName()},
                            {"target", target},
                            {"pipeline", pipeline},
+                           {"fusion", fusion},
                            {"arguments", std::move(arguments)},
                            {"outputs", std::move(outputs)}};
   if (!cudaArch.empty())

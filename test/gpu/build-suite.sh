@@ -14,21 +14,33 @@ arch=${3:-sm_90}
 mkdir -p "$out"
 : > "$out/suite.tsv.tmp"
 
+# Every model is compiled unfused and with every fusion stage
+# (recur-compile --fusion), as lib<NAME>-<LEVEL>.so.
+levels=(none all)
+
 # compile NAME SOURCE: SOURCE is "gen ARGS..." (recur-gen) or a .mlir file.
 compile() {
-  local name=$1 source=$2
+  local name=$1 source=$2 level
   if [[ $source == gen\ * ]]; then
     # shellcheck disable=SC2086
     "$bin/recur-gen" ${source#gen } > "$out/$name.mlir"
   else
     cp "$source" "$out/$name.mlir"
   fi
-  "$bin/recur-compile" "$out/$name.mlir" --target=cuda --cuda-arch="$arch" \
-    --quiet -o "$out/lib$name.so"
+  for level in "${levels[@]}"; do
+    "$bin/recur-compile" "$out/$name.mlir" --target=cuda --cuda-arch="$arch" \
+      --fusion="$level" --quiet -o "$out/lib$name-$level.so"
+  done
   rm "$out/$name.mlir"
 }
-# run NAME SEQ BATCH SEED: one checked run of lib NAME.
-run() { printf 'lib%s.so\t%s\t%s\t%s\n' "$@" >> "$out/suite.tsv.tmp"; }
+# run NAME SEQ BATCH SEED: one checked run of lib NAME at every level.
+run() {
+  local level
+  for level in "${levels[@]}"; do
+    printf 'lib%s-%s.so\t%s\t%s\t%s\n' "$1" "$level" "$2" "$3" "$4" \
+      >> "$out/suite.tsv.tmp"
+  done
+}
 
 # Language models (vocab, embed, hidden, layers; then T, B), as the CPU suite:
 # T = 1, B = 1, I != H, 4 layers, H above a warp, static shapes, odd sizes.

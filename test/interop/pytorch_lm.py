@@ -16,6 +16,7 @@ cuDNN, TF32 off:
 import argparse
 import json
 import os
+import random
 import struct
 import subprocess
 import sys
@@ -75,30 +76,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from systems.torch_lstm import LanguageModel  # noqa: E402
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bin", required=True, help="directory of recur tools")
-    parser.add_argument("--model", help="a compiled LM library (default: "
-                        "compile one with recur-gen and recur-compile)")
-    for name, default in [("vocab", 37), ("embed", 8), ("hidden", 12),
-                          ("layers", 2), ("seq", 7), ("batch", 3)]:
-        parser.add_argument(f"--{name}", type=int, default=default)
-    parser.add_argument("--torch-device", default="cpu")
-    parser.add_argument("--tolerance", type=float, default=1e-4)
-    args = parser.parse_args()
-
-    vocab, embed, hidden, layers = args.vocab, args.embed, args.hidden, args.layers
+def run_case(args, tool, shape, fusion):
+    """PyTorch vs Recur on one LM shape; returns the max abs error."""
+    vocab, embed, hidden, layers, seq, batch = shape
     torch.manual_seed(0)
-    torch.set_num_threads(1)
     model = LanguageModel(vocab, embed, hidden, layers).eval()
-    tokens = torch.randint(0, vocab, (args.seq, args.batch), dtype=torch.int64)
-    if args.torch_device.startswith("cuda"):
-        if not torch.cuda.is_available():
-            print("skipped: no CUDA device for torch")
-            sys.exit(SKIP)
-        # fp32 means fp32: no TF32 in cuDNN's or cuBLAS's matmuls.
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+    tokens = torch.randint(0, vocab, (seq, batch), dtype=torch.int64)
     with torch.no_grad():
         expected = model.to(args.torch_device)(
             tokens.to(args.torch_device)).cpu()
@@ -109,7 +92,6 @@ def main():
         outputs = os.path.join(tmp, "outputs.safetensors")
         save_safetensors(weights, model.state_dict())
         save_safetensors(inputs, {"tokens": tokens})
-        tool = lambda name: os.path.join(args.bin, name)
         library = args.model
         if not library:
             ir = os.path.join(tmp, "lm.mlir")
@@ -117,19 +99,76 @@ def main():
             subprocess.run([tool("recur-gen"), "lstm-lm", "--vocab", str(vocab),
                             "--embed", str(embed), "--hidden", str(hidden),
                             "--layers", str(layers), "-o", ir], check=True)
-            subprocess.run([tool("recur-compile"), ir, "-o", library, "--quiet"],
-                           check=True)
+            subprocess.run([tool("recur-compile"), ir, "-o", library, "--quiet",
+                            f"--fusion={fusion}"], check=True)
         subprocess.run([tool("recur-run"), library, "--weights", weights,
                         "--inputs", inputs, "--outputs", outputs,
-                        "--warmup", "0", "--iters", "1"], check=True)
+                        "--warmup", "0", "--iters", "1"], check=True,
+                       stdout=subprocess.DEVNULL)
         logits = load_safetensors(outputs)["logits"]
 
     assert logits.shape == expected.shape, (logits.shape, expected.shape)
-    error = (logits - expected).abs().max().item()
-    print(f"pytorch interop: torch {torch.__version__} on {args.torch_device}, "
-          f"logits {list(logits.shape)}, max abs error {error:.3g}")
-    if error > args.tolerance:
-        print(f"FAIL: Recur's logits differ from PyTorch's by more than {args.tolerance}")
+    return logits, (logits - expected).abs().max().item()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True, help="directory of recur tools")
+    parser.add_argument("--model", help="a compiled LM library (default: "
+                        "compile one with recur-gen and recur-compile for each "
+                        "--fusion level and each shape)")
+    for name, default in [("vocab", 37), ("embed", 8), ("hidden", 12),
+                          ("layers", 2), ("seq", 7), ("batch", 3)]:
+        parser.add_argument(f"--{name}", type=int, default=default)
+    parser.add_argument("--fusion", default="none,hoist,cell,all",
+                        help="comma-separated recur-compile --fusion levels")
+    parser.add_argument("--random-shapes", type=int, default=3,
+                        help="seeded random LM shapes (odd sizes, T or B of "
+                        "1, 1-4 layers) in addition to the given one")
+    parser.add_argument("--torch-device", default="cpu")
+    parser.add_argument("--tolerance", type=float, default=1e-4)
+    args = parser.parse_args()
+
+    torch.set_num_threads(1)
+    if args.torch_device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            print("skipped: no CUDA device for torch")
+            sys.exit(SKIP)
+        # fp32 means fp32: no TF32 in cuDNN's or cuBLAS's matmuls.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+
+    shapes = [(args.vocab, args.embed, args.hidden, args.layers, args.seq,
+               args.batch)]
+    levels = args.fusion.split(",")
+    if args.model:
+        # A given library has its own fusion level; one shape, one run.
+        levels = ["(compiled)"]
+    else:
+        rng = random.Random(2026)
+        for index in range(args.random_shapes):
+            seq, batch = rng.randint(1, 9), rng.randint(1, 5)
+            if index == 0:
+                seq = 1
+            elif index == 1:
+                batch = 1
+            shapes.append((rng.randint(2, 60), rng.randint(1, 20),
+                           2 * rng.randint(1, 20) + 1, rng.randint(1, 4),
+                           seq, batch))
+    tool = lambda name: os.path.join(args.bin, name)
+    failed = False
+    for shape in shapes:
+        for fusion in levels:
+            logits, error = run_case(args, tool, shape, fusion)
+            print(f"pytorch interop: torch {torch.__version__} on "
+                  f"{args.torch_device}, fusion {fusion}, "
+                  f"(vocab, embed, hidden, layers, seq, batch) = {shape}, "
+                  f"logits {list(logits.shape)}, max abs error {error:.3g}")
+            if error > args.tolerance:
+                print(f"FAIL: Recur's logits differ from PyTorch's by more "
+                      f"than {args.tolerance}")
+                failed = True
+    if failed:
         sys.exit(1)
     print("pass")
 

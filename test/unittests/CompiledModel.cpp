@@ -20,9 +20,16 @@
 using namespace recur::testing;
 namespace ref = recur::reference;
 
+std::vector<mlir::recur::FusionLevel> recur::testing::allFusionLevels() {
+  using mlir::recur::FusionLevel;
+  return {FusionLevel::none, FusionLevel::hoist, FusionLevel::cell,
+          FusionLevel::all};
+}
+
 std::string recur::testing::compileToLibrary(mlir::ModuleOp module,
                                              const std::string &name,
-                                             const std::string &target) {
+                                             const std::string &target,
+                                             mlir::recur::FusionLevel fusion) {
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(
       module.getContext(), [&](mlir::Diagnostic &diagnostic) {
@@ -34,6 +41,7 @@ std::string recur::testing::compileToLibrary(mlir::ModuleOp module,
                      std::to_string(getpid()) + ".so";
   mlir::recur::CompileOptions options;
   options.target = target;
+  options.fusion = fusion;
   if (mlir::failed(mlir::recur::compileModel(module, options, path))) {
     ADD_FAILURE() << "compiling " << name << " failed:\n" << diagnostics;
     return "";
@@ -43,7 +51,8 @@ std::string recur::testing::compileToLibrary(mlir::ModuleOp module,
 
 std::string recur::testing::compileToLibrary(const std::string &mlirText,
                                              const std::string &name,
-                                             const std::string &target) {
+                                             const std::string &target,
+                                             mlir::recur::FusionLevel fusion) {
   mlir::DialectRegistry registry;
   mlir::recur::registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
@@ -53,7 +62,7 @@ std::string recur::testing::compileToLibrary(const std::string &mlirText,
     ADD_FAILURE() << "cannot parse the IR of " << name;
     return "";
   }
-  return compileToLibrary(*module, name, target);
+  return compileToLibrary(*module, name, target, fusion);
 }
 
 std::string recur::testing::readTestModel(const std::string &name) {

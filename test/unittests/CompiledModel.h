@@ -13,6 +13,7 @@
 #include "reference/Interpreter.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "recur/Pipelines/Pipelines.h"
 #include "gtest/gtest.h"
 
 #include <random>
@@ -24,11 +25,17 @@ namespace recur::testing {
 /// Compiles `module` for `target` (cpu, cuda) to a shared library in the
 /// test's temporary directory; returns its path, or "" after reporting the
 /// diagnostics as a test failure.
-std::string compileToLibrary(mlir::ModuleOp module, const std::string &name,
-                             const std::string &target = "cpu");
-std::string compileToLibrary(const std::string &mlirText,
-                             const std::string &name,
-                             const std::string &target = "cpu");
+std::string
+compileToLibrary(mlir::ModuleOp module, const std::string &name,
+                 const std::string &target = "cpu",
+                 mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::all);
+std::string
+compileToLibrary(const std::string &mlirText, const std::string &name,
+                 const std::string &target = "cpu",
+                 mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::all);
+
+/// Every fusion level recur-compile --fusion accepts.
+std::vector<mlir::recur::FusionLevel> allFusionLevels();
 
 /// The text of a model in test/models/ (shared with lit and the GPU suite).
 std::string readTestModel(const std::string &name);

@@ -1,9 +1,10 @@
 //===- CompiledModelTest.cpp - compiled models vs the reference -----------===//
 //
 // Numerics of the whole CPU path (recur-lower-to-cpu, recur-compile,
-// librecur-runtime) against the reference interpreter, on shapes chosen to
-// catch indexing mistakes: odd sizes, B = 1, T = 1, I != H, 1 to 4 layers,
-// with and without initial states, static and dynamic T/B.
+// librecur-runtime) against the reference interpreter, at every fusion level,
+// on shapes chosen to catch indexing mistakes: odd sizes, B = 1, T = 1,
+// I != H, 1 to 4 layers, with and without initial states, static and
+// dynamic T/B.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 
 using namespace recur::testing;
 using namespace mlir::recur;
+using mlir::recur::FusionLevel;
 
 namespace {
 
@@ -26,18 +28,19 @@ struct LmCase {
   bool staticShapes;
 };
 
-std::string describe(const LmCase &c) {
+std::string describe(const LmCase &c, FusionLevel fusion) {
   std::ostringstream name;
-  name << "lm_v" << c.vocab << "_e" << c.embed << "_h" << c.hidden << "_l"
+  name << "fusion_" << stringifyFusionLevel(fusion).str() << "_lm_v" << c.vocab << "_e" << c.embed << "_h" << c.hidden << "_l"
        << c.layers << "_t" << c.seq << "_b" << c.batch
        << (c.staticShapes ? "_static" : "_dynamic");
   return name.str();
 }
 
-class CompiledLmTest : public ::testing::TestWithParam<LmCase> {};
+class CompiledLmTest
+    : public ::testing::TestWithParam<std::tuple<LmCase, FusionLevel>> {};
 
 TEST_P(CompiledLmTest, MatchesReference) {
-  const LmCase &c = GetParam();
+  const auto &[c, fusion] = GetParam();
   mlir::MLIRContext context;
   LstmLmConfig config;
   config.vocab = c.vocab;
@@ -49,7 +52,8 @@ TEST_P(CompiledLmTest, MatchesReference) {
     config.batch = c.batch;
   }
   auto module = buildLstmLm(context, config);
-  std::string path = compileToLibrary(*module, describe(c));
+  std::string path =
+      compileToLibrary(*module, describe(c, fusion), "cpu", fusion);
   ASSERT_FALSE(path.empty());
   LoadedModel model(path);
   ASSERT_TRUE(model);
@@ -79,17 +83,41 @@ std::vector<LmCase> lmCases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, CompiledLmTest, ::testing::ValuesIn(lmCases()),
-                         [](const auto &info) { return describe(info.param); });
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CompiledLmTest,
+    ::testing::Combine(::testing::ValuesIn(lmCases()),
+                       ::testing::ValuesIn(allFusionLevels())),
+    [](const auto &info) {
+      return describe(std::get<0>(info.param), std::get<1>(info.param));
+    });
 
-TEST(CompiledLstmStackTest, MatchesReferenceWithFloatInputs) {
+std::string fusionName(const ::testing::TestParamInfo<FusionLevel> &info) {
+  return stringifyFusionLevel(info.param).str();
+}
+
+class CompiledAtEveryFusionLevel : public ::testing::TestWithParam<FusionLevel> {
+protected:
+  std::string compile(mlir::ModuleOp module, const std::string &name) {
+    return compileToLibrary(module, name + "_" + fusionName({GetParam(), 0}),
+                            "cpu", GetParam());
+  }
+  std::string compile(const std::string &text, const std::string &name) {
+    return compileToLibrary(text, name + "_" + fusionName({GetParam(), 0}),
+                            "cpu", GetParam());
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Fusion, CompiledAtEveryFusionLevel,
+                         ::testing::ValuesIn(allFusionLevels()), fusionName);
+
+TEST_P(CompiledAtEveryFusionLevel, LstmStackWithFloatInputs) {
   mlir::MLIRContext context;
   LstmStackConfig config;
   config.input = 5;
   config.hidden = 6;
   config.layers = 3;
   auto module = buildLstmStack(context, config);
-  std::string path = compileToLibrary(*module, "lstm_stack");
+  std::string path = compile(*module, "lstm_stack");
   ASSERT_FALSE(path.empty());
   LoadedModel model(path);
   ASSERT_TRUE(model);
@@ -101,9 +129,8 @@ TEST(CompiledLstmStackTest, MatchesReferenceWithFloatInputs) {
 }
 
 // Initial states as inputs, and all three LSTM results as outputs.
-TEST(CompiledLstmStateTest, InitialStatesAndAllResults) {
-  std::string path =
-      compileToLibrary(readTestModel("lstm_state.mlir"), "lstm_state");
+TEST_P(CompiledAtEveryFusionLevel, InitialStatesAndAllResults) {
+  std::string path = compile(readTestModel("lstm_state.mlir"), "lstm_state");
   ASSERT_FALSE(path.empty());
   LoadedModel model(path);
   ASSERT_TRUE(model);
@@ -119,8 +146,8 @@ TEST(CompiledLstmStateTest, InitialStatesAndAllResults) {
 }
 
 // The loss ops: log_softmax and cross_entropy with every reduction.
-TEST(CompiledLossTest, LogSoftmaxAndCrossEntropy) {
-  std::string path = compileToLibrary(readTestModel("losses.mlir"), "losses");
+TEST_P(CompiledAtEveryFusionLevel, LogSoftmaxAndCrossEntropy) {
+  std::string path = compile(readTestModel("losses.mlir"), "losses");
   ASSERT_FALSE(path.empty());
   LoadedModel model(path);
   ASSERT_TRUE(model);

@@ -1,7 +1,7 @@
 //===- recur-compile.cpp - AOT-compile a recur model to a shared library --===//
 //
 //   recur-compile model.mlir --target=cpu [--cpu=native] [--emit=lib] \
-//                 [--no-openmp] -o libmodel.so
+//                 [--fusion=none|hoist|cell|all] [--no-openmp] -o libmodel.so
 //   recur-compile model.mlir --target=cuda [--cuda-arch=sm_90] -o libmodel.so
 //
 //===----------------------------------------------------------------------===//
@@ -56,6 +56,19 @@ static cl::opt<EmitKind> emit(
                clEnumValN(EmitKind::Object, "obj", "Object file"),
                clEnumValN(EmitKind::SharedLibrary, "lib",
                           "Shared library for librecur-runtime (default)")));
+static cl::opt<FusionLevel> fusion(
+    "fusion",
+    cl::desc("Loop fusion before lowering; each level includes the ones "
+             "before it (default: all)"),
+    cl::init(FusionLevel::all),
+    cl::values(
+        clEnumValN(FusionLevel::none, "none",
+                   "every recur op lowered on its own"),
+        clEnumValN(FusionLevel::hoist, "hoist",
+                   "input projections as one GEMM over all steps"),
+        clEnumValN(FusionLevel::cell, "cell",
+                   "recurrent GEMM and LSTM cell in one loop nest per step"),
+        clEnumValN(FusionLevel::all, "all", "every fusion stage")));
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"));
 
 int main(int argc, char **argv) {
@@ -69,6 +82,7 @@ int main(int argc, char **argv) {
   options.cpu = cpu;
   options.cudaArch = cudaArch;
   options.openmp = !noOpenmp;
+  options.fusion = fusion;
   options.emit = emit;
   // Option mistakes are reported alone, before any IR is read.
   if (std::string message = checkCompileOptions(options); !message.empty()) {
@@ -107,7 +121,7 @@ int main(int argc, char **argv) {
                          .count();
     outs() << "recur-compile: wrote " << outputFilename << " (target "
            << target << (target == "cuda" ? " " + cudaArch : "") << ", cpu "
-           << cpu << ", "
+           << cpu << ", fusion " << stringifyFusionLevel(fusion) << ", "
            << format("%.1f", seconds) << " s)\n";
   }
   return 0;

@@ -502,7 +502,8 @@ static int runMain(int argc, char **argv) {
                    {"min", sorted.front()},
                    {"max", sorted.back()}}},
                  {"sequences_per_second", sequencesPerSecond},
-                 {"pipeline", description.value("pipeline", "")}};
+                 {"pipeline", description.value("pipeline", "")},
+                 {"fusion", description.value("fusion", "none")}};
   for (size_t i = 0; i < inputs.size(); ++i)
     report["inputs"][inputs[i].name] = inputs[i].shape;
 
@@ -597,10 +598,11 @@ static int runMain(int argc, char **argv) {
     std::string shapes;
     for (const HostTensor &tensor : inputs)
       shapes += " " + tensor.name + ref::formatShape(tensor.shape);
-    std::printf("recur-run: %s on %s, inputs%s, threads %s\n",
+    std::printf("recur-run: %s on %s, fusion %s, inputs%s, threads %s\n",
                 options.model.c_str(),
                 report["device"].get<std::string>().c_str(),
-                shapes.c_str(), report["threads"].dump().c_str());
+                report["fusion"].get<std::string>().c_str(), shapes.c_str(),
+                report["threads"].dump().c_str());
     std::printf("recur-run: %.3f ms/batch (median of %d; min %.3f, max %.3f), "
                 "%.1f sequences/s\n",
                 median, options.iters, sorted.front(), sorted.back(),

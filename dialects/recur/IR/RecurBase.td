@@ -49,6 +49,18 @@ def Recur_ReductionAttr : EnumAttr<Recur_Dialect, Recur_Reduction, "reduction"> 
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Recur_CellSchedule : I32EnumAttr<"CellSchedule",
+    "how one step of an LSTM recurrence is scheduled", [
+    I32EnumAttrCase<"separate", 0>,
+    I32EnumAttrCase<"fused", 1>]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::recur";
+}
+
+def Recur_CellScheduleAttr : EnumAttr<Recur_Dialect, Recur_CellSchedule, "cell"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 class Recur_Op<string mnemonic, list<Trait> traits = []>
     : Op<Recur_Dialect, mnemonic,
          !listconcat(traits, [DeclareOpInterfaceMethods<Recur_ResultTypeInference>])>;

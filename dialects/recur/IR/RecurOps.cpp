@@ -115,29 +115,24 @@ void EmbeddingOp::build(OpBuilder &builder, OperationState &state, Value table,
 // LSTMOp
 //===----------------------------------------------------------------------===//
 
+/// A float operand of an LSTM form and the symbolic shape it must have.
+struct ExpectedOperand {
+  StringRef name;
+  Type type;
+  SymbolicShape shape;
+  bool isWeight;
+};
+
+/// Checks `operands`, then the optional initial states `h0`, `c0` [B, H];
+/// returns the shapes of the results y [T, B, H], h_n and c_n [B, H].
 static FailureOr<SmallVector<SymbolicShape>>
-checkLSTM(ShapeChecker &checker, Type input, Type wIh, Type wHh, Type bIh,
-          Type bHh, Type h0, Type c0) {
-  struct Expected {
-    StringRef name;
-    Type type;
-    SymbolicShape shape;
-    bool isWeight;
-  };
-  // The input fixes T, B and I; w_ih then fixes H, which w_hh and the biases
-  // must agree with.
-  SmallVector<Expected> operands = {
-      {"input", input, {"T", "B", "I"}, false},
-      {"w_ih", wIh, {{"H", 4}, "I"}, true},
-      {"w_hh", wHh, {{"H", 4}, "H"}, true},
-      {"b_ih", bIh, {{"H", 4}}, true},
-      {"b_hh", bHh, {{"H", 4}}, true},
-  };
+checkLSTMOperands(ShapeChecker &checker, SmallVector<ExpectedOperand> operands,
+                  Type h0, Type c0) {
   if (h0)
     operands.push_back({"h0", h0, {"B", "H"}, false});
   if (c0)
     operands.push_back({"c0", c0, {"B", "H"}, false});
-  for (const Expected &operand : operands) {
+  for (const ExpectedOperand &operand : operands) {
     std::string what = operandName(operand.name);
     if (failed(checker.checkShape(what, operand.type, operand.shape,
                                   operand.isWeight)) ||
@@ -145,6 +140,22 @@ checkLSTM(ShapeChecker &checker, Type input, Type wIh, Type wHh, Type bIh,
       return failure();
   }
   return SmallVector<SymbolicShape>{{"T", "B", "H"}, {"B", "H"}, {"B", "H"}};
+}
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkLSTM(ShapeChecker &checker, Type input, Type wIh, Type wHh, Type bIh,
+          Type bHh, Type h0, Type c0) {
+  // The input fixes T, B and I; w_ih then fixes H, which w_hh and the biases
+  // must agree with.
+  return checkLSTMOperands(checker,
+                           {
+                               {"input", input, {"T", "B", "I"}, false},
+                               {"w_ih", wIh, {{"H", 4}, "I"}, true},
+                               {"w_hh", wHh, {{"H", 4}, "H"}, true},
+                               {"b_ih", bIh, {{"H", 4}}, true},
+                               {"b_hh", bHh, {{"H", 4}}, true},
+                           },
+                           h0, c0);
 }
 
 static Type typeOrNull(Value value) { return value ? value.getType() : Type(); }
@@ -185,9 +196,10 @@ void LSTMOp::build(OpBuilder &builder, OperationState &state, Value input,
 
 namespace {
 /// An explicit all-zero initial state means the same as an absent one.
-struct DropZeroInitialState : OpRewritePattern<LSTMOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LSTMOp op,
+template <typename LSTMLike>
+struct DropZeroInitialState : OpRewritePattern<LSTMLike> {
+  using OpRewritePattern<LSTMLike>::OpRewritePattern;
+  LogicalResult matchAndRewrite(LSTMLike op,
                                 PatternRewriter &rewriter) const override {
     bool zeroH0 = op.getH0() && matchPattern(op.getH0(), m_AnyZeroFloat());
     bool zeroC0 = op.getC0() && matchPattern(op.getC0(), m_AnyZeroFloat());
@@ -206,7 +218,62 @@ struct DropZeroInitialState : OpRewritePattern<LSTMOp> {
 
 void LSTMOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                          MLIRContext *context) {
-  patterns.add<DropZeroInitialState>(context);
+  patterns.add<DropZeroInitialState<LSTMOp>>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// LSTMRecurrenceOp
+//===----------------------------------------------------------------------===//
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkLSTMRecurrence(ShapeChecker &checker, Type inputGates, Type wHh, Type h0,
+                    Type c0) {
+  // w_hh fixes H first, so that a wrong gate width is reported against it.
+  return checkLSTMOperands(
+      checker,
+      {
+          {"w_hh", wHh, {{"H", 4}, "H"}, true},
+          {"input_gates", inputGates, {"T", "B", {"H", 4}}, false},
+      },
+      h0, c0);
+}
+
+LogicalResult LSTMRecurrenceOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  auto shapes = checkLSTMRecurrence(checker, getInputGates().getType(),
+                                    getWHh().getType(), typeOrNull(getH0()),
+                                    typeOrNull(getC0()));
+  return failure(
+      failed(shapes) ||
+      failed(verifyResults(*this, checker, {"y", "h_n", "c_n"}, *shapes)));
+}
+
+SmallVector<Type> LSTMRecurrenceOp::inferResultTypes() {
+  ShapeChecker checker;
+  return resultTypes(getContext(), checker,
+                     checkLSTMRecurrence(checker, getInputGates().getType(),
+                                         getWHh().getType(),
+                                         typeOrNull(getH0()),
+                                         typeOrNull(getC0())),
+                     3);
+}
+
+void LSTMRecurrenceOp::build(OpBuilder &builder, OperationState &state,
+                             Value inputGates, Value wHh, Value h0, Value c0,
+                             CellSchedule cell) {
+  ShapeChecker checker;
+  auto types = resultTypes(
+      builder.getContext(), checker,
+      checkLSTMRecurrence(checker, inputGates.getType(), wHh.getType(),
+                          typeOrNull(h0), typeOrNull(c0)),
+      3);
+  build(builder, state, types[0], types[1], types[2], inputGates, wHh, h0, c0,
+        cell);
+}
+
+void LSTMRecurrenceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                                   MLIRContext *context) {
+  patterns.add<DropZeroInitialState<LSTMRecurrenceOp>>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -78,6 +78,61 @@ def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments]> {
   }];
 }
 
+def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "the recurrent half of an LSTM layer, over precomputed input gates";
+  let description = [{
+    What remains of `recur.lstm` once the input projection of every step has
+    been computed ahead of the time loop (`recur-hoist-input-projection`):
+    `input_gates [T, B, 4H]` holds `x_t · w_ihᵀ + b_ih + b_hh` for every step,
+    in PyTorch's gate order (i, f, g, o). Each step then computes
+
+    ```
+    gates = input_gates[t] + h_{t-1} · w_hhᵀ                 // [B, 4H]
+    i, f, g, o = σ(gates[0:H]), σ(gates[H:2H]), tanh(gates[2H:3H]), σ(gates[3H:4H])
+    c_t = f ⊙ c_{t-1} + i ⊙ g;   h_t = o ⊙ tanh(c_t)
+    ```
+
+    `w_hh [4H, H]` is static; `h0`, `c0 [B, H]` are optional (absent is
+    zero); the results are those of `recur.lstm`: `y [T, B, H]`, `h_n`,
+    `c_n [B, H]`.
+
+    `cell` is the loop schedule of a step, decided by `recur-fuse-lstm-cell`:
+    `separate` (the default) computes the `[B, 4H]` gate tensor with one
+    contraction and then the cell pointwise; `fused` computes, for each
+    hidden unit, its four gate sums and consumes them at once in the cell
+    update, so no `[B, 4H]` tensor is ever stored.
+
+    ```mlir
+    %y, %h, %c = recur.lstm_recurrence %gates, %w_hh cell<fused>
+        : (tensor<?x?x1024xf32>, tensor<1024x256xf32>)
+        -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
+    ```
+  }];
+  let arguments = (ins AnyTensor:$input_gates, AnyTensor:$w_hh,
+                       Optional<AnyTensor>:$h0, Optional<AnyTensor>:$c0,
+      DefaultValuedAttr<Recur_CellScheduleAttr,
+                        "::mlir::recur::CellSchedule::separate">:$cell);
+  let results = (outs AnyTensor:$y, AnyTensor:$h_n, AnyTensor:$c_n);
+  let assemblyFormat = [{
+    $input_gates `,` $w_hh (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)?
+    (`cell` `` $cell^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input_gates,
+      "::mlir::Value":$w_hh, CArg<"::mlir::Value", "{}">:$h0,
+      CArg<"::mlir::Value", "{}">:$c0,
+      CArg<"::mlir::recur::CellSchedule",
+           "::mlir::recur::CellSchedule::separate">:$cell)>];
+  let extraClassDeclaration = [{
+    /// The hidden size H.
+    int64_t getHiddenSize() {
+      return ::llvm::cast<::mlir::ShapedType>(getWHh().getType()).getDimSize(1);
+    }
+  }];
+}
+
 def Recur_LinearOp : Recur_Op<"linear", [Pure]> {
   let summary = "affine map over the last dimension";
   let description = [{

@@ -10,17 +10,54 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include <optional>
+
 namespace mlir {
 class OpPassManager;
 namespace recur {
 
+/// How far loop fusion goes; each level includes the ones before it.
+enum class FusionLevel {
+  none,  // every recur op lowered on its own (the unfused path)
+  hoist, // recur-hoist-input-projection
+  cell,  // + recur-fuse-lstm-cell
+  all,   // every fusion stage
+};
+
+/// The level's name as recur-compile --fusion spells it.
+llvm::StringRef stringifyFusionLevel(FusionLevel level);
+/// The level named `name`, or nullopt.
+std::optional<FusionLevel> parseFusionLevel(llvm::StringRef name);
+
+/// The pipeline option every lowering pipeline shares.
+#define RECUR_FUSION_OPTION                                                    \
+  Option<FusionLevel> fusion{                                                  \
+      *this, "fusion",                                                         \
+      llvm::cl::desc("Loop fusion before lowering (each level includes the "  \
+                     "ones before it)"),                                       \
+      llvm::cl::init(FusionLevel::all),                                        \
+      llvm::cl::values(                                                        \
+          clEnumValN(FusionLevel::none, "none", "no fusion"),                  \
+          clEnumValN(FusionLevel::hoist, "hoist",                              \
+                     "input projections hoisted out of the time loop"),        \
+          clEnumValN(FusionLevel::cell, "cell",                                \
+                     "recurrent GEMM and cell in one loop nest per step"),     \
+          clEnumValN(FusionLevel::all, "all", "every fusion stage"))}
+
+struct FusionPipelineOptions
+    : public PassPipelineOptions<FusionPipelineOptions> {
+  RECUR_FUSION_OPTION;
+};
+
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+  RECUR_FUSION_OPTION;
   Option<bool> openmp{*this, "openmp",
                       llvm::cl::desc("Run parallel loops on OpenMP threads"),
                       llvm::cl::init(true)};
 };
 
 struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
+  RECUR_FUSION_OPTION;
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("GPU architecture of the cubin"),
                            llvm::cl::init("sm_90")};
@@ -47,6 +84,13 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
   static std::string defaultCudaToolkit();
 };
 
+/// recur-fusion: the recur -> recur loop-fusion stages up to `level`.
+void buildFusionPipeline(OpPassManager &pm, FusionLevel level);
+
+/// The front end both targets share: recur-fusion up to `level`, then
+/// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse.
+void buildFrontEndPipeline(OpPassManager &pm, FusionLevel level);
+
 /// recur-bufferize: one-shot bufferization of the whole module (function
 /// boundaries included, identity layouts) and ownership-based deallocation.
 void buildBufferizePipeline(OpPassManager &pm);
@@ -56,7 +100,7 @@ void buildBufferizePipeline(OpPassManager &pm);
 void buildLowerLoopsToLLVMPipeline(OpPassManager &pm,
                                    const CpuPipelineOptions &options);
 
-/// recur-lower-to-cpu: convert-recur-to-linalg, canonicalize/cse,
+/// recur-lower-to-cpu: the front end (recur-fusion, convert-recur-to-linalg),
 /// recur-bufferize, recur-lower-loops-to-llvm.
 void buildLowerToCpuPipeline(OpPassManager &pm,
                              const CpuPipelineOptions &options);
@@ -73,7 +117,7 @@ void buildMapToGpuPipeline(OpPassManager &pm,
 void buildLowerGpuToNVVMPipeline(OpPassManager &pm,
                                  const CudaPipelineOptions &options);
 
-/// recur-lower-to-cuda: convert-recur-to-linalg, canonicalize/cse,
+/// recur-lower-to-cuda: the front end (recur-fusion, convert-recur-to-linalg),
 /// recur-bufferize, recur-map-to-gpu, recur-lower-gpu-to-nvvm.
 void buildLowerToCudaPipeline(OpPassManager &pm,
                               const CudaPipelineOptions &options);

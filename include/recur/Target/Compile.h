@@ -4,6 +4,7 @@
 #define RECUR_TARGET_COMPILE_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "recur/Pipelines/Pipelines.h"
 
 #include <string>
 
@@ -26,6 +27,8 @@ struct CompileOptions {
   /// GPU architecture of the cubin (the fatbin also carries its PTX).
   std::string cudaArch = "sm_90";
   bool openmp = true;
+  /// Loop fusion before lowering (recur-fusion).
+  FusionLevel fusion = FusionLevel::all;
   EmitKind emit = EmitKind::SharedLibrary;
 };
 

@@ -24,9 +24,10 @@ constexpr const char *kModelEntryName = "forward";
 /// signature cannot be called through the runtime (an unnamed argument, a
 /// weight with a dynamic shape, a dynamic dimension other than T and B, an
 /// unsupported element type).
-/// `cudaArch` (e.g. "sm_90") is recorded for the cuda target.
+/// `fusion` is the loop-fusion level the pipeline ran; `cudaArch` (e.g.
+/// "sm_90") is recorded for the cuda target.
 FailureOr<std::string> describeModel(func::FuncOp entry, StringRef target,
-                                     StringRef pipeline,
+                                     StringRef pipeline, StringRef fusion,
                                      StringRef cudaArch = "");
 
 } // namespace mlir::recur

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "recur/IR/RecurOps.h"
-#include "recur/Transforms/Passes.h"
+#include "recur/Conversion/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,7 +17,7 @@
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_CONVERTRECURTOLINALG
-#include "recur/Transforms/Passes.h.inc"
+#include "recur/Conversion/Passes.h.inc"
 } // namespace mlir::recur
 
 using namespace mlir;
@@ -288,6 +288,173 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
   }
 };
 
+/// The cell update of PyTorch's LSTM from the four gate pre-activations
+/// (i, f, g, o) and the previous cell state: returns {h_t, c_t}.
+std::pair<Value, Value> lstmCell(OpBuilder &b, Location loc, Value inGate,
+                                 Value forgetGate, Value candidateGate,
+                                 Value outGate, Value cPrev) {
+  Value in = sigmoid(b, loc, inGate);
+  Value forget = sigmoid(b, loc, forgetGate);
+  Value candidate = math::TanhOp::create(b, loc, candidateGate);
+  Value out = sigmoid(b, loc, outGate);
+  Value cNext =
+      arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, forget, cPrev),
+                            arith::MulFOp::create(b, loc, in, candidate));
+  Value hNext =
+      arith::MulFOp::create(b, loc, out, math::TanhOp::create(b, loc, cNext));
+  return {hNext, cNext};
+}
+
+/// The time loop shared by the LSTM forms: an scf.for over T (never
+/// unrolled) carrying h, c, the output sequence [T, B, H] and `scratch`
+/// (tensors a step reuses; each must be yielded in place, so that no buffer
+/// is allocated per step). `step` gets the step index and {h_{t-1},
+/// c_{t-1}, scratch...} and returns {h_t, c_t, scratch...}. Returns {y, h_T,
+/// c_T}.
+using StepFn = function_ref<SmallVector<Value>(OpBuilder &, Location, Value t,
+                                               ValueRange state)>;
+SmallVector<Value> emitTimeLoop(OpBuilder &b, Location loc, OpFoldResult seq,
+                                OpFoldResult batch, int64_t hidden,
+                                Type elementType, Value h0, Value c0,
+                                ValueRange scratch, StepFn step) {
+  Emitter emit(b, loc);
+  SmallVector<OpFoldResult> stateSizes = {batch, b.getIndexAttr(hidden)};
+  // Absent initial states are zero.
+  if (!h0)
+    h0 = emit.filled(stateSizes, elementType, 0.0);
+  if (!c0)
+    c0 = emit.filled(stateSizes, elementType, 0.0);
+  Value outputInit = emit.empty({seq, batch, b.getIndexAttr(hidden)}, elementType);
+  SmallVector<Value> inits = {outputInit, h0, c0};
+  llvm::append_range(inits, scratch);
+  Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
+  Value steps = getValueOrCreateConstantIndexOp(b, loc, seq);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, steps, one, inits,
+      [&](OpBuilder &nested, Location loc, Value t, ValueRange state) {
+        SmallVector<Value> next = step(nested, loc, t, state.drop_front());
+        OpFoldResult zeroAttr = nested.getIndexAttr(0);
+        OpFoldResult oneAttr = nested.getIndexAttr(1);
+        Value outputNext = tensor::InsertSliceOp::create(
+            nested, loc, next[0], state[0],
+            ArrayRef<OpFoldResult>{t, zeroAttr, zeroAttr},
+            ArrayRef<OpFoldResult>{oneAttr, batch, nested.getIndexAttr(hidden)},
+            ArrayRef<OpFoldResult>{oneAttr, oneAttr, oneAttr});
+        next.insert(next.begin(), outputNext);
+        scf::YieldOp::create(nested, loc, next);
+      });
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+/// Row `t` of a [T, B, N] tensor as a [B, N] tensor (columns [offset,
+/// offset + width) of it).
+Value timeSlice(OpBuilder &b, Location loc, Value sequence, Value t,
+                OpFoldResult batch, int64_t offset, int64_t width) {
+  auto type = cast<RankedTensorType>(sequence.getType());
+  auto sliceType =
+      RankedTensorType::get({type.getShape()[1], width}, type.getElementType());
+  OpFoldResult oneAttr = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      b, loc, sliceType, sequence,
+      ArrayRef<OpFoldResult>{t, b.getIndexAttr(0), b.getIndexAttr(offset)},
+      ArrayRef<OpFoldResult>{oneAttr, batch, b.getIndexAttr(width)},
+      ArrayRef<OpFoldResult>{oneAttr, oneAttr, oneAttr});
+}
+
+/// The separate step schedule: the [B, 4H] gate tensor `gates` (which
+/// already holds everything but h·w_hhᵀ) gets the recurrent contraction,
+/// then one elementwise pass applies the cell.
+SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
+                                     Value wHh, Value h, Value c,
+                                     OpFoldResult batch, int64_t hidden) {
+  Emitter emit(b, loc);
+  gates = emit.accumulateMatmulTransposed(h, wHh, gates);
+  // Gate order i, f, g, o along the 4H dimension, as in PyTorch.
+  SmallVector<Value> gate;
+  auto stateType = cast<RankedTensorType>(h.getType());
+  OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> stateSizes = {batch, b.getIndexAttr(hidden)};
+  for (int64_t index = 0; index < 4; ++index)
+    gate.push_back(tensor::ExtractSliceOp::create(
+        b, loc, stateType, gates,
+        ArrayRef<OpFoldResult>{zeroAttr, b.getIndexAttr(index * hidden)},
+        stateSizes, ArrayRef<OpFoldResult>{oneAttr, oneAttr}));
+  SmallVector<AffineMap> maps(
+      7, AffineMap::getMultiDimIdentityMap(2, b.getContext()));
+  auto cell = linalg::GenericOp::create(
+      b, loc, TypeRange{stateType, stateType},
+      ValueRange{gate[0], gate[1], gate[2], gate[3], c},
+      // Updating h and c in place: h was last read by the recurrent
+      // matmul above, c is read elementwise.
+      ValueRange{h, c}, maps,
+      SmallVector<IteratorType>(2, IteratorType::parallel),
+      [](OpBuilder &b, Location loc, ValueRange args) {
+        auto [hNext, cNext] =
+            lstmCell(b, loc, args[0], args[1], args[2], args[3], args[4]);
+        linalg::YieldOp::create(b, loc, ValueRange{hNext, cNext});
+      });
+  return {cell.getResult(0), cell.getResult(1)};
+}
+
+/// The fused step schedule: one parallel loop nest over (batch row b,
+/// hidden unit j) whose body sums the four gates of unit j over k in
+/// registers, starting from the precomputed input gates, and applies the
+/// cell at once. The [B, 4H] gate tensor never exists. Every unit reads all
+/// of h_{t-1} while h_t is written in place, so h_{t-1} is first copied to
+/// `hPrev`, a [B, H] buffer the loop reuses; c is updated in place.
+SmallVector<Value> fusedStep(OpBuilder &b, Location loc, Value inputGates,
+                             Value t, Value wHh, Value h, Value c, Value hPrev,
+                             OpFoldResult batch, int64_t hidden) {
+  Emitter emit(b, loc);
+  auto stateType = cast<RankedTensorType>(c.getType());
+  hPrev = linalg::CopyOp::create(b, loc, h, hPrev).getResult(0);
+  SmallVector<Value> gateInputs;
+  for (int64_t gate = 0; gate < 4; ++gate)
+    gateInputs.push_back(
+        timeSlice(b, loc, inputGates, t, batch, gate * hidden, hidden));
+  SmallVector<AffineMap> maps(
+      6, AffineMap::getMultiDimIdentityMap(2, b.getContext()));
+  // c_{t-1} is read through the output it is updated in.
+  auto cell = linalg::GenericOp::create(
+      b, loc, TypeRange{stateType, stateType}, gateInputs, ValueRange{h, c},
+      maps,
+      SmallVector<IteratorType>(2, IteratorType::parallel),
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        Value row = linalg::IndexOp::create(nb, loc, 0);
+        Value unit = linalg::IndexOp::create(nb, loc, 1);
+        // Unit j's row of gate g in w_hh (PyTorch layout): g * H + j.
+        SmallVector<Value> weightRows = {unit};
+        for (int64_t gate = 1; gate < 4; ++gate)
+          weightRows.push_back(arith::AddIOp::create(
+              nb, loc, unit,
+              arith::ConstantIndexOp::create(nb, loc, gate * hidden)));
+        Value zero = arith::ConstantIndexOp::create(nb, loc, 0);
+        Value one = arith::ConstantIndexOp::create(nb, loc, 1);
+        Value size = arith::ConstantIndexOp::create(nb, loc, hidden);
+        auto sums = scf::ForOp::create(
+            nb, loc, zero, size, one, args.take_front(4),
+            [&](OpBuilder &kb, Location loc, Value k, ValueRange acc) {
+              Value hk =
+                  tensor::ExtractOp::create(kb, loc, hPrev, ValueRange{row, k});
+              SmallVector<Value> next;
+              for (int64_t gate = 0; gate < 4; ++gate) {
+                Value w = tensor::ExtractOp::create(
+                    kb, loc, wHh, ValueRange{weightRows[gate], k});
+                Value product =
+                    arith::MulFOp::create(kb, loc, hk, w, emit.fastMath);
+                next.push_back(arith::AddFOp::create(kb, loc, acc[gate],
+                                                     product, emit.fastMath));
+              }
+              scf::YieldOp::create(kb, loc, next);
+            });
+        auto [hNext, cNext] =
+            lstmCell(nb, loc, sums.getResult(0), sums.getResult(1),
+                     sums.getResult(2), sums.getResult(3), args[5]);
+        linalg::YieldOp::create(nb, loc, ValueRange{hNext, cNext});
+      });
+  return {cell.getResult(0), cell.getResult(1), hPrev};
+}
+
 struct LowerLSTM : OpRewritePattern<LSTMOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LSTMOp op,
@@ -295,89 +462,64 @@ struct LowerLSTM : OpRewritePattern<LSTMOp> {
     Location loc = op.getLoc();
     Emitter emit(rewriter, loc);
     auto inputType = cast<RankedTensorType>(op.getInput().getType());
-    Type elementType = inputType.getElementType();
-    int64_t hidden = cast<RankedTensorType>(op.getWHh().getType()).getShape()[1];
+    int64_t hidden = op.getHiddenSize();
     int64_t inputSize = inputType.getShape()[2];
-
     SmallVector<OpFoldResult> inputSizes =
         tensor::getMixedSizes(rewriter, loc, op.getInput());
-    OpFoldResult seq = inputSizes[0], batch = inputSizes[1];
-    SmallVector<OpFoldResult> stateSizes = {batch, rewriter.getIndexAttr(hidden)};
+    OpFoldResult batch = inputSizes[1];
     SmallVector<OpFoldResult> gateSizes = {batch,
                                            rewriter.getIndexAttr(4 * hidden)};
-
-    // Absent initial states are zero; both biases are folded into one vector.
-    Value h0 = op.getH0() ? op.getH0() : emit.filled(stateSizes, elementType, 0.0);
-    Value c0 = op.getC0() ? op.getC0() : emit.filled(stateSizes, elementType, 0.0);
+    // Both biases are folded into one vector.
     Value bias = emit.elementwise(
         {op.getBIh(), op.getBHh()}, op.getBIh(),
         [](OpBuilder &nested, Location loc, ValueRange args) {
           return arith::AddFOp::create(nested, loc, args[0], args[1]).getResult();
         });
-    Value outputInit =
-        emit.empty({seq, batch, rewriter.getIndexAttr(hidden)}, elementType);
-
-    Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
-    Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, seq);
-    auto loop = scf::ForOp::create(
-        rewriter, loc, zero, steps, one, ValueRange{h0, c0, outputInit},
-        [&](OpBuilder &nested, Location loc, Value t, ValueRange state) {
-          Emitter emit(nested, loc);
-          Value h = state[0], c = state[1], output = state[2];
-          OpFoldResult zeroAttr = nested.getIndexAttr(0);
-          OpFoldResult oneAttr = nested.getIndexAttr(1);
-          auto stepType = RankedTensorType::get(
-              {inputType.getShape()[1], inputSize}, elementType);
-          Value x = tensor::ExtractSliceOp::create(
-              nested, loc, stepType, op.getInput(),
-              ArrayRef<OpFoldResult>{t, zeroAttr, zeroAttr},
-              ArrayRef<OpFoldResult>{oneAttr, batch, nested.getIndexAttr(inputSize)},
-              ArrayRef<OpFoldResult>{oneAttr, oneAttr, oneAttr});
+    SmallVector<Value> results = emitTimeLoop(
+        rewriter, loc, inputSizes[0], batch, hidden,
+        inputType.getElementType(), op.getH0(), op.getC0(), {},
+        [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
+          Emitter emit(b, loc);
+          Value x = timeSlice(b, loc, op.getInput(), t, batch, 0, inputSize);
           Value gates = emit.broadcastLast(bias, gateSizes);
           gates = emit.accumulateMatmulTransposed(x, op.getWIh(), gates);
-          gates = emit.accumulateMatmulTransposed(h, op.getWHh(), gates);
-
-          // Gate order i, f, g, o along the 4H dimension, as in PyTorch.
-          SmallVector<Value> gate;
-          auto stateType = cast<RankedTensorType>(h.getType());
-          for (int64_t index = 0; index < 4; ++index)
-            gate.push_back(tensor::ExtractSliceOp::create(
-                nested, loc, stateType, gates,
-                ArrayRef<OpFoldResult>{zeroAttr,
-                                       nested.getIndexAttr(index * hidden)},
-                stateSizes, ArrayRef<OpFoldResult>{oneAttr, oneAttr}));
-          SmallVector<AffineMap> maps(
-              7, AffineMap::getMultiDimIdentityMap(2, nested.getContext()));
-          auto cell = linalg::GenericOp::create(
-              nested, loc, TypeRange{stateType, stateType},
-              ValueRange{gate[0], gate[1], gate[2], gate[3], c},
-              // Updating h and c in place: h was last read by the recurrent
-              // matmul above, c is read elementwise.
-              ValueRange{h, c},
-              maps, SmallVector<IteratorType>(2, IteratorType::parallel),
-              [](OpBuilder &b, Location loc, ValueRange args) {
-                Value in = sigmoid(b, loc, args[0]);
-                Value forget = sigmoid(b, loc, args[1]);
-                Value candidate = math::TanhOp::create(b, loc, args[2]);
-                Value out = sigmoid(b, loc, args[3]);
-                Value cNext = arith::AddFOp::create(
-                    b, loc, arith::MulFOp::create(b, loc, forget, args[4]),
-                    arith::MulFOp::create(b, loc, in, candidate));
-                Value hNext = arith::MulFOp::create(
-                    b, loc, out, math::TanhOp::create(b, loc, cNext));
-                linalg::YieldOp::create(b, loc, ValueRange{hNext, cNext});
-              });
-          Value hNext = cell.getResult(0), cNext = cell.getResult(1);
-          Value outputNext = tensor::InsertSliceOp::create(
-              nested, loc, hNext, output,
-              ArrayRef<OpFoldResult>{t, zeroAttr, zeroAttr},
-              ArrayRef<OpFoldResult>{oneAttr, batch, nested.getIndexAttr(hidden)},
-              ArrayRef<OpFoldResult>{oneAttr, oneAttr, oneAttr});
-          scf::YieldOp::create(nested, loc, ValueRange{hNext, cNext, outputNext});
+          return separateStep(b, loc, gates, op.getWHh(), state[0], state[1],
+                              batch, hidden);
         });
+    replaceWithCasts(rewriter, op, results);
+    return success();
+  }
+};
 
-    replaceWithCasts(rewriter, op,
-                     {loop.getResult(2), loop.getResult(0), loop.getResult(1)});
+struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LSTMRecurrenceOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto gatesType = cast<RankedTensorType>(op.getInputGates().getType());
+    int64_t hidden = op.getHiddenSize();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, op.getInputGates());
+    OpFoldResult batch = sizes[1];
+    bool fused = op.getCell() == CellSchedule::fused;
+    SmallVector<Value> scratch;
+    if (fused)
+      scratch.push_back(Emitter(rewriter, loc)
+                            .empty({batch, rewriter.getIndexAttr(hidden)},
+                                   gatesType.getElementType()));
+    SmallVector<Value> results = emitTimeLoop(
+        rewriter, loc, sizes[0], batch, hidden, gatesType.getElementType(),
+        op.getH0(), op.getC0(), scratch,
+        [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
+          if (fused)
+            return fusedStep(b, loc, op.getInputGates(), t, op.getWHh(),
+                             state[0], state[1], state[2], batch, hidden);
+          Value gates =
+              timeSlice(b, loc, op.getInputGates(), t, batch, 0, 4 * hidden);
+          return separateStep(b, loc, gates, op.getWHh(), state[0], state[1],
+                              batch, hidden);
+        });
+    replaceWithCasts(rewriter, op, results);
     return success();
   }
 };
@@ -486,8 +628,8 @@ struct ConvertRecurToLinalgPass
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    patterns.add<LowerEmbedding, LowerLinear, LowerLSTM, LowerLogSoftmax,
-                 LowerCrossEntropy>(context);
+    patterns.add<LowerEmbedding, LowerLinear, LowerLSTM, LowerLSTMRecurrence,
+                 LowerLogSoftmax, LowerCrossEntropy>(context);
     // Diagnose every op that cannot be lowered before changing anything.
     bool lowerable = true;
     getOperation().walk([&](Operation *op) {

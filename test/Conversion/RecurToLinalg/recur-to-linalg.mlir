@@ -24,11 +24,11 @@ func.func @embedding(%table: tensor<11x4xf32>, %ids: tensor<?x?xi64>) -> tensor<
 func.func @lstm(%x: tensor<?x?x4xf32>, %wih: tensor<24x4xf32>, %whh: tensor<24x6xf32>,
                 %bih: tensor<24xf32>, %bhh: tensor<24xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>) {
   // CHECK: %[[T:.*]] = tensor.dim %[[X]], %{{.*}}
-  // Zero initial states, and the two biases added once, outside the loop.
-  // CHECK: linalg.fill
+  // The two biases added once, and zero initial states, outside the loop.
   // CHECK: %[[BIAS:.*]] = linalg.generic {{.*}} ins(%[[BIH]], %[[BHH]] : tensor<24xf32>, tensor<24xf32>)
   // CHECK: arith.addf
-  // CHECK: %[[LOOP:.*]]:3 = scf.for %[[STEP:.*]] = %{{.*}} to %[[T]] step %{{.*}} iter_args(%[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}, %[[Y:.*]] = %{{.*}})
+  // CHECK: linalg.fill
+  // CHECK: %[[LOOP:.*]]:3 = scf.for %[[STEP:.*]] = %{{.*}} to %[[T]] step %{{.*}} iter_args(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}})
   // CHECK:   %[[XT:.*]] = tensor.extract_slice %[[X]][%[[STEP]], 0, 0] [1, %{{.*}}, 4] [1, 1, 1] : tensor<?x?x4xf32> to tensor<?x4xf32>
   // CHECK:   %[[G0:.*]] = linalg.generic {{.*}} ins(%[[BIAS]] : tensor<24xf32>)
   // x_t W_ih^T and h W_hh^T accumulate into the [B, 4H] gates, reassociable.
@@ -47,8 +47,8 @@ func.func @lstm(%x: tensor<?x?x4xf32>, %wih: tensor<24x4xf32>, %whh: tensor<24x6
   // CHECK:     math.tanh
   // CHECK:     math.tanh
   // CHECK:   %[[YNEXT:.*]] = tensor.insert_slice %[[CELL]]#0 into %[[Y]][%[[STEP]], 0, 0] [1, %{{.*}}, 6] [1, 1, 1]
-  // CHECK:   scf.yield %[[CELL]]#0, %[[CELL]]#1, %[[YNEXT]]
-  // CHECK: return %[[LOOP]]#2, %[[LOOP]]#0, %[[LOOP]]#1
+  // CHECK:   scf.yield %[[YNEXT]], %[[CELL]]#0, %[[CELL]]#1
+  // CHECK: return %[[LOOP]]#0, %[[LOOP]]#1, %[[LOOP]]#2
   %y, %h, %c = recur.lstm %x, %wih, %whh, %bih, %bhh
       : (tensor<?x?x4xf32>, tensor<24x4xf32>, tensor<24x6xf32>, tensor<24xf32>, tensor<24xf32>)
       -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
@@ -63,11 +63,61 @@ func.func @lstm(%x: tensor<?x?x4xf32>, %wih: tensor<24x4xf32>, %whh: tensor<24x6
 func.func @lstm_with_state(%x: tensor<3x2x4xf32>, %wih: tensor<24x4xf32>, %whh: tensor<24x6xf32>,
     %b: tensor<24xf32>, %h0: tensor<2x6xf32>, %c0: tensor<2x6xf32>) -> tensor<3x2x6xf32> {
   // CHECK-NOT: linalg.fill
-  // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[H0]], %{{.*}} = %[[C0]], %{{.*}} = %{{.*}}) -> (tensor<2x6xf32>, tensor<2x6xf32>, tensor<3x2x6xf32>)
+  // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %[[H0]], %{{.*}} = %[[C0]]) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
   %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b h0(%h0) c0(%c0)
       : (tensor<3x2x4xf32>, tensor<24x4xf32>, tensor<24x6xf32>, tensor<24xf32>, tensor<24xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
       -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
   return %y : tensor<3x2x6xf32>
+}
+
+// -----
+
+// A recurrence over precomputed gates (recur-hoist-input-projection): each
+// step starts from its [B, 4H] row of the gates; no input GEMM in the loop.
+// CHECK-LABEL: func.func @lstm_recurrence_separate
+// CHECK-SAME: (%[[GATES:[^:]*]]: tensor<?x?x24xf32>, %[[WHH:[^:]*]]: tensor<24x6xf32>)
+func.func @lstm_recurrence_separate(%gates: tensor<?x?x24xf32>, %whh: tensor<24x6xf32>)
+    -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>) {
+  // CHECK: scf.for %[[STEP:.*]] = {{.*}} iter_args(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}})
+  // CHECK:   %[[GT:.*]] = tensor.extract_slice %[[GATES]][%[[STEP]], 0, 0] [1, %{{.*}}, 24] [1, 1, 1] : tensor<?x?x24xf32> to tensor<?x24xf32>
+  // CHECK-NOT: ins(%[[BIAS]]
+  // CHECK:   %[[G:.*]] = linalg.generic {{.*}} ins(%[[H]], %[[WHH]] : tensor<?x6xf32>, tensor<24x6xf32>) outs(%[[GT]] : tensor<?x24xf32>)
+  // CHECK:   linalg.generic {{.*}} outs(%[[H]], %[[C]] : tensor<?x6xf32>, tensor<?x6xf32>)
+  %y, %h, %c = recur.lstm_recurrence %gates, %whh
+      : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  return %y, %h, %c : tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>
+}
+
+// -----
+
+// cell<fused>: one loop nest per step over (b, j) that sums unit j's four
+// gates over k in registers and applies the cell; no [B, 4H] tensor. h_{t-1}
+// is copied to a scratch buffer the loop carries, h_t is written in place.
+// CHECK-LABEL: func.func @lstm_recurrence_fused
+// CHECK-SAME: (%[[GATES:[^:]*]]: tensor<?x?x24xf32>, %[[WHH:[^:]*]]: tensor<24x6xf32>)
+func.func @lstm_recurrence_fused(%gates: tensor<?x?x24xf32>, %whh: tensor<24x6xf32>)
+    -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>) {
+  // CHECK: scf.for %[[STEP:.*]] = {{.*}} iter_args(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}, %[[SCRATCH:.*]] = %{{.*}}) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  // CHECK:   %[[PREV:.*]] = linalg.copy ins(%[[H]] : tensor<?x6xf32>) outs(%[[SCRATCH]] : tensor<?x6xf32>)
+  // CHECK:   %[[GI:.*]] = tensor.extract_slice %[[GATES]][%[[STEP]], 0, 0] [1, %{{.*}}, 6]
+  // CHECK:   %[[GF:.*]] = tensor.extract_slice %[[GATES]][%[[STEP]], 0, 6] [1, %{{.*}}, 6]
+  // CHECK:   %[[GG:.*]] = tensor.extract_slice %[[GATES]][%[[STEP]], 0, 12] [1, %{{.*}}, 6]
+  // CHECK:   %[[GO:.*]] = tensor.extract_slice %[[GATES]][%[[STEP]], 0, 18] [1, %{{.*}}, 6]
+  // CHECK:   %[[CELL:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[GI]], %[[GF]], %[[GG]], %[[GO]] : {{.*}}) outs(%[[H]], %[[C]] : tensor<?x6xf32>, tensor<?x6xf32>)
+  // CHECK:     %[[ROW:.*]] = linalg.index 0
+  // CHECK:     %[[UNIT:.*]] = linalg.index 1
+  // CHECK:     %[[SUMS:.*]]:4 = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32)
+  // CHECK:       tensor.extract %[[PREV]][%[[ROW]], %[[K]]]
+  // CHECK:       tensor.extract %[[WHH]][%[[UNIT]], %[[K]]]
+  // CHECK-COUNT-3: tensor.extract %[[WHH]]
+  // CHECK:     math.tanh %[[SUMS]]#2
+  // CHECK:     linalg.yield
+  // CHECK-NOT: linalg.generic
+  // CHECK:   tensor.insert_slice %[[CELL]]#0 into %[[Y]]
+  // CHECK:   scf.yield %{{.*}}, %[[CELL]]#0, %[[CELL]]#1, %[[PREV]]
+  %y, %h, %c = recur.lstm_recurrence %gates, %whh cell<fused>
+      : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  return %y, %h, %c : tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>
 }
 
 // -----

@@ -89,3 +89,17 @@ func.func @dead_ops_are_erased(%table: tensor<5x4xf32>, %ids: tensor<2xi64>) {
   %0 = recur.embedding %table[%ids] : (tensor<5x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @recurrence_drops_zero_initial_state
+// CHECK-SAME: (%[[G:.*]]: tensor<3x2x16xf32>, %[[WHH:.*]]: tensor<16x4xf32>)
+func.func @recurrence_drops_zero_initial_state(%g: tensor<3x2x16xf32>, %whh: tensor<16x4xf32>)
+    -> tensor<3x2x4xf32> {
+  %zero = arith.constant dense<0.0> : tensor<2x4xf32>
+  // CHECK: recur.lstm_recurrence %[[G]], %[[WHH]] cell<fused> :
+  %y, %h, %c = recur.lstm_recurrence %g, %whh h0(%zero) c0(%zero) cell<fused>
+      : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+      -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return %y : tensor<3x2x4xf32>
+}

@@ -352,3 +352,52 @@ func.func @unknown_result_attr(%a: tensor<4xf32>) -> (tensor<4xf32> {recur.input
 func.func @output_name_duplicate(%a: tensor<4xf32>) -> (tensor<4xf32> {recur.output = "y"}, tensor<4xf32> {recur.output = "y"}) {
   return %a, %a : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+func.func @recurrence_gates_width(%g: tensor<3x2x12xf32>, %whh: tensor<16x4xf32>) {
+  // expected-error @below {{'recur.lstm_recurrence' op operand 'input_gates' expected shape [T, B, 4*H] = [3, 2, 16], got [3, 2, 12]}}
+  %y, %h, %c = recur.lstm_recurrence %g, %whh : (tensor<3x2x12xf32>, tensor<16x4xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @recurrence_w_hh_dynamic(%g: tensor<3x2x16xf32>, %whh: tensor<?x4xf32>) {
+  // expected-error @below {{'recur.lstm_recurrence' op operand 'w_hh' must have a static shape [4*H, H], got 'tensor<?x4xf32>'}}
+  %y, %h, %c = recur.lstm_recurrence %g, %whh : (tensor<3x2x16xf32>, tensor<?x4xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @recurrence_h0_batch(%g: tensor<3x2x16xf32>, %whh: tensor<16x4xf32>, %h0: tensor<5x4xf32>) {
+  // expected-error @below {{'recur.lstm_recurrence' op operand 'h0' expected shape [B, H] = [2, 4], got [5, 4]}}
+  %y, %h, %c = recur.lstm_recurrence %g, %whh h0(%h0) : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<5x4xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @recurrence_gates_element(%g: tensor<3x2x16xf16>, %whh: tensor<16x4xf32>) {
+  // expected-error @below {{'recur.lstm_recurrence' op operand 'input_gates' expected element type 'f32' (that of operand 'w_hh'), got 'f16'}}
+  %y, %h, %c = recur.lstm_recurrence %g, %whh : (tensor<3x2x16xf16>, tensor<16x4xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @recurrence_result_shape(%g: tensor<3x2x16xf32>, %whh: tensor<16x4xf32>) {
+  // expected-error @below {{'recur.lstm_recurrence' op result 'y' expected shape [T, B, H] = [3, 2, 4], got [3, 2, 5]}}
+  %y, %h, %c = recur.lstm_recurrence %g, %whh : (tensor<3x2x16xf32>, tensor<16x4xf32>) -> (tensor<3x2x5xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @recurrence_unknown_schedule(%g: tensor<3x2x16xf32>, %whh: tensor<16x4xf32>) {
+  // expected-error @below {{expected ::mlir::recur::CellSchedule to be one of: separate, fused}}
+  // expected-error @below {{failed to parse Recur_CellScheduleAttr parameter 'value'}}
+  %y, %h, %c = recur.lstm_recurrence %g, %whh cell<wavy> : (tensor<3x2x16xf32>, tensor<16x4xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}

@@ -62,6 +62,22 @@ func.func @linear(%x: tensor<?x?x256xf32>, %w: tensor<10001x256xf32>, %b: tensor
   return %0, %1 : tensor<?x?x10001xf32>, tensor<3xf16>
 }
 
+// CHECK-LABEL: func.func @lstm_recurrence
+func.func @lstm_recurrence(%gates: tensor<?x?x1024xf32>, %w_hh: tensor<1024x256xf32>,
+    %h0: tensor<?x256xf32>, %c0: tensor<?x256xf32>)
+    -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x?x256xf32>) {
+  // The default schedule (separate) is not printed.
+  // CHECK: recur.lstm_recurrence %{{.*}}, %{{.*}} : (tensor<?x?x1024xf32>, tensor<1024x256xf32>)
+  // CHECK-SAME: -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
+  %y, %h, %c = recur.lstm_recurrence %gates, %w_hh
+      : (tensor<?x?x1024xf32>, tensor<1024x256xf32>) -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
+  // CHECK: recur.lstm_recurrence %{{.*}}, %{{.*}} h0(%{{.*}}) c0(%{{.*}}) cell<fused> :
+  %y2, %h2, %c2 = recur.lstm_recurrence %gates, %w_hh h0(%h0) c0(%c0) cell<fused>
+      : (tensor<?x?x1024xf32>, tensor<1024x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
+      -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
+  return %y, %h, %y2 : tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x?x256xf32>
+}
+
 // CHECK-LABEL: func.func @log_softmax
 func.func @log_softmax(%x: tensor<?x?x10001xf32>) -> tensor<?x?x10001xf32> {
   // CHECK: recur.log_softmax %{{.*}} : tensor<?x?x10001xf32> -> tensor<?x?x10001xf32>

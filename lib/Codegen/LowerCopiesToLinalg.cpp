@@ -1,13 +1,13 @@
 //===- LowerCopiesToLinalg.cpp - memref.copy as linalg.copy ---------------===//
 
-#include "recur/Transforms/Passes.h"
+#include "recur/Codegen/Passes.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_LOWERCOPIESTOLINALG
-#include "recur/Transforms/Passes.h.inc"
+#include "recur/Codegen/Passes.h.inc"
 } // namespace mlir::recur
 
 using namespace mlir;

@@ -1,13 +1,13 @@
 //===- GpuDeviceMemory.cpp - host buffers become device buffers -----------===//
 
-#include "recur/Transforms/Passes.h"
+#include "recur/Codegen/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_GPUDEVICEMEMORY
-#include "recur/Transforms/Passes.h.inc"
+#include "recur/Codegen/Passes.h.inc"
 } // namespace mlir::recur
 
 using namespace mlir;

@@ -1,61 +1,14 @@
-//===- Passes.td - Recur's own transformation passes ----------------------===//
+//===- Passes.td - Target code generation passes -------------------------===//
+//
+// Passes on bufferized (linalg, scf, memref) IR that prepare it for a target:
+// the CPU and the GPU pipelines in lib/Pipelines run them after
+// convert-recur-to-linalg and bufferization.
+//
 
-#ifndef RECUR_TRANSFORMS_PASSES_TD
-#define RECUR_TRANSFORMS_PASSES_TD
+#ifndef RECUR_CODEGEN_PASSES_TD
+#define RECUR_CODEGEN_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
-
-def SpecializeShapes : Pass<"recur-specialize-shapes", "::mlir::ModuleOp"> {
-  let summary = "Fix the dynamic sizes of named model inputs and refine the types that follow";
-  let description = [{
-    A model generated without `--seq`/`--batch` takes `tokens : tensor<?x?xi64>`.
-    This pass gives named inputs (function arguments with a `recur.input`
-    attribute) static shapes, e.g. `inputs=tokens=50x128`, then refines the
-    result types of every recur op from its operands and updates the function's
-    result types. Users that are neither recur ops nor `func.return` keep the
-    type they had, through a `tensor.cast`.
-
-    ```
-    recur-opt model.mlir --recur-specialize-shapes="inputs=tokens=50x128"
-    ```
-  }];
-  let options = [
-    ListOption<"inputs", "inputs", "std::string",
-               "Static shapes of named inputs as NAME=D0xD1x..., e.g. tokens=50x128">,
-  ];
-  let dependentDialects = ["::mlir::tensor::TensorDialect"];
-}
-
-def ConvertRecurToLinalg : Pass<"convert-recur-to-linalg", "::mlir::ModuleOp"> {
-  let summary = "Lower recur ops to linalg, tensor, arith, math and scf on tensors";
-  let description = [{
-    The straightforward (unfused) lowering of every recur op:
-
-    - `recur.embedding`: a `linalg.generic` that gathers table rows with
-      `tensor.extract`.
-    - `recur.lstm`: an `scf.for` over time (never unrolled, so compile time does
-      not grow with T) carrying `h`, `c` and the output sequence. Each step
-      computes `x_t W_ih^T + h W_hh^T + (b_ih + b_hh)` as two matmul-like
-      `linalg.generic`s into a `[B, 4H]` gate tensor, then one elementwise
-      `linalg.generic` for the cell (gates i, f, g, o, as in PyTorch).
-    - `recur.linear`: one `linalg.generic` contraction over the last dimension,
-      initialized with the broadcast bias.
-    - `recur.log_softmax` and `recur.cross_entropy`: max, sum of exponentials and
-      the result as `linalg.generic` reductions over the last dimension.
-
-    Contractions carry `fastmath<reassoc, contract>` so that LLVM may vectorize
-    the reductions; the summation order is therefore not fixed. Only f32 models
-    are lowered for now; f16/bf16 models get a diagnostic.
-
-    Arguments named by `recur.input`/`recur.weight` are marked
-    `bufferization.writable = false`: they belong to the caller.
-  }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
-    "::mlir::linalg::LinalgDialect",
-    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect"];
-}
 
 def LowerCopiesToLinalg : Pass<"recur-lower-copies-to-linalg"> {
   let summary = "Rewrite memref.copy as linalg.copy";
@@ -112,4 +65,4 @@ def GpuDeviceMemory : Pass<"recur-gpu-device-memory", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
-#endif // RECUR_TRANSFORMS_PASSES_TD
+#endif // RECUR_CODEGEN_PASSES_TD

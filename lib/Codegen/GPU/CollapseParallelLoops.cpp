@@ -1,13 +1,13 @@
 //===- CollapseParallelLoops.cpp - one dimension per parallel loop nest ---===//
 
-#include "recur/Transforms/Passes.h"
+#include "recur/Codegen/Passes.h"
 
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_COLLAPSEPARALLELLOOPS
-#include "recur/Transforms/Passes.h.inc"
+#include "recur/Codegen/Passes.h.inc"
 } // namespace mlir::recur
 
 using namespace mlir;

@@ -1,12 +1,12 @@
 //===- AddUnitParallelDims.cpp - a parallel loop for every linalg.generic -===//
 
-#include "recur/Transforms/Passes.h"
+#include "recur/Codegen/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_ADDUNITPARALLELDIMS
-#include "recur/Transforms/Passes.h.inc"
+#include "recur/Codegen/Passes.h.inc"
 } // namespace mlir::recur
 
 using namespace mlir;

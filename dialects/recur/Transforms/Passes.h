@@ -1,0 +1,22 @@
+//===- Passes.h - recur -> recur transformations ----------------*- C++ -*-===//
+
+#ifndef RECUR_TRANSFORMS_PASSES_H
+#define RECUR_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::recur {
+
+#define GEN_PASS_DECL
+#include "recur/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "recur/Transforms/Passes.h.inc"
+
+} // namespace mlir::recur
+
+#endif // RECUR_TRANSFORMS_PASSES_H

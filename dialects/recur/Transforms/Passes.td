@@ -1,0 +1,69 @@
+//===- Passes.td - recur -> recur transformations -------------------------===//
+//
+// Passes that rewrite recur IR into recur IR: shape specialization and the
+// loop-fusion stages (recur-fusion), which both the CPU and the GPU pipelines
+// run first. Every fusion decision is an op or an attribute in recur IR, so
+// `recur-opt` shows each stage.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECUR_TRANSFORMS_PASSES_TD
+#define RECUR_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SpecializeShapes : Pass<"recur-specialize-shapes", "::mlir::ModuleOp"> {
+  let summary = "Fix the dynamic sizes of named model inputs and refine the types that follow";
+  let description = [{
+    A model generated without `--seq`/`--batch` takes `tokens : tensor<?x?xi64>`.
+    This pass gives named inputs (function arguments with a `recur.input`
+    attribute) static shapes, e.g. `inputs=tokens=50x128`, then refines the
+    result types of every recur op from its operands and updates the function's
+    result types. Users that are neither recur ops nor `func.return` keep the
+    type they had, through a `tensor.cast`.
+
+    ```
+    recur-opt model.mlir --recur-specialize-shapes="inputs=tokens=50x128"
+    ```
+  }];
+  let options = [
+    ListOption<"inputs", "inputs", "std::string",
+               "Static shapes of named inputs as NAME=D0xD1x..., e.g. tokens=50x128">,
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def HoistInputProjection : Pass<"recur-hoist-input-projection"> {
+  let summary = "Compute every LSTM layer's input projection for all steps in one GEMM";
+  let description = [{
+    `x_t · w_ihᵀ + b_ih` does not depend on the recurrence, so it need not be
+    computed inside the time loop, one `[B, I] × [I, 4H]` product per step.
+    Every `recur.lstm` becomes
+
+    ```mlir
+    %bias  = arith.addf %b_ih, %b_hh : tensor<4Hxf32>
+    %gates = recur.linear %x, %w_ih bias(%bias)       // [T, B, 4H]: T·B rows at once
+    %y, %h, %c = recur.lstm_recurrence %gates, %w_hh ...
+    ```
+
+    one large GEMM over all `T·B` rows with both biases folded in (computed
+    once), and the recurrence over the precomputed gates. No `recur.lstm`
+    remains.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def FuseLSTMCell : Pass<"recur-fuse-lstm-cell"> {
+  let summary = "Fuse each step's recurrent GEMM with the LSTM cell's pointwise tail";
+  let description = [{
+    Marks every `recur.lstm_recurrence` `cell<fused>`: the lowering then
+    computes, for each (batch row, hidden unit), the four gate sums
+    `input_gates[t] + h_{t-1} · w_hhᵀ` of gates i, f, g and o in registers
+    and consumes them at once in the cell update. The `[B, 4H]` gate tensor
+    is never stored or re-read, and one loop nest per step replaces a
+    contraction and a pointwise pass. `recur.lstm` ops (not hoisted) are
+    left alone: run `recur-hoist-input-projection` first.
+  }];
+}
+
+#endif // RECUR_TRANSFORMS_PASSES_TD

@@ -1,0 +1,39 @@
+//===- Passes.td - Conversions out of the recur dialect -------------------===//
+
+#ifndef RECUR_CONVERSION_PASSES_TD
+#define RECUR_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertRecurToLinalg : Pass<"convert-recur-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower recur ops to linalg, tensor, arith, math and scf on tensors";
+  let description = [{
+    The straightforward (unfused) lowering of every recur op:
+
+    - `recur.embedding`: a `linalg.generic` that gathers table rows with
+      `tensor.extract`.
+    - `recur.lstm`: an `scf.for` over time (never unrolled, so compile time does
+      not grow with T) carrying `h`, `c` and the output sequence. Each step
+      computes `x_t W_ih^T + h W_hh^T + (b_ih + b_hh)` as two matmul-like
+      `linalg.generic`s into a `[B, 4H]` gate tensor, then one elementwise
+      `linalg.generic` for the cell (gates i, f, g, o, as in PyTorch).
+    - `recur.linear`: one `linalg.generic` contraction over the last dimension,
+      initialized with the broadcast bias.
+    - `recur.log_softmax` and `recur.cross_entropy`: max, sum of exponentials and
+      the result as `linalg.generic` reductions over the last dimension.
+
+    Contractions carry `fastmath<reassoc, contract>` so that LLVM may vectorize
+    the reductions; the summation order is therefore not fixed. Only f32 models
+    are lowered for now; f16/bf16 models get a diagnostic.
+
+    Arguments named by `recur.input`/`recur.weight` are marked
+    `bufferization.writable = false`: they belong to the caller.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"];
+}
+
+#endif // RECUR_CONVERSION_PASSES_TD

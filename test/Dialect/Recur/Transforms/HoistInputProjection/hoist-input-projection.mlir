@@ -1,0 +1,56 @@
+// RUN: recur-opt %s -split-input-file --recur-hoist-input-projection | FileCheck %s
+
+// Every recur.lstm becomes one recur.linear over all T·B rows, with both
+// biases summed once, and the recurrence over the precomputed gates.
+// CHECK-LABEL: func.func @lstm
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x4xf32>, %[[WIH:[^:]*]]: tensor<24x4xf32>, %[[WHH:[^:]*]]: tensor<24x6xf32>, %[[BIH:[^:]*]]: tensor<24xf32>, %[[BHH:[^:]*]]: tensor<24xf32>)
+func.func @lstm(%x: tensor<?x?x4xf32>, %wih: tensor<24x4xf32>, %whh: tensor<24x6xf32>,
+                %bih: tensor<24xf32>, %bhh: tensor<24xf32>)
+    -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>) {
+  // CHECK: %[[BIAS:.*]] = arith.addf %[[BIH]], %[[BHH]] : tensor<24xf32>
+  // CHECK: %[[GATES:.*]] = recur.linear %[[X]], %[[WIH]] bias(%[[BIAS]]) : (tensor<?x?x4xf32>, tensor<24x4xf32>, tensor<24xf32>) -> tensor<?x?x24xf32>
+  // CHECK: %[[Y:.*]], %[[H:.*]], %[[C:.*]] = recur.lstm_recurrence %[[GATES]], %[[WHH]] : (tensor<?x?x24xf32>, tensor<24x6xf32>)
+  // CHECK-NOT: recur.lstm
+  // CHECK: return %[[Y]], %[[H]], %[[C]]
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %bih, %bhh
+      : (tensor<?x?x4xf32>, tensor<24x4xf32>, tensor<24x6xf32>, tensor<24xf32>, tensor<24xf32>)
+      -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  return %y, %h, %c : tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>
+}
+
+// -----
+
+// Initial states move to the recurrence; each layer of a stack is hoisted.
+// CHECK-LABEL: func.func @stack_with_state
+// CHECK-SAME: %[[H0:[^:]*]]: tensor<2x6xf32>, %[[C0:[^:]*]]: tensor<2x6xf32>)
+func.func @stack_with_state(%x: tensor<3x2x4xf32>, %wih: tensor<24x4xf32>, %whh: tensor<24x6xf32>,
+    %b: tensor<24xf32>, %wih1: tensor<24x6xf32>, %h0: tensor<2x6xf32>, %c0: tensor<2x6xf32>)
+    -> tensor<3x2x6xf32> {
+  // CHECK: recur.linear
+  // CHECK: %[[Y0:.*]], %{{.*}}, %{{.*}} = recur.lstm_recurrence %{{.*}}, %{{.*}} h0(%[[H0]]) c0(%[[C0]]) :
+  // CHECK: %[[G1:.*]] = recur.linear %[[Y0]]
+  // CHECK: recur.lstm_recurrence %[[G1]], %{{.*}} :
+  %y, %h, %c = recur.lstm %x, %wih, %whh, %b, %b h0(%h0) c0(%c0)
+      : (tensor<3x2x4xf32>, tensor<24x4xf32>, tensor<24x6xf32>, tensor<24xf32>, tensor<24xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+      -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  %y1, %h1, %c1 = recur.lstm %y, %wih1, %whh, %b, %b
+      : (tensor<3x2x6xf32>, tensor<24x6xf32>, tensor<24x6xf32>, tensor<24xf32>, tensor<24xf32>)
+      -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  return %y1 : tensor<3x2x6xf32>
+}
+
+// -----
+
+// Nothing to hoist: a recurrence that is already hoisted and the other ops
+// stay as they are.
+// CHECK-LABEL: func.func @nothing_to_hoist
+func.func @nothing_to_hoist(%g: tensor<3x2x24xf32>, %whh: tensor<24x6xf32>, %w: tensor<5x6xf32>)
+    -> tensor<3x2x5xf32> {
+  // CHECK-NEXT: %[[Y:.*]], %{{.*}}, %{{.*}} = recur.lstm_recurrence
+  // CHECK-NEXT: %[[P:.*]] = recur.linear %[[Y]]
+  // CHECK-NEXT: return %[[P]]
+  %y, %h, %c = recur.lstm_recurrence %g, %whh
+      : (tensor<3x2x24xf32>, tensor<24x6xf32>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  %p = recur.linear %y, %w : (tensor<3x2x6xf32>, tensor<5x6xf32>) -> tensor<3x2x5xf32>
+  return %p : tensor<3x2x5xf32>
+}
