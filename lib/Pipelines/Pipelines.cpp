@@ -37,14 +37,6 @@ StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
   llvm_unreachable("unknown fusion level");
 }
 
-std::optional<FusionLevel> mlir::recur::parseFusionLevel(StringRef name) {
-  for (FusionLevel level : {FusionLevel::none, FusionLevel::hoist,
-                            FusionLevel::cell, FusionLevel::all})
-    if (name == stringifyFusionLevel(level))
-      return level;
-  return std::nullopt;
-}
-
 void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level) {
   if (level >= FusionLevel::hoist) {
     pm.addPass(createHoistInputProjection());

@@ -20,12 +20,6 @@
 using namespace recur::testing;
 namespace ref = recur::reference;
 
-std::vector<mlir::recur::FusionLevel> recur::testing::allFusionLevels() {
-  using mlir::recur::FusionLevel;
-  return {FusionLevel::none, FusionLevel::hoist, FusionLevel::cell,
-          FusionLevel::all};
-}
-
 std::string recur::testing::compileToLibrary(mlir::ModuleOp module,
                                              const std::string &name,
                                              const std::string &target,

@@ -34,9 +34,6 @@ compileToLibrary(const std::string &mlirText, const std::string &name,
                  const std::string &target = "cpu",
                  mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::all);
 
-/// Every fusion level recur-compile --fusion accepts.
-std::vector<mlir::recur::FusionLevel> allFusionLevels();
-
 /// The text of a model in test/models/ (shared with lit and the GPU suite).
 std::string readTestModel(const std::string &name);
 

@@ -30,8 +30,8 @@ struct LmCase {
 
 std::string describe(const LmCase &c, FusionLevel fusion) {
   std::ostringstream name;
-  name << "fusion_" << stringifyFusionLevel(fusion).str() << "_lm_v" << c.vocab << "_e" << c.embed << "_h" << c.hidden << "_l"
-       << c.layers << "_t" << c.seq << "_b" << c.batch
+  name << "fusion_" << stringifyFusionLevel(fusion).str() << "_lm_v"
+       << c.vocab << "_e" << c.embed << "_h" << c.hidden << "_l" << c.layers << "_t" << c.seq << "_b" << c.batch
        << (c.staticShapes ? "_static" : "_dynamic");
   return name.str();
 }
@@ -86,7 +86,7 @@ std::vector<LmCase> lmCases() {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, CompiledLmTest,
     ::testing::Combine(::testing::ValuesIn(lmCases()),
-                       ::testing::ValuesIn(allFusionLevels())),
+                       ::testing::ValuesIn(kFusionLevels)),
     [](const auto &info) {
       return describe(std::get<0>(info.param), std::get<1>(info.param));
     });
@@ -108,7 +108,7 @@ protected:
 };
 
 INSTANTIATE_TEST_SUITE_P(Fusion, CompiledAtEveryFusionLevel,
-                         ::testing::ValuesIn(allFusionLevels()), fusionName);
+                         ::testing::ValuesIn(kFusionLevels), fusionName);
 
 TEST_P(CompiledAtEveryFusionLevel, LstmStackWithFloatInputs) {
   mlir::MLIRContext context;

@@ -56,19 +56,11 @@ static cl::opt<EmitKind> emit(
                clEnumValN(EmitKind::Object, "obj", "Object file"),
                clEnumValN(EmitKind::SharedLibrary, "lib",
                           "Shared library for librecur-runtime (default)")));
-static cl::opt<FusionLevel> fusion(
-    "fusion",
-    cl::desc("Loop fusion before lowering; each level includes the ones "
-             "before it (default: all)"),
-    cl::init(FusionLevel::all),
-    cl::values(
-        clEnumValN(FusionLevel::none, "none",
-                   "every recur op lowered on its own"),
-        clEnumValN(FusionLevel::hoist, "hoist",
-                   "input projections as one GEMM over all steps"),
-        clEnumValN(FusionLevel::cell, "cell",
-                   "recurrent GEMM and LSTM cell in one loop nest per step"),
-        clEnumValN(FusionLevel::all, "all", "every fusion stage")));
+static cl::opt<FusionLevel>
+    fusion("fusion",
+           cl::desc("Loop fusion before lowering; each level includes the "
+                    "ones before it (default: all)"),
+           cl::init(FusionLevel::all), RECUR_FUSION_LEVEL_VALUES);
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"));
 
 int main(int argc, char **argv) {

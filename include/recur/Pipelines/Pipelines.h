@@ -10,8 +10,6 @@
 
 #include "mlir/Pass/PassOptions.h"
 
-#include <optional>
-
 namespace mlir {
 class OpPassManager;
 namespace recur {
@@ -24,25 +22,33 @@ enum class FusionLevel {
   all,   // every fusion stage
 };
 
+/// Every level, in order.
+inline constexpr FusionLevel kFusionLevels[] = {
+    FusionLevel::none, FusionLevel::hoist, FusionLevel::cell, FusionLevel::all};
+
 /// The level's name as recur-compile --fusion spells it.
 llvm::StringRef stringifyFusionLevel(FusionLevel level);
-/// The level named `name`, or nullopt.
-std::optional<FusionLevel> parseFusionLevel(llvm::StringRef name);
+
+/// The levels as command-line values, for the pipelines' `fusion` option and
+/// recur-compile's --fusion.
+#define RECUR_FUSION_LEVEL_VALUES                                              \
+  llvm::cl::values(                                                            \
+      clEnumValN(::mlir::recur::FusionLevel::none, "none",                     \
+                 "every recur op lowered on its own"),                         \
+      clEnumValN(::mlir::recur::FusionLevel::hoist, "hoist",                   \
+                 "input projections as one GEMM over all steps"),              \
+      clEnumValN(::mlir::recur::FusionLevel::cell, "cell",                     \
+                 "recurrent GEMM and LSTM cell in one loop nest per step"),    \
+      clEnumValN(::mlir::recur::FusionLevel::all, "all", "every fusion stage"))
 
 /// The pipeline option every lowering pipeline shares.
 #define RECUR_FUSION_OPTION                                                    \
-  Option<FusionLevel> fusion{                                                  \
-      *this, "fusion",                                                         \
-      llvm::cl::desc("Loop fusion before lowering (each level includes the "  \
-                     "ones before it)"),                                       \
-      llvm::cl::init(FusionLevel::all),                                        \
-      llvm::cl::values(                                                        \
-          clEnumValN(FusionLevel::none, "none", "no fusion"),                  \
-          clEnumValN(FusionLevel::hoist, "hoist",                              \
-                     "input projections hoisted out of the time loop"),        \
-          clEnumValN(FusionLevel::cell, "cell",                                \
-                     "recurrent GEMM and cell in one loop nest per step"),     \
-          clEnumValN(FusionLevel::all, "all", "every fusion stage"))}
+  Option<FusionLevel> fusion {                                                 \
+    *this, "fusion",                                                           \
+        llvm::cl::desc("Loop fusion before lowering (each level includes "    \
+                       "the ones before it)"),                                 \
+        llvm::cl::init(FusionLevel::all), RECUR_FUSION_LEVEL_VALUES            \
+  }
 
 struct FusionPipelineOptions
     : public PassPipelineOptions<FusionPipelineOptions> {

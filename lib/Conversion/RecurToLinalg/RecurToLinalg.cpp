@@ -365,8 +365,8 @@ Value timeSlice(OpBuilder &b, Location loc, Value sequence, Value t,
 /// already holds everything but h·w_hhᵀ) gets the recurrent contraction,
 /// then one elementwise pass applies the cell.
 SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
-                                     Value wHh, Value h, Value c,
-                                     OpFoldResult batch, int64_t hidden) {
+                                Value wHh, Value h, Value c, OpFoldResult batch,
+                                int64_t hidden) {
   Emitter emit(b, loc);
   gates = emit.accumulateMatmulTransposed(h, wHh, gates);
   // Gate order i, f, g, o along the 4H dimension, as in PyTorch.
