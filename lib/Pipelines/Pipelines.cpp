@@ -79,6 +79,9 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createLowerCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // Keeps compile time linear in the number of layers (the OpenMP
+  // translation analyses a parallel loop's whole function).
+  pm.addPass(createOutlineParallelLoops());
   if (options.openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -77,6 +77,16 @@ void addRuntimeAbi(llvm::Module &module, StringRef description,
         ptr, builder.CreateConstGEP1_64(ptr, run->getArg(0), index)));
   builder.CreateCall(entry->getFunctionType(), entry, pointers);
   builder.CreateRetVoid();
+
+  // The entry and its C wrapper are inlined into the run function and not
+  // exported: a call that passes every memref's fields (7 values for each of
+  // hundreds of weights) is one basic block whose instruction selection is
+  // quadratic in the number of layers.
+  for (llvm::Function *function :
+       {entry, module.getFunction(kModelEntryName)}) {
+    function->setLinkage(llvm::GlobalValue::InternalLinkage);
+    function->addFnAttr(llvm::Attribute::AlwaysInline);
+  }
 }
 
 /// Out of memory in generated code becomes an error value instead of a

@@ -12,15 +12,18 @@
 // CHECK-NOT: memrefCopy
 // CHECK-DAG: llvm.func @malloc(i64) -> !llvm.ptr
 // CHECK-DAG: llvm.func @free(!llvm.ptr)
-// The entry keeps its name and gets the C interface the runtime calls.
+// The entry keeps its name and gets the C interface the runtime calls. Its
+// time loops are loops (a back edge, not T copies of the step) that call one
+// function per parallel loop (recur-outline-parallel-loops).
 // CHECK: llvm.func @forward(
+// CHECK: llvm.call @forward_parallel
+// CHECK: llvm.cond_br
+// CHECK: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr
 // Parallel loops run on OpenMP threads.
+// CHECK: llvm.func internal @forward_parallel{{.*}}passthrough = ["noinline"]
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
-// The time loop is a loop: a back edge, not T copies of the step.
-// CHECK: llvm.cond_br
 // CHECK: llvm.intr.tanh
-// CHECK: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr
 
 // SERIAL-NOT: omp.
 // SERIAL: llvm.func @_mlir_ciface_forward

@@ -23,6 +23,36 @@ def LowerCopiesToLinalg : Pass<"recur-lower-copies-to-linalg"> {
 }
 
 //===----------------------------------------------------------------------===//
+// CPU (recur-lower-loops-to-llvm)
+//===----------------------------------------------------------------------===//
+
+def OutlineParallelLoops : Pass<"recur-outline-parallel-loops", "::mlir::ModuleOp"> {
+  let summary = "Move every outermost scf.parallel into a function of its own";
+  let description = [{
+    The OpenMP translation to LLVM IR outlines each `omp.parallel` region
+    with LLVM's CodeExtractor, which analyses the whole enclosing function
+    every time. A deep stack (one time loop per layer, a few parallel loops
+    in each) made that quadratic in the number of layers: 100 layers took
+    23 s to compile. Each outermost parallel loop becomes a private function
+    called in its place (values from above are arguments; constants are
+    cloned, so bounds stay static), internal and never inlined (LLVM's
+    optimizer and code generator are superlinear in a function's size too),
+    and compile time grows linearly with depth.
+
+    ```mlir
+    // before                           // after
+    scf.for %t = ... {                  scf.for %t = ... {
+      scf.parallel (%i) = ... {           func.call @forward_parallel(%buf)
+        ...                             }
+      }                                 func.func private @forward_parallel(...)
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // GPU preparation: every loop nest becomes a kernel, every buffer lives on the
 // device (recur-lower-to-cuda).
 //===----------------------------------------------------------------------===//

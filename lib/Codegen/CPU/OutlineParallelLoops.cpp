@@ -1,0 +1,91 @@
+//===- OutlineParallelLoops.cpp - one function per outermost parallel loop ===//
+
+#include "recur/Codegen/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::recur {
+#define GEN_PASS_DEF_OUTLINEPARALLELLOOPS
+#include "recur/Codegen/Passes.h.inc"
+} // namespace mlir::recur
+
+using namespace mlir;
+
+namespace {
+
+/// Moves `loop` into a new private function next to `parent` and calls it in
+/// its place. Values the loop uses from above become arguments, except
+/// constants, which are cloned so the function's bounds stay static.
+void outline(scf::ParallelOp loop, func::FuncOp parent,
+             SymbolTable &symbols) {
+  llvm::SetVector<Value> used;
+  for (Value operand : loop->getOperands())
+    used.insert(operand);
+  getUsedValuesDefinedAbove(loop.getRegion(), used);
+  SmallVector<Value> arguments;
+  SmallVector<Operation *> constants;
+  for (Value value : used) {
+    Operation *def = value.getDefiningOp();
+    if (def && def->hasTrait<OpTrait::ConstantLike>())
+      constants.push_back(def);
+    else
+      arguments.push_back(value);
+  }
+
+  OpBuilder builder(parent);
+  builder.setInsertionPointAfter(parent);
+  Location loc = loop.getLoc();
+  auto function = func::FuncOp::create(
+      builder, loc, (parent.getSymName() + "_parallel").str(),
+      builder.getFunctionType(ValueRange(arguments).getTypes(),
+                              loop.getResultTypes()));
+  function.setPrivate();
+  // Kept apart in LLVM too: one function holding every layer's loops makes
+  // LLVM's optimizer and code generator superlinear in the number of layers.
+  // (func-to-llvm carries `passthrough` and `llvm.linkage` over.)
+  function->setAttr("passthrough",
+                    builder.getArrayAttr({builder.getStringAttr("noinline")}));
+  function->setAttr("llvm.linkage",
+                    LLVM::LinkageAttr::get(builder.getContext(),
+                                           LLVM::Linkage::Internal));
+  symbols.insert(function); // renamed if the name is taken
+  Block *body = function.addEntryBlock();
+  IRMapping mapping;
+  mapping.map(arguments, body->getArguments());
+  builder.setInsertionPointToEnd(body);
+  for (Operation *constant : constants)
+    builder.clone(*constant, mapping);
+  Operation *clone = builder.clone(*loop, mapping);
+  func::ReturnOp::create(builder, loc, clone->getResults());
+
+  builder.setInsertionPoint(loop);
+  auto call = func::CallOp::create(builder, loc, function, arguments);
+  loop.replaceAllUsesWith(call.getResults());
+  loop.erase();
+}
+
+struct OutlineParallelLoopsPass
+    : mlir::recur::impl::OutlineParallelLoopsBase<OutlineParallelLoopsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<scf::ParallelOp, func::FuncOp>> loops;
+    module.walk([&](scf::ParallelOp loop) {
+      // Outermost parallel loops only, in a function's body or its serial
+      // loops; nested ones go with them.
+      if (loop->getParentOfType<scf::ParallelOp>())
+        return;
+      if (auto function = loop->getParentOfType<func::FuncOp>())
+        loops.push_back({loop, function});
+    });
+    SymbolTable symbols(module);
+    for (auto [loop, parent] : loops)
+      outline(loop, parent, symbols);
+  }
+};
+
+} // namespace
