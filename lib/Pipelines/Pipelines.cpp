@@ -45,10 +45,12 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level) {
   }
   if (level >= FusionLevel::cell)
     pm.addPass(createFuseLSTMCell());
+  // What fusion computed from the weights alone runs once per binding.
+  if (level > FusionLevel::none)
+    pm.addPass(createOutlineWeightPrologue());
 }
 
-void mlir::recur::buildFrontEndPipeline(OpPassManager &pm, FusionLevel level) {
-  buildFusionPipeline(pm, level);
+void mlir::recur::buildConvertRecurPipeline(OpPassManager &pm) {
   pm.addPass(createConvertRecurToLinalg());
   // Fusion adds elementwise arith on tensors (e.g. the two biases' sum).
   pm.addPass(createConvertElementwiseToLinalgPass());
@@ -103,7 +105,13 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
 
 void mlir::recur::buildLowerToCpuPipeline(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
-  buildFrontEndPipeline(pm, options.fusion);
+  buildFusionPipeline(pm, options.fusion);
+  buildCpuBackEndPipeline(pm, options);
+}
+
+void mlir::recur::buildCpuBackEndPipeline(OpPassManager &pm,
+                                          const CpuPipelineOptions &options) {
+  buildConvertRecurPipeline(pm);
   buildBufferizePipeline(pm);
   buildLowerLoopsToLLVMPipeline(pm, options);
 }
@@ -172,7 +180,13 @@ void mlir::recur::buildLowerGpuToNVVMPipeline(
 
 void mlir::recur::buildLowerToCudaPipeline(OpPassManager &pm,
                                            const CudaPipelineOptions &options) {
-  buildFrontEndPipeline(pm, options.fusion);
+  buildFusionPipeline(pm, options.fusion);
+  buildCudaBackEndPipeline(pm, options);
+}
+
+void mlir::recur::buildCudaBackEndPipeline(OpPassManager &pm,
+                                           const CudaPipelineOptions &options) {
+  buildConvertRecurPipeline(pm);
   buildBufferizePipeline(pm);
   buildMapToGpuPipeline(pm, options);
   buildLowerGpuToNVVMPipeline(pm, options);
@@ -182,7 +196,8 @@ void mlir::recur::registerRecurPipelines() {
   PassPipelineRegistration<FusionPipelineOptions>(
       "recur-fusion",
       "The recur -> recur loop-fusion stages up to a level: "
-      "recur-hoist-input-projection (hoist), recur-fuse-lstm-cell (cell)",
+      "recur-hoist-input-projection (hoist), recur-fuse-lstm-cell (cell); "
+      "then recur-outline-weight-prologue",
       [](OpPassManager &pm, const FusionPipelineOptions &options) {
         buildFusionPipeline(pm, options.fusion);
       });

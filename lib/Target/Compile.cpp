@@ -23,6 +23,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -45,9 +46,42 @@ LogicalResult fail(ModuleOp module, const Twine &message) {
   return module.emitError(message);
 }
 
-/// Adds the runtime's entry points next to the lowered model.
+/// Exports `symbol(void **args)`, which calls the C wrapper of `function`
+/// with args[0] (its results) and args[1..numArguments], and inlines the
+/// function and its wrapper into it. Not exported themselves: a call that
+/// passes every memref's fields (7 values for each of hundreds of weights)
+/// is one basic block whose instruction selection is quadratic in the
+/// number of layers.
+void exportEntry(llvm::Module &module, StringRef function, StringRef symbol,
+                 unsigned numArguments) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  llvm::Type *ptr = builder.getPtrTy();
+  // One fixed signature for every model: the runtime cannot build a call with
+  // a model-specific number of arguments.
+  llvm::Function *wrapper = module.getFunction(("_mlir_ciface_" + function).str());
+  assert(wrapper && "the pipelines request C wrappers");
+  auto *exported = llvm::Function::Create(
+      llvm::FunctionType::get(builder.getVoidTy(), {ptr}, false),
+      llvm::GlobalValue::ExternalLinkage, symbol, module);
+  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", exported));
+  SmallVector<llvm::Value *> pointers;
+  for (unsigned index = 0; index <= numArguments; ++index)
+    pointers.push_back(builder.CreateLoad(
+        ptr, builder.CreateConstGEP1_64(ptr, exported->getArg(0), index)));
+  builder.CreateCall(wrapper->getFunctionType(), wrapper, pointers);
+  builder.CreateRetVoid();
+  for (llvm::Function *inlined : {wrapper, module.getFunction(function)}) {
+    inlined->setLinkage(llvm::GlobalValue::InternalLinkage);
+    inlined->addFnAttr(llvm::Attribute::AlwaysInline);
+  }
+}
+
+/// Adds the runtime's entry points next to the lowered model: its
+/// description, its run function and its weight prologue's (if any).
 void addRuntimeAbi(llvm::Module &module, StringRef description,
-                   unsigned numArguments) {
+                   unsigned numArguments, StringRef prologue,
+                   unsigned numPrologueArguments) {
   llvm::LLVMContext &context = module.getContext();
   llvm::IRBuilder<> builder(context);
   llvm::Type *ptr = builder.getPtrTy();
@@ -62,42 +96,22 @@ void addRuntimeAbi(llvm::Module &module, StringRef description,
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", describe));
   builder.CreateRet(global);
 
-  // One fixed signature for every model: the runtime cannot build a call with
-  // a model-specific number of arguments.
-  std::string entryName = std::string("_mlir_ciface_") + kModelEntryName;
-  llvm::Function *entry = module.getFunction(entryName);
-  assert(entry && "recur-lower-to-cpu requests C wrappers");
-  auto *run = llvm::Function::Create(
-      llvm::FunctionType::get(builder.getVoidTy(), {ptr}, false),
-      llvm::GlobalValue::ExternalLinkage, RECUR_MODEL_RUN_SYMBOL, module);
-  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", run));
-  SmallVector<llvm::Value *> pointers;
-  for (unsigned index = 0; index <= numArguments; ++index)
-    pointers.push_back(builder.CreateLoad(
-        ptr, builder.CreateConstGEP1_64(ptr, run->getArg(0), index)));
-  builder.CreateCall(entry->getFunctionType(), entry, pointers);
-  builder.CreateRetVoid();
-
-  // The entry and its C wrapper are inlined into the run function and not
-  // exported: a call that passes every memref's fields (7 values for each of
-  // hundreds of weights) is one basic block whose instruction selection is
-  // quadratic in the number of layers.
-  for (llvm::Function *function :
-       {entry, module.getFunction(kModelEntryName)}) {
-    function->setLinkage(llvm::GlobalValue::InternalLinkage);
-    function->addFnAttr(llvm::Attribute::AlwaysInline);
-  }
+  exportEntry(module, kModelEntryName, RECUR_MODEL_RUN_SYMBOL, numArguments);
+  if (!prologue.empty())
+    exportEntry(module, prologue, RECUR_MODEL_PREPARE_SYMBOL,
+                numPrologueArguments);
 }
 
 /// Out of memory in generated code becomes an error value instead of a
 /// write through a null pointer: every heap allocation of the entry function
-/// is checked, and on failure the entry records the size (thread-local, as
-/// several models may run at once) and returns at once, its results unset.
-/// The exported RECUR_MODEL_FAILED_ALLOCATION_SYMBOL hands the size to the
-/// runtime and clears it. Allocations elsewhere (none today: the pipelines
-/// allocate in the entry's serial code) are refused, so that none goes
-/// unchecked.
-LogicalResult checkAllocations(ModuleOp module, llvm::Module &llvmModule) {
+/// (and of its weight prologue) is checked, and on failure the function
+/// records the size (thread-local, as several models may run at once) and
+/// returns at once, its results unset. The exported
+/// RECUR_MODEL_FAILED_ALLOCATION_SYMBOL hands the size to the runtime and
+/// clears it. Allocations elsewhere (none today: the pipelines allocate in
+/// the entries' serial code) are refused, so that none goes unchecked.
+LogicalResult checkAllocations(ModuleOp module, llvm::Module &llvmModule,
+                               StringRef prologue) {
   llvm::LLVMContext &context = llvmModule.getContext();
   llvm::IRBuilder<> builder(context);
   llvm::Type *i64 = builder.getInt64Ty();
@@ -106,7 +120,10 @@ LogicalResult checkAllocations(ModuleOp module, llvm::Module &llvmModule) {
       builder.getInt64(0), "recur_failed_allocation", nullptr,
       llvm::GlobalValue::GeneralDynamicTLSModel);
 
-  llvm::Function *entry = llvmModule.getFunction(kModelEntryName);
+  SmallVector<llvm::Function *> entries = {
+      llvmModule.getFunction(kModelEntryName)};
+  if (!prologue.empty())
+    entries.push_back(llvmModule.getFunction(prologue));
   SmallVector<llvm::CallInst *> allocations;
   for (StringRef name : {"malloc", "aligned_alloc"}) {
     llvm::Function *allocate = llvmModule.getFunction(name);
@@ -114,14 +131,15 @@ LogicalResult checkAllocations(ModuleOp module, llvm::Module &llvmModule) {
       continue;
     for (llvm::User *user : allocate->users()) {
       auto *call = dyn_cast<llvm::CallInst>(user);
-      if (!call || call->getFunction() != entry)
+      if (!call || !llvm::is_contained(entries, call->getFunction()))
         return fail(module, "internal error: a heap allocation outside @" +
-                                Twine(kModelEntryName) +
-                                " cannot be checked for out-of-memory");
+                                Twine(kModelEntryName) + " and its prologue "
+                                "cannot be checked for out-of-memory");
       allocations.push_back(call);
     }
   }
   for (llvm::CallInst *call : allocations) {
+    llvm::Function *entry = call->getFunction();
     llvm::BasicBlock *before = call->getParent();
     llvm::BasicBlock *after =
         before->splitBasicBlock(call->getNextNode(), "allocated");
@@ -375,6 +393,16 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     return fail(module, Twine("no function @") + kModelEntryName +
                             " to compile; recur-gen writes one");
 
+  // The model as written is described (its reference program included);
+  // what fusion adds (tensors derived from weights, their prologue) is
+  // described from the fused entry.
+  auto unfused = cast<func::FuncOp>(entry->clone());
+  auto eraseUnfused = llvm::make_scope_exit([&] { unfused->erase(); });
+  PassManager fusion(module.getContext());
+  buildFusionPipeline(fusion, options.fusion);
+  if (failed(fusion.run(module)))
+    return failure();
+
   PassManager pm(module.getContext());
   std::string pipeline;
   bool openmp = options.openmp && !cuda;
@@ -384,7 +412,7 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     cudaOptions.chip = options.cudaArch;
     if (options.emit == EmitKind::Ptx)
       cudaOptions.format = "isa";
-    buildLowerToCudaPipeline(pm, cudaOptions);
+    buildCudaBackEndPipeline(pm, cudaOptions);
     pipeline = "recur-lower-to-cuda{fusion=" +
                stringifyFusionLevel(options.fusion).str() +
                " chip=" + options.cudaArch +
@@ -393,18 +421,27 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     CpuPipelineOptions cpuOptions;
     cpuOptions.fusion = options.fusion;
     cpuOptions.openmp = openmp;
-    buildLowerToCpuPipeline(pm, cpuOptions);
+    buildCpuBackEndPipeline(pm, cpuOptions);
     pipeline = "recur-lower-to-cpu{fusion=" +
                stringifyFusionLevel(options.fusion).str() + " openmp=" +
                std::string(openmp ? "true" : "false") + "}";
   }
   FailureOr<std::string> description =
-      describeModel(entry, options.target, pipeline,
+      describeModel(unfused, entry, options.target, pipeline,
                     stringifyFusionLevel(options.fusion),
                     cuda ? options.cudaArch : "");
   if (failed(description))
     return failure();
   unsigned numArguments = entry.getNumArguments();
+  std::string prologue;
+  unsigned numPrologueArguments = 0;
+  if (auto reference = entry->getAttrOfType<FlatSymbolRefAttr>(
+          RecurDialect::kPrologueAttrName)) {
+    prologue = reference.getValue().str();
+    numPrologueArguments =
+        module.lookupSymbol<func::FuncOp>(reference).getNumArguments();
+    entry->removeAttr(RecurDialect::kPrologueAttrName);
+  }
 
   if (failed(pm.run(module)))
     return failure();
@@ -413,12 +450,14 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   module.walk([](FunctionOpInterface function) {
     for (unsigned index = 0; index < function.getNumArguments(); ++index)
       for (StringRef name :
-           {RecurDialect::kInputAttrName, RecurDialect::kWeightAttrName})
+           {RecurDialect::kInputAttrName, RecurDialect::kWeightAttrName,
+            RecurDialect::kDerivedAttrName})
         function.removeArgAttr(index, name);
     for (unsigned index = 0; index < function.getNumResults(); ++index)
-      function.removeResultAttr(
-          index, StringAttr::get(function.getContext(),
-                                 RecurDialect::kOutputAttrName));
+      for (StringRef name :
+           {RecurDialect::kOutputAttrName, RecurDialect::kDerivedAttrName})
+        function.removeResultAttr(
+            index, StringAttr::get(function.getContext(), name));
   });
   if (options.emit == EmitKind::Mlir)
     return writeFile(module, outputPath,
@@ -433,8 +472,9 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
       translateModuleToLLVMIR(module, llvmContext, "recur_model");
   if (!llvmModule)
     return fail(module, "translation to LLVM IR failed");
-  addRuntimeAbi(*llvmModule, *description, numArguments);
-  if (!cuda && failed(checkAllocations(module, *llvmModule)))
+  addRuntimeAbi(*llvmModule, *description, numArguments, prologue,
+                numPrologueArguments);
+  if (!cuda && failed(checkAllocations(module, *llvmModule, prologue)))
     return failure();
   if (cuda) {
     exportStructors(*llvmModule, "llvm.global_ctors",

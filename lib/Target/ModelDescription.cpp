@@ -292,7 +292,55 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
                             {"outputs", std::move(outputs)}};
 }
 
+/// The tensors `compiled` (the entry after fusion) takes beyond `entry`'s
+/// arguments, and the prologue that computes them: {"entry", "weights" it
+/// reads, "results" it returns}, by name.
+static LogicalResult describePrologue(func::FuncOp entry, func::FuncOp compiled,
+                                      llvm::json::Array &arguments,
+                                      llvm::json::Object &model) {
+  for (unsigned index = entry.getNumArguments();
+       index < compiled.getNumArguments(); ++index) {
+    auto name = compiled.getArgAttrOfType<StringAttr>(
+        index, RecurDialect::kDerivedAttrName);
+    if (!name)
+      return compiled.emitError()
+             << "internal error: argument #" << index
+             << " was added by fusion but is not a derived tensor";
+    FailureOr<llvm::json::Object> description = describeTensor(
+        compiled, "derived tensor '" + name.getValue().str() + "'", name,
+        compiled.getArgument(index).getType(), /*dynamicAllowed=*/false);
+    if (failed(description))
+      return failure();
+    description->insert({"kind", "derived"});
+    arguments.push_back(std::move(*description));
+  }
+  auto reference = compiled->getAttrOfType<FlatSymbolRefAttr>(
+      RecurDialect::kPrologueAttrName);
+  if (!reference)
+    return success();
+  auto prologue = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      compiled, reference);
+  if (!prologue)
+    return compiled.emitError() << "internal error: no prologue " << reference;
+  llvm::json::Array weights, results;
+  for (unsigned index = 0; index < prologue.getNumArguments(); ++index)
+    weights.push_back(prologue
+                          .getArgAttrOfType<StringAttr>(
+                              index, RecurDialect::kWeightAttrName)
+                          .getValue());
+  for (unsigned index = 0; index < prologue.getNumResults(); ++index)
+    results.push_back(prologue
+                          .getResultAttrOfType<StringAttr>(
+                              index, RecurDialect::kDerivedAttrName)
+                          .getValue());
+  model["prologue"] = llvm::json::Object{{"entry", prologue.getSymName()},
+                                         {"weights", std::move(weights)},
+                                         {"results", std::move(results)}};
+  return success();
+}
+
 FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
+                                                  func::FuncOp compiled,
                                                   StringRef target,
                                                   StringRef pipeline,
                                                   StringRef fusion,
@@ -353,6 +401,10 @@ FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
                            {"fusion", fusion},
                            {"arguments", std::move(arguments)},
                            {"outputs", std::move(outputs)}};
+  if (compiled &&
+      failed(describePrologue(entry, compiled,
+                              *model["arguments"].getAsArray(), model)))
+    return failure();
   if (!cudaArch.empty())
     model["cuda_arch"] = cudaArch;
   if (std::optional<llvm::json::Object> program = describeProgram(entry))

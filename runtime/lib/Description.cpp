@@ -62,18 +62,50 @@ ModelDescription recur::runtime::parseDescription(const std::string &text,
     for (size_t index = 0; index < arguments.size(); ++index) {
       TensorSpec spec = parseSpec(arguments[index]);
       spec.argumentIndex = index;
-      if (arguments[index].at("kind") == "input")
+      std::string kind = arguments[index].at("kind").get<std::string>();
+      if (kind == "input")
         model.inputs.push_back(spec);
-      else
+      else if (kind == "weight")
         model.weights.push_back(spec);
+      else if (kind == "derived")
+        model.derived.push_back(spec);
+      else
+        throw Failure("'" + path + "' has an argument of unknown kind '" +
+                      kind + "'");
     }
     for (const json &output : description.at("outputs"))
       model.outputs.push_back(parseSpec(output));
+    if (description.contains("prologue")) {
+      const json &prologue = description.at("prologue");
+      auto find = [&](const std::vector<TensorSpec> &specs,
+                      const std::string &name, const char *kind) {
+        for (size_t index = 0; index < specs.size(); ++index)
+          if (specs[index].name == name)
+            return index;
+        throw Failure("'" + path + "' has a weight prologue using " + kind +
+                      " '" + name + "', which the model does not have");
+      };
+      for (const json &name : prologue.at("weights"))
+        model.prologueWeights.push_back(
+            find(model.weights, name.get<std::string>(), "weight"));
+      for (const json &name : prologue.at("results"))
+        model.prologueResults.push_back(
+            find(model.derived, name.get<std::string>(), "derived tensor"));
+    }
+    std::vector<bool> computed(model.derived.size(), false);
+    for (size_t index : model.prologueResults)
+      computed[index] = true;
+    for (size_t index = 0; index < model.derived.size(); ++index)
+      if (!computed[index])
+        throw Failure("'" + path + "' takes the derived tensor '" +
+                      model.derived[index].name +
+                      "', which no weight prologue computes");
   } catch (const json::exception &error) {
     throw Failure("'" + path +
                   "' has a corrupt model description: " + error.what());
   }
-  for (auto *specs : {&model.inputs, &model.weights, &model.outputs})
+  for (auto *specs :
+       {&model.inputs, &model.weights, &model.outputs, &model.derived})
     for (TensorSpec &spec : *specs)
       for (const std::string &dim : spec.dims)
         spec.dimNames.push_back(dim.c_str());

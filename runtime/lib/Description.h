@@ -40,6 +40,11 @@ struct ModelDescription {
   std::string target;   // "cpu" or "cuda"
   std::string cudaArch; // "sm_90" for CUDA models
   std::vector<TensorSpec> inputs, weights, outputs;
+  /// Tensors computed from the weights by the prologue, once per binding.
+  std::vector<TensorSpec> derived;
+  /// The prologue's arguments (indices into `weights`) and results (into
+  /// `derived`); empty without a prologue.
+  std::vector<size_t> prologueWeights, prologueResults;
   size_t numArguments = 0;
 };
 

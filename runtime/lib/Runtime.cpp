@@ -36,6 +36,7 @@ struct RecurModel {
   std::string path;
   void *handle = nullptr;
   void (*run)(void **) = nullptr;
+  void (*prepare)(void **) = nullptr; // the weight prologue, if any
   void (*setOmpThreads)(int) = nullptr;
   std::string descriptionJson;
   ModelDescription description;
@@ -43,8 +44,27 @@ struct RecurModel {
   std::vector<std::unique_ptr<Buffer>> weights; // parallel to description's
   int threads = 0;                              // 0: OpenMP's default
 
+  // What the prologue computed from the bound weights: where each derived
+  // tensor's elements are, and the buffers it allocated (a result that
+  // aliases a weight or another result is not among them). Recomputed at
+  // the first run after any weight is bound.
+  std::mutex prologueMutex;
+  bool derivedStale = true;
+  std::vector<const void *> derivedData; // parallel to description.derived
+  std::vector<void *> derivedBuffers;
+
+  void releaseDerived() {
+    for (void *buffer : derivedBuffers)
+      backend->freeResult(buffer);
+    derivedBuffers.clear();
+    derivedData.assign(description.derived.size(), nullptr);
+    derivedStale = true;
+  }
+
   ~RecurModel() {
     // Device memory and kernels go before the library that loaded them.
+    if (backend)
+      releaseDerived();
     weights.clear();
     backend.reset();
     if (handle)
@@ -121,6 +141,59 @@ DLManagedTensor *makeOutput(const RecurModel &model, size_t index,
   tensor->manager_ctx = context;
   tensor->deleter = deleteOutput;
   return tensor.release();
+}
+
+/// Runs the weight prologue unless its results are up to date with the bound
+/// weights. Called with the backend's run lock held.
+void prepareDerived(RecurModel &model) {
+  std::lock_guard<std::mutex> guard(model.prologueMutex);
+  if (!model.derivedStale)
+    return;
+  model.releaseDerived();
+  const ModelDescription &description = model.description;
+  if (description.prologueResults.empty()) {
+    model.derivedStale = false;
+    return;
+  }
+  std::vector<size_t> ranks;
+  for (size_t index : description.prologueResults)
+    ranks.push_back(description.derived[index].shape.size());
+  ResultDescriptors results(ranks);
+  std::vector<std::vector<int64_t>> arguments;
+  for (size_t index : description.prologueWeights)
+    arguments.push_back(descriptor(model.weights[index]->data(),
+                                   description.weights[index].shape));
+  std::vector<void *> args = {results.storage()};
+  for (std::vector<int64_t> &words : arguments)
+    args.push_back(words.data());
+  auto freeFailedResults = [&] {
+    if (!model.backend->failedRunsSetResults())
+      return;
+    std::vector<bool> owned = results.owned(arguments);
+    for (size_t i = 0; i < results.size(); ++i)
+      if (owned[i])
+        model.backend->freeResult(results.allocated(i));
+  };
+  try {
+    model.backend->run(model.prepare, args.data());
+  } catch (const std::exception &error) {
+    freeFailedResults();
+    throw Failure(std::string("the weight prologue (run once per weight "
+                              "binding) failed: ") +
+                  error.what());
+  } catch (...) {
+    freeFailedResults();
+    throw;
+  }
+  std::vector<bool> owned = results.owned(arguments);
+  for (size_t i = 0; i < results.size(); ++i) {
+    size_t index = description.prologueResults[i];
+    model.derivedData[index] = results.data(
+        i, recur::elementBytes(description.derived[index].dtype));
+    if (owned[i])
+      model.derivedBuffers.push_back(results.allocated(i));
+  }
+  model.derivedStale = false;
 }
 
 /// "a, b, c and 3 more": long lists stay readable in one error line.
@@ -220,6 +293,14 @@ RecurError *recur_model_load(const char *path, RecurModel **result) {
         dlsym(model->handle, "omp_set_num_threads"));
     model->descriptionJson = describe();
     model->description = parseDescription(model->descriptionJson, model->path);
+    if (!model->description.prologueResults.empty()) {
+      model->prepare = reinterpret_cast<void (*)(void **)>(
+          dlsym(model->handle, RECUR_MODEL_PREPARE_SYMBOL));
+      if (!model->prepare)
+        throw Failure("'" + model->path +
+                      "' describes a weight prologue but does not export " +
+                      RECUR_MODEL_PREPARE_SYMBOL);
+    }
     size_t numInputs = model->description.inputs.size();
     model->backend =
         model->description.target == "cuda"
@@ -227,6 +308,7 @@ RecurError *recur_model_load(const char *path, RecurModel **result) {
                                 model->description.cudaArch, numInputs)
             : createCpuBackend(model->handle, numInputs);
     model->weights.resize(model->description.weights.size());
+    model->derivedData.resize(model->description.derived.size(), nullptr);
     *result = model.release();
   });
 }
@@ -290,8 +372,11 @@ RecurError *recur_model_bind_weight(RecurModel *model, const char *name,
     int64_t sizes[2] = {-1, -1};
     std::string what = "weight '" + spec->name + "'";
     size_t bytes = checkTensor(what, *spec, tensor, sizes, *model->backend);
-    model->weights[index] =
+    std::unique_ptr<Buffer> buffer =
         model->backend->copyWeight(*tensor, dataOf(*tensor), bytes, what);
+    std::lock_guard<std::mutex> guard(model->prologueMutex);
+    model->weights[index] = std::move(buffer);
+    model->derivedStale = true;
   });
 }
 
@@ -334,8 +419,10 @@ RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
                                     entry->data, entry->size,
                                     "weight '" + spec.name + "'"));
     }
+    std::lock_guard<std::mutex> guard(model->prologueMutex);
     for (auto &[index, buffer] : bound)
       model->weights[index] = std::move(buffer);
+    model->derivedStale = true;
   });
 }
 
@@ -418,6 +505,10 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
     for (size_t i = 0; i < description.weights.size(); ++i)
       arguments[description.weights[i].argumentIndex] =
           descriptor(model->weights[i]->data(), description.weights[i].shape);
+    prepareDerived(*model);
+    for (size_t i = 0; i < description.derived.size(); ++i)
+      arguments[description.derived[i].argumentIndex] =
+          descriptor(model->derivedData[i], description.derived[i].shape);
 
     std::vector<size_t> ranks;
     for (const TensorSpec &spec : description.outputs)

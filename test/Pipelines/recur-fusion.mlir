@@ -13,18 +13,30 @@
 // NONE-COUNT-2: recur.lstm %
 // NONE-NOT: recur.lstm_recurrence
 
+// The bias sums depend on weights only: they move into the weight prologue
+// and come back as derived arguments.
 // HOIST-LABEL: func.func @forward
+// HOIST-SAME: %[[B0:[^:]*]]: tensor<24xf32> {recur.derived = "addf(lstm.bias_ih_l0, lstm.bias_hh_l0)"}
+// HOIST-SAME: %[[B1:[^:]*]]: tensor<24xf32> {recur.derived = "addf(lstm.bias_ih_l1, lstm.bias_hh_l1)"}
+// HOIST-SAME: recur.prologue = @forward_prepare
 // HOIST: %[[X:.*]] = recur.embedding
-// HOIST: %[[B0:.*]] = arith.addf
 // HOIST: %[[G0:.*]] = recur.linear %[[X]], %{{.*}} bias(%[[B0]]) : {{.*}} -> tensor<?x?x24xf32>
 // HOIST: %[[Y0:.*]], %{{.*}}, %{{.*}} = recur.lstm_recurrence %[[G0]], %{{.*}} : (tensor<?x?x24xf32>, tensor<24x6xf32>)
-// HOIST: %[[B1:.*]] = arith.addf
 // HOIST: %[[G1:.*]] = recur.linear %[[Y0]], %{{.*}} bias(%[[B1]])
 // HOIST: %[[Y1:.*]], %{{.*}}, %{{.*}} = recur.lstm_recurrence %[[G1]], %{{.*}} :
 // HOIST: recur.linear %[[Y1]]
 // HOIST-NOT: recur.lstm %
 // HOIST-NOT: cell<fused>
+// HOIST-LABEL: func.func @forward_prepare(
+// HOIST-SAME: {recur.weight = "lstm.bias_ih_l0"}
+// HOIST-COUNT-2: arith.addf
+// HOIST: return
 
+// The fused cell reads w_hh gate-interleaved (tile 2: the largest power of
+// two up to 16 that divides H = 6), computed in the prologue.
 // CELL-LABEL: func.func @forward
-// CELL-COUNT-2: recur.lstm_recurrence {{.*}} cell<fused> :
+// CELL-SAME: %[[W0:[^:]*]]: tensor<24x6xf32> {recur.derived = "interleave_gates(lstm.weight_hh_l0)"}
+// CELL-COUNT-2: recur.lstm_recurrence {{.*}} interleaved(2) cell<fused> :
 // CELL-NOT: recur.lstm %
+// CELL-LABEL: func.func @forward_prepare(
+// CELL-COUNT-2: recur.interleave_gates %{{.*}} tile(2) : tensor<24x6xf32>

@@ -129,6 +129,37 @@ TEST_P(CompiledAtEveryFusionLevel, LstmStackWithFloatInputs) {
 }
 
 // Initial states as inputs, and all three LSTM results as outputs.
+// Fused models compute tensors from their weights (bias sums, interleaved
+// w_hh) once per binding: binding new weights must recompute them, and the
+// description lists them with the prologue.
+TEST_P(CompiledAtEveryFusionLevel, RebindingWeightsRecomputesDerivedTensors) {
+  mlir::MLIRContext context;
+  LstmStackConfig config;
+  config.input = 4;
+  config.hidden = 8;
+  config.layers = 2;
+  auto module = buildLstmStack(context, config);
+  std::string path = compile(*module, "lstm_rebind");
+  ASSERT_FALSE(path.empty());
+  LoadedModel model(path);
+  ASSERT_TRUE(model);
+  std::string description = recur_model_description(model.get());
+  bool fused = GetParam() != FusionLevel::none;
+  EXPECT_EQ(description.find("\"kind\":\"derived\"") != std::string::npos,
+            fused);
+  EXPECT_EQ(description.find("\"prologue\"") != std::string::npos, fused);
+  if (GetParam() >= FusionLevel::cell)
+    EXPECT_NE(description.find("interleave_gates(weight_hh_l1)"),
+              std::string::npos);
+  std::mt19937_64 rng(5);
+  HostTensor input = randomFloats({3, 2, 4}, rng, 1.0f);
+  for (int binding = 0; binding < 3; ++binding) {
+    model.bindRandomWeights(rng);
+    model.runAndCompare({input});
+    model.runAndCompare({input});
+  }
+}
+
 TEST_P(CompiledAtEveryFusionLevel, InitialStatesAndAllResults) {
   std::string path = compile(readTestModel("lstm_state.mlir"), "lstm_state");
   ASSERT_FALSE(path.empty());

@@ -23,6 +23,9 @@ def Recur_Dialect : Dialect {
     Function arguments and results of a model carry their external names:
     `recur.input = "tokens"`, `recur.weight = "lstm.weight_ih_l0"` and
     `recur.output = "logits"`. A runtime binds weights by these names.
+    Tensors computed from weights alone (`recur-outline-weight-prologue`)
+    are `recur.derived` arguments of the entry and results of its prologue,
+    the function its `recur.prologue` attribute names.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;
@@ -34,6 +37,12 @@ def Recur_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kWeightAttrName = "recur.weight";
     /// Result attribute naming a model output (`logits`, ...).
     static constexpr ::llvm::StringLiteral kOutputAttrName = "recur.output";
+    /// Argument (of the entry) and result (of its weight prologue) attribute
+    /// naming a tensor computed from weights only, once per weight binding
+    /// (`recur-outline-weight-prologue`).
+    static constexpr ::llvm::StringLiteral kDerivedAttrName = "recur.derived";
+    /// Function attribute of an entry naming its weight prologue.
+    static constexpr ::llvm::StringLiteral kPrologueAttrName = "recur.prologue";
   }];
 }
 

@@ -56,7 +56,7 @@ static LogicalResult verifyExternalName(Operation *op, unsigned index,
   for (unsigned other = 0; other < index; ++other) {
     for (StringRef otherAttr :
          {RecurDialect::kInputAttrName, RecurDialect::kWeightAttrName,
-          RecurDialect::kOutputAttrName}) {
+          RecurDialect::kOutputAttrName, RecurDialect::kDerivedAttrName}) {
       if (externalName(op, other, isResult, otherAttr) == name)
         return op->emitError()
                << "name '" << name.getValue() << "' of " << kind << " " << index
@@ -70,7 +70,8 @@ LogicalResult RecurDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name == kInputAttrName || name == kWeightAttrName)
+  if (name == kInputAttrName || name == kWeightAttrName ||
+      name == kDerivedAttrName)
     return verifyExternalName(op, argIndex, /*isResult=*/false, attr);
   if (name == kOutputAttrName)
     return op->emitError() << "'" << name
@@ -86,7 +87,7 @@ LogicalResult RecurDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                                                         unsigned resultIndex,
                                                         NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name == kOutputAttrName)
+  if (name == kOutputAttrName || name == kDerivedAttrName)
     return verifyExternalName(op, resultIndex, /*isResult=*/true, attr);
   return op->emitError() << "unknown result attribute '" << name
                          << "'; expected '" << kOutputAttrName << "'";

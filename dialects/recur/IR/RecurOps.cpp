@@ -238,14 +238,54 @@ checkLSTMRecurrence(ShapeChecker &checker, Type inputGates, Type wHh, Type h0,
       h0, c0);
 }
 
+/// A gate tile must divide the hidden size H.
+static LogicalResult checkGateTile(Operation *op, int64_t tile,
+                                   int64_t hidden) {
+  if (hidden % tile != 0)
+    return op->emitOpError() << "gate tile " << tile
+                             << " does not divide the hidden size H = "
+                             << hidden;
+  return success();
+}
+
 LogicalResult LSTMRecurrenceOp::verify() {
   ShapeChecker checker = verifyingChecker(*this);
   auto shapes = checkLSTMRecurrence(checker, getInputGates().getType(),
                                     getWHh().getType(), typeOrNull(getH0()),
                                     typeOrNull(getC0()));
-  return failure(
-      failed(shapes) ||
-      failed(verifyResults(*this, checker, {"y", "h_n", "c_n"}, *shapes)));
+  if (failed(shapes) ||
+      failed(verifyResults(*this, checker, {"y", "h_n", "c_n"}, *shapes)))
+    return failure();
+  if (std::optional<int64_t> tile = getGateTile()) {
+    if (getCell() != CellSchedule::fused)
+      return emitOpError("an interleaved w_hh needs cell<fused>; the "
+                         "separate schedule reads PyTorch's layout");
+    return checkGateTile(*this, *tile, getHiddenSize());
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// InterleaveGatesOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult InterleaveGatesOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  std::string what = operandName("input");
+  auto type = dyn_cast<RankedTensorType>(getInput().getType());
+  SymbolicShape shape = {{"H", 4}};
+  // [4H] or [4H, K]; other ranks are reported against the 2-D form.
+  if (type && type.getRank() != 1)
+    shape.emplace_back("K");
+  if (failed(checker.checkShape(what, getInput().getType(), shape,
+                                /*requireStatic=*/true)) ||
+      failed(checker.checkFloatElementType(what, getInput().getType())))
+    return failure();
+  return checkGateTile(*this, getTile(), type.getDimSize(0) / 4);
+}
+
+SmallVector<Type> InterleaveGatesOp::inferResultTypes() {
+  return {getInput().getType()};
 }
 
 SmallVector<Type> LSTMRecurrenceOp::inferResultTypes() {
@@ -268,7 +308,7 @@ void LSTMRecurrenceOp::build(OpBuilder &builder, OperationState &state,
                           typeOrNull(h0), typeOrNull(c0)),
       3);
   build(builder, state, types[0], types[1], types[2], inputGates, wHh, h0, c0,
-        cell);
+        /*gate_tile=*/IntegerAttr(), cell);
 }
 
 void LSTMRecurrenceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,

@@ -103,19 +103,27 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
     hidden unit, its four gate sums and consumes them at once in the cell
     update, so no `[B, 4H]` tensor is ever stored.
 
+    `interleaved(K)` says that `w_hh` is not in PyTorch's layout but gate
+    interleaved with tile `K` (`recur.interleave_gates`): the rows of hidden
+    units `j` in `[jK, jK + K)` for gates i, f, g, o are adjacent. Only the
+    fused schedule reads that layout; `K` divides `H`.
+
     ```mlir
-    %y, %h, %c = recur.lstm_recurrence %gates, %w_hh cell<fused>
+    %w = recur.interleave_gates %w_hh tile(8) : tensor<1024x256xf32>
+    %y, %h, %c = recur.lstm_recurrence %gates, %w interleaved(8) cell<fused>
         : (tensor<?x?x1024xf32>, tensor<1024x256xf32>)
         -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
     ```
   }];
   let arguments = (ins AnyTensor:$input_gates, AnyTensor:$w_hh,
                        Optional<AnyTensor>:$h0, Optional<AnyTensor>:$c0,
+      OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$gate_tile,
       DefaultValuedAttr<Recur_CellScheduleAttr,
                         "::mlir::recur::CellSchedule::separate">:$cell);
   let results = (outs AnyTensor:$y, AnyTensor:$h_n, AnyTensor:$c_n);
   let assemblyFormat = [{
     $input_gates `,` $w_hh (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)?
+    (`interleaved` `(` $gate_tile^ `)`)?
     (`cell` `` $cell^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -131,6 +139,38 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
       return ::llvm::cast<::mlir::ShapedType>(getWHh().getType()).getDimSize(1);
     }
   }];
+}
+
+def Recur_InterleaveGatesOp : Recur_Op<"interleave_gates",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "gate-interleaved rows of an LSTM weight, tile by tile";
+  let description = [{
+    Reorders the rows of a gate-stacked LSTM weight (`[4H, K]` or `[4H]`,
+    PyTorch's gate order i, f, g, o) so that each tile of `tile` hidden units
+    holds its four gates next to each other:
+
+    ```
+    result[(j / tile) * 4 * tile + g * tile + j % tile] = input[g * H + j]
+    ```
+
+    With `tile = H` this is the identity; with `tile = 1` the four gates of
+    every unit are adjacent. `recur-fuse-lstm-cell` interleaves `w_hh` so that
+    the loop nest of a fused step reads the gates of the units it updates from
+    one contiguous block of rows. The weight depends on nothing but the
+    model's weights, so `recur-outline-weight-prologue` moves it into the
+    prologue the runtime runs once per weight binding.
+
+    ```mlir
+    %w = recur.interleave_gates %w_hh tile(8) : tensor<1024x256xf32>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$tile);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `tile` `(` $tile `)` attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
 }
 
 def Recur_LinearOp : Recur_Op<"linear", [Pure]> {

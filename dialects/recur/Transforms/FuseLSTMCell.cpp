@@ -1,12 +1,15 @@
 //===- FuseLSTMCell.cpp - one loop nest per step for GEMM and cell --------===//
 //
-// The decision is recorded on the op (cell<fused>); convert-recur-to-linalg
-// realizes it as a single loop nest per step for both targets.
+// The decision is recorded on the op (cell<fused>, and the layout of w_hh it
+// reads: interleaved(K)); convert-recur-to-linalg realizes it as a single
+// loop nest per step for both targets.
 //
 //===----------------------------------------------------------------------===//
 
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_FUSELSTMCELL
@@ -17,11 +20,39 @@ using namespace mlir;
 using namespace mlir::recur;
 
 namespace {
+
+/// The largest power of two that is at most `limit` and divides `hidden`.
+int64_t gateTileFor(int64_t hidden, int64_t limit) {
+  int64_t tile = 1;
+  while (tile * 2 <= limit && hidden % (tile * 2) == 0)
+    tile *= 2;
+  return tile;
+}
+
 struct FuseLSTMCellPass
     : mlir::recur::impl::FuseLSTMCellBase<FuseLSTMCellPass> {
+  using FuseLSTMCellBase::FuseLSTMCellBase;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    if (gateTile < 1)
+      return emitError(UnknownLoc::get(context))
+             << "recur-fuse-lstm-cell: gate-tile must be at least 1, got "
+             << gateTile.getValue();
+    return success();
+  }
+
   void runOnOperation() override {
-    getOperation()->walk([](LSTMRecurrenceOp op) {
+    getOperation()->walk([&](LSTMRecurrenceOp op) {
+      // Already fused: its w_hh may be interleaved already.
+      if (op.getCell() == CellSchedule::fused)
+        return;
       op.setCell(CellSchedule::fused);
+      int64_t tile = gateTileFor(op.getHiddenSize(), gateTile);
+      OpBuilder builder(op);
+      Value interleaved = InterleaveGatesOp::create(
+          builder, op.getLoc(), op.getWHh().getType(), op.getWHh(), tile);
+      op.getWHhMutable().assign(interleaved);
+      op.setGateTile(tile);
     });
   }
 };

@@ -61,9 +61,43 @@ def FuseLSTMCell : Pass<"recur-fuse-lstm-cell"> {
     `input_gates[t] + h_{t-1} · w_hhᵀ` of gates i, f, g and o in registers
     and consumes them at once in the cell update. The `[B, 4H]` gate tensor
     is never stored or re-read, and one loop nest per step replaces a
-    contraction and a pointwise pass. `recur.lstm` ops (not hoisted) are
-    left alone: run `recur-hoist-input-projection` first.
+    contraction and a pointwise pass.
+
+    The step reads `w_hh` gate-interleaved (`recur.interleave_gates`, tile
+    `K` = the largest power of two up to `gate-tile` that divides H), so the
+    four gate rows of a tile of hidden units are one contiguous block. The
+    interleaving depends on the weights only: `recur-outline-weight-prologue`
+    moves it into the prologue the runtime runs once per weight binding.
+
+    Left alone: `recur.lstm` ops (not hoisted; run
+    `recur-hoist-input-projection` first) and recurrences already fused.
   }];
+  let options = [
+    Option<"gateTile", "gate-tile", "int64_t", /*default=*/"16",
+           "Most hidden units per interleaved tile of w_hh">,
+  ];
+}
+
+def OutlineWeightPrologue : Pass<"recur-outline-weight-prologue",
+                                 "::mlir::ModuleOp"> {
+  let summary = "Move what a model computes from its weights alone into a prologue";
+  let description = [{
+    Work that reads nothing but weights and constants gives the same result
+    in every run: the sum of an LSTM's two biases after
+    `recur-hoist-input-projection`, the gate-interleaved `w_hh` of
+    `recur-fuse-lstm-cell`. In every function with `recur.weight` arguments,
+    such ops move into a new function `@<name>_prepare` that takes the
+    weights they read and returns the tensors the rest of the function
+    uses. Those become arguments of the function, named by
+    `recur.derived = "interleave_gates(weight_hh_l0)"` (what was computed
+    from which weights); the function's `recur.prologue` attribute names the
+    prologue. The runtime runs the prologue once per weight binding and
+    passes its results to every run; users still bind PyTorch's tensors.
+
+    Ops with regions or side effects stay, and so does a function whose
+    weights are only read by the rest of its computation.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
 #endif // RECUR_TRANSFORMS_PASSES_TD

@@ -90,12 +90,13 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
   static std::string defaultCudaToolkit();
 };
 
-/// recur-fusion: the recur -> recur loop-fusion stages up to `level`.
+/// recur-fusion: the recur -> recur loop-fusion stages up to `level`, then
+/// (above `none`) recur-outline-weight-prologue.
 void buildFusionPipeline(OpPassManager &pm, FusionLevel level);
 
-/// The front end both targets share: recur-fusion up to `level`, then
 /// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse.
-void buildFrontEndPipeline(OpPassManager &pm, FusionLevel level);
+void buildConvertRecurPipeline(OpPassManager &pm);
+
 
 /// recur-bufferize: one-shot bufferization of the whole module (function
 /// boundaries included, identity layouts) and ownership-based deallocation.
@@ -106,9 +107,13 @@ void buildBufferizePipeline(OpPassManager &pm);
 void buildLowerLoopsToLLVMPipeline(OpPassManager &pm,
                                    const CpuPipelineOptions &options);
 
-/// recur-lower-to-cpu: the front end (recur-fusion, convert-recur-to-linalg),
+/// recur-lower-to-cpu: recur-fusion (shared with CUDA), convert-recur-to-linalg,
 /// recur-bufferize, recur-lower-loops-to-llvm.
 void buildLowerToCpuPipeline(OpPassManager &pm,
+                             const CpuPipelineOptions &options);
+/// recur-lower-to-cpu after recur-fusion (recur-compile describes the model
+/// in between).
+void buildCpuBackEndPipeline(OpPassManager &pm,
                              const CpuPipelineOptions &options);
 
 /// recur-map-to-gpu: bufferized linalg to gpu.launch_func kernels. Every loop
@@ -123,9 +128,12 @@ void buildMapToGpuPipeline(OpPassManager &pm,
 void buildLowerGpuToNVVMPipeline(OpPassManager &pm,
                                  const CudaPipelineOptions &options);
 
-/// recur-lower-to-cuda: the front end (recur-fusion, convert-recur-to-linalg),
+/// recur-lower-to-cuda: recur-fusion (shared with the CPU), convert-recur-to-linalg,
 /// recur-bufferize, recur-map-to-gpu, recur-lower-gpu-to-nvvm.
 void buildLowerToCudaPipeline(OpPassManager &pm,
+                              const CudaPipelineOptions &options);
+/// recur-lower-to-cuda after recur-fusion.
+void buildCudaBackEndPipeline(OpPassManager &pm,
                               const CudaPipelineOptions &options);
 
 void registerRecurPipelines();

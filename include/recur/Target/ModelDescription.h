@@ -24,9 +24,13 @@ constexpr const char *kModelEntryName = "forward";
 /// signature cannot be called through the runtime (an unnamed argument, a
 /// weight with a dynamic shape, a dynamic dimension other than T and B, an
 /// unsupported element type).
-/// `fusion` is the loop-fusion level the pipeline ran; `cudaArch` (e.g.
-/// "sm_90") is recorded for the cuda target.
-FailureOr<std::string> describeModel(func::FuncOp entry, StringRef target,
+/// `compiled` is the entry after loop fusion (or null): the tensors it takes
+/// beyond `entry`'s arguments are described as "derived", with the
+/// "prologue" that computes them from weights. `fusion` is the loop-fusion
+/// level the pipeline ran; `cudaArch` (e.g. "sm_90") is recorded for the
+/// cuda target.
+FailureOr<std::string> describeModel(func::FuncOp entry, func::FuncOp compiled,
+                                     StringRef target,
                                      StringRef pipeline, StringRef fusion,
                                      StringRef cudaArch = "");
 

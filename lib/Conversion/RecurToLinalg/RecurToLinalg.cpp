@@ -403,8 +403,9 @@ SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
 /// of h_{t-1} while h_t is written in place, so h_{t-1} is first copied to
 /// `hPrev`, a [B, H] buffer the loop reuses; c is updated in place.
 SmallVector<Value> fusedStep(OpBuilder &b, Location loc, Value inputGates,
-                             Value t, Value wHh, Value h, Value c, Value hPrev,
-                             OpFoldResult batch, int64_t hidden) {
+                             Value t, Value wHh, std::optional<int64_t> gateTile,
+                             Value h, Value c, Value hPrev, OpFoldResult batch,
+                             int64_t hidden) {
   Emitter emit(b, loc);
   auto stateType = cast<RankedTensorType>(c.getType());
   hPrev = linalg::CopyOp::create(b, loc, h, hPrev).getResult(0);
@@ -422,12 +423,27 @@ SmallVector<Value> fusedStep(OpBuilder &b, Location loc, Value inputGates,
       [&](OpBuilder &nb, Location loc, ValueRange args) {
         Value row = linalg::IndexOp::create(nb, loc, 0);
         Value unit = linalg::IndexOp::create(nb, loc, 1);
-        // Unit j's row of gate g in w_hh (PyTorch layout): g * H + j.
-        SmallVector<Value> weightRows = {unit};
+        // Unit j's row of gate g in w_hh: g * H + j in PyTorch's layout;
+        // interleaved with tile K, (j / K) * 4K + g * K + j % K, i.e.
+        // j + 3K * (j / K) + g * K.
+        Value first = unit;
+        int64_t gateStride = hidden;
+        if (gateTile) {
+          int64_t tile = *gateTile;
+          gateStride = tile;
+          Value tiles = arith::DivUIOp::create(
+              nb, loc, unit, arith::ConstantIndexOp::create(nb, loc, tile));
+          first = arith::AddIOp::create(
+              nb, loc, unit,
+              arith::MulIOp::create(
+                  nb, loc, tiles,
+                  arith::ConstantIndexOp::create(nb, loc, 3 * tile)));
+        }
+        SmallVector<Value> weightRows = {first};
         for (int64_t gate = 1; gate < 4; ++gate)
           weightRows.push_back(arith::AddIOp::create(
-              nb, loc, unit,
-              arith::ConstantIndexOp::create(nb, loc, gate * hidden)));
+              nb, loc, first,
+              arith::ConstantIndexOp::create(nb, loc, gate * gateStride)));
         Value zero = arith::ConstantIndexOp::create(nb, loc, 0);
         Value one = arith::ConstantIndexOp::create(nb, loc, 1);
         Value size = arith::ConstantIndexOp::create(nb, loc, hidden);
@@ -513,13 +529,56 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
         [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
           if (fused)
             return fusedStep(b, loc, op.getInputGates(), t, op.getWHh(),
-                             state[0], state[1], state[2], batch, hidden);
+                             op.getGateTile(), state[0], state[1], state[2],
+                             batch, hidden);
           Value gates =
               timeSlice(b, loc, op.getInputGates(), t, batch, 0, 4 * hidden);
           return separateStep(b, loc, gates, op.getWHh(), state[0], state[1],
                               batch, hidden);
         });
     replaceWithCasts(rewriter, op, results);
+    return success();
+  }
+};
+
+/// A gather: every row of the result reads the row of the input it holds.
+struct LowerInterleaveGates : OpRewritePattern<InterleaveGatesOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(InterleaveGatesOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t tile = op.getTile(), hidden = type.getDimSize(0) / 4;
+    unsigned rank = type.getRank();
+    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                         type.getElementType());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+        AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext()),
+        SmallVector<IteratorType>(rank, IteratorType::parallel),
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          auto constant = [&](int64_t value) {
+            return arith::ConstantIndexOp::create(b, loc, value).getResult();
+          };
+          // Row r = (j / K) * 4K + g * K + j % K holds input row g * H + j.
+          Value row = linalg::IndexOp::create(b, loc, 0);
+          Value tiles = arith::DivUIOp::create(b, loc, row, constant(4 * tile));
+          Value inTile = arith::RemUIOp::create(b, loc, row, constant(4 * tile));
+          Value gate = arith::DivUIOp::create(b, loc, inTile, constant(tile));
+          Value lane = arith::RemUIOp::create(b, loc, inTile, constant(tile));
+          Value unit = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, tiles, constant(tile)),
+              lane);
+          SmallVector<Value> indices = {arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, gate, constant(hidden)),
+              unit)};
+          for (unsigned dim = 1; dim < rank; ++dim)
+            indices.push_back(linalg::IndexOp::create(b, loc, dim));
+          Value value =
+              tensor::ExtractOp::create(b, loc, op.getInput(), indices);
+          linalg::YieldOp::create(b, loc, value);
+        });
+    rewriter.replaceOp(op, generic.getResults());
     return success();
   }
 };
@@ -629,7 +688,8 @@ struct ConvertRecurToLinalgPass
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
     patterns.add<LowerEmbedding, LowerLinear, LowerLSTM, LowerLSTMRecurrence,
-                 LowerLogSoftmax, LowerCrossEntropy>(context);
+                 LowerInterleaveGates, LowerLogSoftmax, LowerCrossEntropy>(
+        context);
     // Diagnose every op that cannot be lowered before changing anything.
     bool lowerable = true;
     getOperation().walk([&](Operation *op) {
@@ -648,12 +708,13 @@ struct ConvertRecurToLinalgPass
       signalPassFailure();
       return;
     }
-    // Model inputs and weights belong to the caller: bufferization must copy
+    // Model inputs, weights and derived tensors belong to the caller: bufferization must copy
     // rather than update them in place.
     getOperation().walk([](func::FuncOp function) {
       for (unsigned index = 0; index < function.getNumArguments(); ++index)
         if (function.getArgAttr(index, RecurDialect::kInputAttrName) ||
-            function.getArgAttr(index, RecurDialect::kWeightAttrName))
+            function.getArgAttr(index, RecurDialect::kWeightAttrName) ||
+            function.getArgAttr(index, RecurDialect::kDerivedAttrName))
           function.setArgAttr(
               index, bufferization::BufferizationDialect::kWritableAttrName,
               BoolAttr::get(function.getContext(), false));

@@ -27,9 +27,13 @@ extern "C" {
 
 /* The model ABI this runtime reads. recur-compile writes it into models, with
  * the two symbols a model exports (docs/runtime.md). */
-#define RECUR_MODEL_ABI_VERSION 1
+#define RECUR_MODEL_ABI_VERSION 2
 #define RECUR_MODEL_DESCRIPTION_SYMBOL "recur_compiled_model_description"
 #define RECUR_MODEL_RUN_SYMBOL "recur_compiled_model_run"
+/* Models with a "prologue" in their description also export a function that
+ * computes the tensors derived from the weights, called like the run
+ * function; the runtime calls it once per weight binding. */
+#define RECUR_MODEL_PREPARE_SYMBOL "recur_compiled_model_prepare"
 /* CPU models also export int64_t failed_allocation(void): nonzero, the size
  * of a heap allocation that failed in the calling thread's last run (which
  * then returned early, results unset); reading it clears it. */

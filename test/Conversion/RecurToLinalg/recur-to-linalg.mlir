@@ -122,6 +122,48 @@ func.func @lstm_recurrence_fused(%gates: tensor<?x?x24xf32>, %whh: tensor<24x6xf
 
 // -----
 
+// interleaved(K): unit j's four gate rows are j + 3K * (j / K) + g * K.
+// CHECK-LABEL: func.func @lstm_recurrence_interleaved
+// CHECK-SAME: (%[[GATES:[^:]*]]: tensor<?x?x24xf32>, %[[WHH:[^:]*]]: tensor<24x6xf32>)
+func.func @lstm_recurrence_interleaved(%gates: tensor<?x?x24xf32>, %whh: tensor<24x6xf32>)
+    -> tensor<?x?x6xf32> {
+  // CHECK: %[[UNIT:.*]] = linalg.index 1
+  // CHECK: %[[C2:.*]] = arith.constant 2 : index
+  // CHECK: %[[TILE:.*]] = arith.divui %[[UNIT]], %[[C2]]
+  // CHECK: %[[C6:.*]] = arith.constant 6 : index
+  // CHECK: %[[SKIP:.*]] = arith.muli %[[TILE]], %[[C6]]
+  // CHECK: %[[FIRST:.*]] = arith.addi %[[UNIT]], %[[SKIP]]
+  // CHECK: %[[F:.*]] = arith.addi %[[FIRST]], %{{.*}}
+  // CHECK: scf.for
+  // CHECK: tensor.extract %[[WHH]][%[[FIRST]], %{{.*}}]
+  // CHECK: tensor.extract %[[WHH]][%[[F]], %{{.*}}]
+  %y, %h, %c = recur.lstm_recurrence %gates, %whh interleaved(2) cell<fused>
+      : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  return %y : tensor<?x?x6xf32>
+}
+
+// -----
+
+// A gather: result row r = (j / K) * 4K + g * K + j % K reads input row
+// g * H + j.
+// CHECK-LABEL: func.func @interleave_gates
+// CHECK-SAME: (%[[W:[^:]*]]: tensor<24x6xf32>)
+func.func @interleave_gates(%w: tensor<24x6xf32>) -> tensor<24x6xf32> {
+  // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} outs(%{{.*}} : tensor<24x6xf32>)
+  // CHECK:   %[[R:.*]] = linalg.index 0
+  // CHECK:   %[[T:.*]] = arith.divui %[[R]], %{{.*}}
+  // CHECK:   %[[IN:.*]] = arith.remui %[[R]], %{{.*}}
+  // CHECK:   %[[G:.*]] = arith.divui %[[IN]], %{{.*}}
+  // CHECK:   %[[L:.*]] = arith.remui %[[IN]], %{{.*}}
+  // CHECK:   %[[K:.*]] = linalg.index 1
+  // CHECK:   %[[V:.*]] = tensor.extract %[[W]][%{{.*}}, %[[K]]]
+  // CHECK:   linalg.yield %[[V]]
+  %0 = recur.interleave_gates %w tile(2) : tensor<24x6xf32>
+  return %0 : tensor<24x6xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @linear
 // CHECK-SAME: (%[[X:.*]]: tensor<?x?x6xf32>, %[[W:.*]]: tensor<11x6xf32>, %[[B:.*]]: tensor<11xf32>)
 func.func @linear(%x: tensor<?x?x6xf32>, %w: tensor<11x6xf32>, %b: tensor<11xf32>) -> tensor<?x?x11xf32> {

@@ -401,3 +401,59 @@ func.func @recurrence_unknown_schedule(%g: tensor<3x2x16xf32>, %whh: tensor<16x4
   %y, %h, %c = recur.lstm_recurrence %g, %whh cell<wavy> : (tensor<3x2x16xf32>, tensor<16x4xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return
 }
+
+// -----
+
+func.func @recurrence_tile_does_not_divide(%g: tensor<3x2x24xf32>, %whh: tensor<24x6xf32>) {
+  // expected-error @below {{'recur.lstm_recurrence' op gate tile 4 does not divide the hidden size H = 6}}
+  %y, %h, %c = recur.lstm_recurrence %g, %whh interleaved(4) cell<fused> : (tensor<3x2x24xf32>, tensor<24x6xf32>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  return
+}
+
+// -----
+
+func.func @recurrence_interleaved_separate(%g: tensor<3x2x24xf32>, %whh: tensor<24x6xf32>) {
+  // expected-error @below {{'recur.lstm_recurrence' op an interleaved w_hh needs cell<fused>; the separate schedule reads PyTorch's layout}}
+  %y, %h, %c = recur.lstm_recurrence %g, %whh interleaved(2) : (tensor<3x2x24xf32>, tensor<24x6xf32>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  return
+}
+
+// -----
+
+func.func @recurrence_tile_not_positive(%g: tensor<3x2x24xf32>, %whh: tensor<24x6xf32>) {
+  // expected-error @below {{attribute 'gate_tile' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %y, %h, %c = recur.lstm_recurrence %g, %whh interleaved(0) cell<fused> : (tensor<3x2x24xf32>, tensor<24x6xf32>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  return
+}
+
+// -----
+
+func.func @interleave_tile_does_not_divide(%w: tensor<24x6xf32>) {
+  // expected-error @below {{'recur.interleave_gates' op gate tile 4 does not divide the hidden size H = 6}}
+  %0 = recur.interleave_gates %w tile(4) : tensor<24x6xf32>
+  return
+}
+
+// -----
+
+func.func @interleave_rows_not_gates(%w: tensor<10x6xf32>) {
+  // expected-error @below {{'recur.interleave_gates' op operand 'input' dimension 0 (4*H) must be a multiple of 4, got 10}}
+  %0 = recur.interleave_gates %w tile(1) : tensor<10x6xf32>
+  return
+}
+
+// -----
+
+func.func @interleave_dynamic(%w: tensor<?x6xf32>) {
+  // expected-error @below {{'recur.interleave_gates' op operand 'input' must have a static shape [4*H, K], got 'tensor<?x6xf32>'}}
+  %0 = recur.interleave_gates %w tile(1) : tensor<?x6xf32>
+  return
+}
+
+// -----
+
+func.func @interleave_rank(%w: tensor<2x4x6xf32>) {
+  // expected-error @below {{'recur.interleave_gates' op operand 'input' must be a ranked tensor of rank 2 [4*H, K], got 'tensor<2x4x6xf32>'}}
+  %0 = recur.interleave_gates %w tile(1) : tensor<2x4x6xf32>
+  return
+}

@@ -78,6 +78,19 @@ func.func @lstm_recurrence(%gates: tensor<?x?x1024xf32>, %w_hh: tensor<1024x256x
   return %y, %h, %y2 : tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x?x256xf32>
 }
 
+// CHECK-LABEL: func.func @interleaved_recurrence
+func.func @interleaved_recurrence(%gates: tensor<?x?x1024xf32>, %w_hh: tensor<1024x256xf32>,
+    %b: tensor<1024xf32>) -> (tensor<?x?x256xf32>, tensor<1024xf32>) {
+  // CHECK: %[[W:.*]] = recur.interleave_gates %{{.*}} tile(16) : tensor<1024x256xf32>
+  // CHECK: recur.interleave_gates %{{.*}} tile(1) : tensor<1024xf32>
+  // CHECK: recur.lstm_recurrence %{{.*}}, %[[W]] interleaved(16) cell<fused> :
+  %w = recur.interleave_gates %w_hh tile(16) : tensor<1024x256xf32>
+  %b2 = recur.interleave_gates %b tile(1) : tensor<1024xf32>
+  %y, %h, %c = recur.lstm_recurrence %gates, %w interleaved(16) cell<fused>
+      : (tensor<?x?x1024xf32>, tensor<1024x256xf32>) -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
+  return %y, %b2 : tensor<?x?x256xf32>, tensor<1024xf32>
+}
+
 // CHECK-LABEL: func.func @log_softmax
 func.func @log_softmax(%x: tensor<?x?x10001xf32>) -> tensor<?x?x10001xf32> {
   // CHECK: recur.log_softmax %{{.*}} : tensor<?x?x10001xf32> -> tensor<?x?x10001xf32>
