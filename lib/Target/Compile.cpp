@@ -138,20 +138,19 @@ LogicalResult checkAllocations(ModuleOp module, llvm::Module &llvmModule,
       allocations.push_back(call);
     }
   }
-  for (llvm::CallInst *call : allocations) {
-    llvm::Function *entry = call->getFunction();
-    llvm::BasicBlock *before = call->getParent();
-    llvm::BasicBlock *after =
-        before->splitBasicBlock(call->getNextNode(), "allocated");
-    auto *outOfMemory = llvm::BasicBlock::Create(context, "out_of_memory",
-                                                 entry, after);
-    before->getTerminator()->eraseFromParent();
-    builder.SetInsertPoint(before);
-    builder.CreateCondBr(builder.CreateIsNull(call), outOfMemory, after);
+  // One out-of-memory exit per function, reached with the size that failed:
+  // a return block per allocation made LLVM's tail merging quadratic in the
+  // number of layers.
+  llvm::DenseMap<llvm::Function *, llvm::PHINode *> exits;
+  auto exitOf = [&](llvm::Function *entry) {
+    llvm::PHINode *&size = exits[entry];
+    if (size)
+      return size;
+    auto *outOfMemory =
+        llvm::BasicBlock::Create(context, "out_of_memory", entry);
     builder.SetInsertPoint(outOfMemory);
-    // The size is the last argument of both malloc and aligned_alloc; a
-    // request of 0 bytes still counts as one.
-    llvm::Value *size = call->getArgOperand(call->arg_size() - 1);
+    size = builder.CreatePHI(i64, 0, "failed_size");
+    // A request of 0 bytes still counts as one.
     builder.CreateStore(builder.CreateSelect(builder.CreateIsNull(size),
                                              builder.getInt64(1), size),
                         builder.CreateThreadLocalAddress(failed));
@@ -159,6 +158,20 @@ LogicalResult checkAllocations(ModuleOp module, llvm::Module &llvmModule,
       builder.CreateRetVoid();
     else
       builder.CreateRet(llvm::PoisonValue::get(entry->getReturnType()));
+    return size;
+  };
+  for (llvm::CallInst *call : allocations) {
+    llvm::PHINode *size = exitOf(call->getFunction());
+    llvm::BasicBlock *before = call->getParent();
+    llvm::BasicBlock *after =
+        before->splitBasicBlock(call->getNextNode(), "allocated");
+    before->getTerminator()->eraseFromParent();
+    builder.SetInsertPoint(before);
+    // The size is the last argument of both malloc and aligned_alloc.
+    llvm::Value *requested = builder.CreateZExtOrTrunc(
+        call->getArgOperand(call->arg_size() - 1), i64);
+    builder.CreateCondBr(builder.CreateIsNull(call), size->getParent(), after);
+    size->addIncoming(requested, before);
   }
 
   auto *report = llvm::Function::Create(
