@@ -59,7 +59,8 @@ void exportEntry(llvm::Module &module, StringRef function, StringRef symbol,
   llvm::Type *ptr = builder.getPtrTy();
   // One fixed signature for every model: the runtime cannot build a call with
   // a model-specific number of arguments.
-  llvm::Function *wrapper = module.getFunction(("_mlir_ciface_" + function).str());
+  llvm::Function *wrapper =
+      module.getFunction(("_mlir_ciface_" + function).str());
   assert(wrapper && "the pipelines request C wrappers");
   auto *exported = llvm::Function::Create(
       llvm::FunctionType::get(builder.getVoidTy(), {ptr}, false),
@@ -410,7 +411,7 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   // what fusion adds (tensors derived from weights, their prologue) is
   // described from the fused entry.
   auto unfused = cast<func::FuncOp>(entry->clone());
-  auto eraseUnfused = llvm::make_scope_exit([&] { unfused->erase(); });
+  llvm::scope_exit eraseUnfused([&] { unfused->erase(); });
   PassManager fusion(module.getContext());
   buildFusionPipeline(fusion, options.fusion);
   if (failed(fusion.run(module)))

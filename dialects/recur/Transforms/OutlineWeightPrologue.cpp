@@ -28,9 +28,7 @@ using namespace mlir::recur;
 
 namespace {
 
-bool isConstant(Operation *op) {
-  return op->hasTrait<OpTrait::ConstantLike>();
-}
+bool isConstant(Operation *op) { return op->hasTrait<OpTrait::ConstantLike>(); }
 
 void outlinePrologue(func::FuncOp entry, SymbolTable &symbols) {
   if (entry.isExternal() || entry->hasAttr(RecurDialect::kPrologueAttrName))
@@ -63,9 +61,10 @@ void outlinePrologue(func::FuncOp entry, SymbolTable &symbols) {
       name += (index ? ", " : "") + names[operand];
     name += ")";
     for (OpResult result : op.getResults())
-      names[result] = op.getNumResults() == 1
-                          ? name
-                          : name + "#" + std::to_string(result.getResultNumber());
+      names[result] =
+          op.getNumResults() == 1
+              ? name
+              : name + "#" + std::to_string(result.getResultNumber());
     prologue.insert(&op);
   }
 
@@ -133,11 +132,11 @@ void outlinePrologue(func::FuncOp entry, SymbolTable &symbols) {
     auto nameAttr = builder.getStringAttr(name);
     function.setResultAttr(index, RecurDialect::kDerivedAttrName, nameAttr);
     unsigned position = entry.getNumArguments();
-    if (failed(entry.insertArgument(
-            position, value.getType(),
-            builder.getDictionaryAttr(builder.getNamedAttr(
-                RecurDialect::kDerivedAttrName, nameAttr)),
-            value.getLoc())))
+    if (failed(
+            entry.insertArgument(position, value.getType(),
+                                 builder.getDictionaryAttr(builder.getNamedAttr(
+                                     RecurDialect::kDerivedAttrName, nameAttr)),
+                                 value.getLoc())))
       llvm_unreachable("a func.func takes any argument");
     value.replaceUsesWithIf(entry.getArgument(position), [&](OpOperand &use) {
       return !prologue.contains(use.getOwner());

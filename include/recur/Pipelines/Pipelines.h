@@ -107,8 +107,8 @@ void buildBufferizePipeline(OpPassManager &pm);
 void buildLowerLoopsToLLVMPipeline(OpPassManager &pm,
                                    const CpuPipelineOptions &options);
 
-/// recur-lower-to-cpu: recur-fusion (shared with CUDA), convert-recur-to-linalg,
-/// recur-bufferize, recur-lower-loops-to-llvm.
+/// recur-lower-to-cpu: recur-fusion (shared with CUDA),
+/// convert-recur-to-linalg, recur-bufferize, recur-lower-loops-to-llvm.
 void buildLowerToCpuPipeline(OpPassManager &pm,
                              const CpuPipelineOptions &options);
 /// recur-lower-to-cpu after recur-fusion (recur-compile describes the model
@@ -128,8 +128,9 @@ void buildMapToGpuPipeline(OpPassManager &pm,
 void buildLowerGpuToNVVMPipeline(OpPassManager &pm,
                                  const CudaPipelineOptions &options);
 
-/// recur-lower-to-cuda: recur-fusion (shared with the CPU), convert-recur-to-linalg,
-/// recur-bufferize, recur-map-to-gpu, recur-lower-gpu-to-nvvm.
+/// recur-lower-to-cuda: recur-fusion (shared with the CPU),
+/// convert-recur-to-linalg, recur-bufferize, recur-map-to-gpu,
+/// recur-lower-gpu-to-nvvm.
 void buildLowerToCudaPipeline(OpPassManager &pm,
                               const CudaPipelineOptions &options);
 /// recur-lower-to-cuda after recur-fusion.

@@ -21,8 +21,7 @@ namespace {
 /// Moves `loop` into a new private function next to `parent` and calls it in
 /// its place. Values the loop uses from above become arguments, except
 /// constants, which are cloned so the function's bounds stay static.
-void outline(scf::ParallelOp loop, func::FuncOp parent,
-             SymbolTable &symbols) {
+void outline(scf::ParallelOp loop, func::FuncOp parent, SymbolTable &symbols) {
   llvm::SetVector<Value> used;
   for (Value operand : loop->getOperands())
     used.insert(operand);
@@ -50,9 +49,9 @@ void outline(scf::ParallelOp loop, func::FuncOp parent,
   // (func-to-llvm carries `passthrough` and `llvm.linkage` over.)
   function->setAttr("passthrough",
                     builder.getArrayAttr({builder.getStringAttr("noinline")}));
-  function->setAttr("llvm.linkage",
-                    LLVM::LinkageAttr::get(builder.getContext(),
-                                           LLVM::Linkage::Internal));
+  function->setAttr(
+      "llvm.linkage",
+      LLVM::LinkageAttr::get(builder.getContext(), LLVM::Linkage::Internal));
   symbols.insert(function); // renamed if the name is taken
   Block *body = function.addEntryBlock();
   IRMapping mapping;

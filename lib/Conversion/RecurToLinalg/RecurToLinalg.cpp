@@ -403,9 +403,9 @@ SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
 /// of h_{t-1} while h_t is written in place, so h_{t-1} is first copied to
 /// `hPrev`, a [B, H] buffer the loop reuses; c is updated in place.
 SmallVector<Value> fusedStep(OpBuilder &b, Location loc, Value inputGates,
-                             Value t, Value wHh, std::optional<int64_t> gateTile,
-                             Value h, Value c, Value hPrev, OpFoldResult batch,
-                             int64_t hidden) {
+                             Value t, Value wHh,
+                             std::optional<int64_t> gateTile, Value h, Value c,
+                             Value hPrev, OpFoldResult batch, int64_t hidden) {
   Emitter emit(b, loc);
   auto stateType = cast<RankedTensorType>(c.getType());
   hPrev = linalg::CopyOp::create(b, loc, h, hPrev).getResult(0);
@@ -562,8 +562,9 @@ struct LowerInterleaveGates : OpRewritePattern<InterleaveGatesOp> {
           };
           // Row r = (j / K) * 4K + g * K + j % K holds input row g * H + j.
           Value row = linalg::IndexOp::create(b, loc, 0);
-          Value tiles = arith::DivUIOp::create(b, loc, row, constant(4 * tile));
-          Value inTile = arith::RemUIOp::create(b, loc, row, constant(4 * tile));
+          Value tileRows = constant(4 * tile);
+          Value tiles = arith::DivUIOp::create(b, loc, row, tileRows);
+          Value inTile = arith::RemUIOp::create(b, loc, row, tileRows);
           Value gate = arith::DivUIOp::create(b, loc, inTile, constant(tile));
           Value lane = arith::RemUIOp::create(b, loc, inTile, constant(tile));
           Value unit = arith::AddIOp::create(
@@ -708,8 +709,8 @@ struct ConvertRecurToLinalgPass
       signalPassFailure();
       return;
     }
-    // Model inputs, weights and derived tensors belong to the caller: bufferization must copy
-    // rather than update them in place.
+    // Model inputs, weights and derived tensors belong to the caller:
+    // bufferization must copy rather than update them in place.
     getOperation().walk([](func::FuncOp function) {
       for (unsigned index = 0; index < function.getNumArguments(); ++index)
         if (function.getArgAttr(index, RecurDialect::kInputAttrName) ||
