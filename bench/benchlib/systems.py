@@ -52,6 +52,8 @@ SYSTEMS = [
            target="cpu", fusion="hoist", precisions=("fp32",)),
     System("recur-cpu-cell", "cpu", "recur", "Recur, CPU, + fused cell (--fusion=cell)",
            target="cpu", fusion="cell", precisions=("fp32",)),
+    System("recur-cpu-wavefront", "cpu", "recur", "Recur, CPU, + layer wavefront (--fusion=wavefront)",
+           target="cpu", fusion="wavefront", precisions=("fp32",)),
     System("onednn-cpu", "cpu", "binary", "oneDNN lstm_forward + inner_product (C++)",
            binary="bench-onednn-lm", precisions=("fp32",)),
     System("torch-nn-lstm", "cpu", "python", "PyTorch nn.LSTM (aten, BLAS)",

@@ -3,16 +3,15 @@
 #include "recur/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
-#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
-#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -31,6 +30,8 @@ StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
     return "hoist";
   case FusionLevel::cell:
     return "cell";
+  case FusionLevel::wavefront:
+    return "wavefront";
   case FusionLevel::all:
     return "all";
   }
@@ -45,6 +46,8 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level) {
   }
   if (level >= FusionLevel::cell)
     pm.addPass(createFuseLSTMCell());
+  if (level >= FusionLevel::wavefront)
+    pm.addPass(createWavefront());
   // What fusion computed from the weights alone runs once per binding.
   if (level > FusionLevel::none)
     pm.addPass(createOutlineWeightPrologue());

@@ -5,7 +5,9 @@
 // RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
 // RUN:   | recur-opt --recur-fusion="fusion=cell" | FileCheck %s --check-prefix=CELL
 // RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
-// RUN:   | recur-opt --recur-fusion | FileCheck %s --check-prefix=CELL
+// RUN:   | recur-opt --recur-fusion="fusion=wavefront" | FileCheck %s --check-prefix=WAVE
+// RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
+// RUN:   | recur-opt --recur-fusion | FileCheck %s --check-prefix=WAVE
 
 // Each fusion level of the reference LM's shape, as recur-opt shows it.
 
@@ -40,3 +42,21 @@
 // CELL-NOT: recur.lstm %
 // CELL-LABEL: func.func @forward_prepare(
 // CELL-COUNT-2: recur.interleave_gates %{{.*}} tile(2) : tensor<24x6xf32>
+
+// The two layers become one wavefront: layer 1's projection runs inside the
+// step, from its input weight and bias sum interleaved like its w_hh (all
+// three derived in the prologue); layer 0's input gates stay one GEMM.
+// WAVE-LABEL: func.func @forward
+// WAVE-SAME: %[[B0:[^:]*]]: tensor<24xf32> {recur.derived = "addf(lstm.bias_ih_l0, lstm.bias_hh_l0)"}
+// WAVE-SAME: %[[W0:[^:]*]]: tensor<24x6xf32> {recur.derived = "interleave_gates(lstm.weight_hh_l0)"}
+// WAVE-SAME: %[[W1:[^:]*]]: tensor<24x6xf32> {recur.derived = "interleave_gates(lstm.weight_hh_l1)"}
+// WAVE-SAME: %[[U1:[^:]*]]: tensor<24x6xf32> {recur.derived = "interleave_gates(lstm.weight_ih_l1)"}
+// WAVE-SAME: %[[B1:[^:]*]]: tensor<24xf32> {recur.derived = "interleave_gates(addf(lstm.bias_ih_l1, lstm.bias_hh_l1))"}
+// WAVE: %[[G0:.*]] = recur.linear %{{.*}}, %{{.*}} bias(%[[B0]])
+// WAVE-NOT: recur.linear
+// WAVE: %[[Y:.*]], %{{.*}}:4 = recur.lstm_wavefront %[[G0]] w_hh(%[[W0]], %[[W1]]) w_ih(%[[U1]]) bias(%[[B1]]) interleaved([2, 2]) cell<fused> :
+// WAVE: recur.linear %[[Y]]
+// WAVE-NOT: recur.lstm_recurrence
+// WAVE-LABEL: func.func @forward_prepare(
+// WAVE-COUNT-3: recur.interleave_gates %{{.*}} tile(2) : tensor<24x6xf32>
+// WAVE: recur.interleave_gates %{{.*}} tile(2) : tensor<24xf32>

@@ -242,9 +242,9 @@ checkLSTMRecurrence(ShapeChecker &checker, Type inputGates, Type wHh, Type h0,
 static LogicalResult checkGateTile(Operation *op, int64_t tile,
                                    int64_t hidden) {
   if (hidden % tile != 0)
-    return op->emitOpError() << "gate tile " << tile
-                             << " does not divide the hidden size H = "
-                             << hidden;
+    return op->emitOpError()
+           << "gate tile " << tile
+           << " does not divide the hidden size H = " << hidden;
   return success();
 }
 
@@ -263,6 +263,152 @@ LogicalResult LSTMRecurrenceOp::verify() {
     return checkGateTile(*this, *tile, getHiddenSize());
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LSTMWavefrontOp
+//===----------------------------------------------------------------------===//
+
+/// "name[index]": operand or result `index` of a per-layer list.
+static std::string layerName(StringRef name, size_t layer) {
+  return (name + "[" + Twine(layer) + "]").str();
+}
+
+/// The operand lists' lengths: L w_hh, L-1 w_ih and bias, none or L h0/c0.
+/// Reports through `op` when given.
+static LogicalResult checkWavefrontArity(Operation *op, size_t layers,
+                                         size_t wIh, size_t bias, size_t h0,
+                                         size_t c0) {
+  auto fail = [&](StringRef what, StringRef expected, size_t actual) {
+    if (op)
+      op->emitOpError() << "expected " << expected << " " << what
+                        << " operands for " << layers << " layers, got "
+                        << actual;
+    return failure();
+  };
+  if (layers == 0)
+    return fail("w_hh", "at least one", 0);
+  std::string inner = std::to_string(layers - 1);
+  if (wIh != layers - 1)
+    return fail("w_ih", inner, wIh);
+  if (bias != layers - 1)
+    return fail("bias", inner, bias);
+  std::string each = "0 or " + std::to_string(layers);
+  if (h0 != 0 && h0 != layers)
+    return fail("h0", each, h0);
+  if (c0 != 0 && c0 != layers)
+    return fail("c0", each, c0);
+  return success();
+}
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkLSTMWavefront(ShapeChecker &checker, Operation *op, Type inputGates,
+                   TypeRange wHh, TypeRange wIh, TypeRange bias, TypeRange h0,
+                   TypeRange c0) {
+  size_t layers = wHh.size();
+  if (failed(checkWavefrontArity(op, layers, wIh.size(), bias.size(), h0.size(),
+                                 c0.size())))
+    return failure();
+  auto hidden = [](size_t layer) { return "H" + std::to_string(layer); };
+  auto check = [&](const std::string &what, Type type,
+                   const SymbolicShape &shape, bool isWeight) {
+    return success(
+        succeeded(
+            checker.checkShape(operandName(what), type, shape, isWeight)) &&
+        succeeded(checker.checkFloatElementType(operandName(what), type)));
+  };
+  for (size_t layer = 0; layer < layers; ++layer) {
+    // Layer l's w_hh fixes H_l, so that a wrong width elsewhere is reported
+    // against it.
+    std::string h = hidden(layer);
+    if (failed(check(layerName("w_hh", layer), wHh[layer], {{h, 4}, h}, true)))
+      return failure();
+    if (layer == 0) {
+      if (failed(check("input_gates", inputGates, {"T", "B", {h, 4}}, false)))
+        return failure();
+    } else if (failed(check(layerName("w_ih", layer), wIh[layer - 1],
+                            {{h, 4}, hidden(layer - 1)}, true)) ||
+               failed(check(layerName("bias", layer), bias[layer - 1], {{h, 4}},
+                            true))) {
+      return failure();
+    }
+    if (!h0.empty() &&
+        failed(check(layerName("h0", layer), h0[layer], {"B", h}, false)))
+      return failure();
+    if (!c0.empty() &&
+        failed(check(layerName("c0", layer), c0[layer], {"B", h}, false)))
+      return failure();
+  }
+  SmallVector<SymbolicShape> results = {{"T", "B", hidden(layers - 1)}};
+  for (int stateKind = 0; stateKind < 2; ++stateKind)
+    for (size_t layer = 0; layer < layers; ++layer)
+      results.push_back({"B", hidden(layer)});
+  return results;
+}
+
+LogicalResult LSTMWavefrontOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  auto shapes = checkLSTMWavefront(checker, *this, getInputGates().getType(),
+                                   getWHh().getTypes(), getWIh().getTypes(),
+                                   getBias().getTypes(), getH0().getTypes(),
+                                   getC0().getTypes());
+  if (failed(shapes))
+    return failure();
+  int64_t layers = getNumLayers();
+  SmallVector<std::string> names = {"y"};
+  for (StringRef state : {"h_n", "c_n"})
+    for (int64_t layer = 0; layer < layers; ++layer)
+      names.push_back(layerName(state, layer));
+  if (getFinalStates().size() != size_t(2 * layers))
+    return emitOpError() << "expected " << 2 * layers
+                         << " final states (h_n and c_n of " << layers
+                         << " layers), got " << getFinalStates().size();
+  SmallVector<StringRef> nameRefs(names.begin(), names.end());
+  if (failed(verifyResults(*this, checker, nameRefs, *shapes)))
+    return failure();
+  std::optional<ArrayRef<int64_t>> tiles = getGateTiles();
+  if (!tiles)
+    return success();
+  if (getCell() != CellSchedule::fused)
+    return emitOpError("interleaved weights need cell<fused>; the separate "
+                       "schedule reads PyTorch's layout");
+  if (int64_t(tiles->size()) != layers)
+    return emitOpError() << "expected one gate tile per layer (" << layers
+                         << "), got " << tiles->size();
+  for (auto [layer, tile] : llvm::enumerate(*tiles)) {
+    if (tile < 1)
+      return emitOpError() << "gate tile of layer " << layer
+                           << " must be positive, got " << tile;
+    if (failed(checkGateTile(*this, tile, getHiddenSize(layer))))
+      return failure();
+  }
+  return success();
+}
+
+SmallVector<Type> LSTMWavefrontOp::inferResultTypes() {
+  ShapeChecker checker;
+  return resultTypes(
+      getContext(), checker,
+      checkLSTMWavefront(checker, nullptr, getInputGates().getType(),
+                         getWHh().getTypes(), getWIh().getTypes(),
+                         getBias().getTypes(), getH0().getTypes(),
+                         getC0().getTypes()),
+      getNumResults());
+}
+
+void LSTMWavefrontOp::build(OpBuilder &builder, OperationState &state,
+                            Value inputGates, ValueRange wHh, ValueRange wIh,
+                            ValueRange bias, ValueRange h0, ValueRange c0,
+                            CellSchedule cell, DenseI64ArrayAttr gateTiles) {
+  ShapeChecker checker;
+  auto types = resultTypes(
+      builder.getContext(), checker,
+      checkLSTMWavefront(checker, nullptr, inputGates.getType(), wHh.getTypes(),
+                         wIh.getTypes(), bias.getTypes(), h0.getTypes(),
+                         c0.getTypes()),
+      1 + 2 * wHh.size());
+  build(builder, state, types.front(), ArrayRef<Type>(types).drop_front(),
+        inputGates, wHh, wIh, bias, h0, c0, gateTiles, cell);
 }
 
 //===----------------------------------------------------------------------===//
@@ -291,10 +437,9 @@ SmallVector<Type> InterleaveGatesOp::inferResultTypes() {
 SmallVector<Type> LSTMRecurrenceOp::inferResultTypes() {
   ShapeChecker checker;
   return resultTypes(getContext(), checker,
-                     checkLSTMRecurrence(checker, getInputGates().getType(),
-                                         getWHh().getType(),
-                                         typeOrNull(getH0()),
-                                         typeOrNull(getC0())),
+                     checkLSTMRecurrence(
+                         checker, getInputGates().getType(), getWHh().getType(),
+                         typeOrNull(getH0()), typeOrNull(getC0())),
                      3);
 }
 
@@ -302,11 +447,11 @@ void LSTMRecurrenceOp::build(OpBuilder &builder, OperationState &state,
                              Value inputGates, Value wHh, Value h0, Value c0,
                              CellSchedule cell) {
   ShapeChecker checker;
-  auto types = resultTypes(
-      builder.getContext(), checker,
-      checkLSTMRecurrence(checker, inputGates.getType(), wHh.getType(),
-                          typeOrNull(h0), typeOrNull(c0)),
-      3);
+  auto types = resultTypes(builder.getContext(), checker,
+                           checkLSTMRecurrence(checker, inputGates.getType(),
+                                               wHh.getType(), typeOrNull(h0),
+                                               typeOrNull(c0)),
+                           3);
   build(builder, state, types[0], types[1], types[2], inputGates, wHh, h0, c0,
         /*gate_tile=*/IntegerAttr(), cell);
 }

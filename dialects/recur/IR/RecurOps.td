@@ -141,6 +141,84 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
   }];
 }
 
+def Recur_LSTMWavefrontOp : Recur_Op<"lstm_wavefront",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "a stack of L LSTM recurrences run as a wavefront of diagonal steps";
+  let description = [{
+    The recurrences of an L-layer stack, in which layer l's output sequence
+    is layer l+1's input (`recur-wavefront`). Layer 0 reads its precomputed
+    `input_gates [T, B, 4H0]`, as `recur.lstm_recurrence` does; a layer
+    l ≥ 1 computes its input projection inside the step, from layer l-1's
+    hidden state of the same time step:
+
+    ```
+    gates_l(t) = bias[l] + h_{l-1}(t) · w_ih[l]ᵀ + h_l(t-1) · w_hh[l]ᵀ
+    ```
+
+    Layer l's step t needs layer l-1's step t and its own step t-1 only, so
+    the L·T steps run as T+L-1 diagonal steps s, in which layer l computes
+    step t = s - l: the steps of one diagonal are independent of each other
+    (parallelism across layers, not only across units), and no layer's
+    output sequence but the last one's is ever stored.
+
+    Operands, for layers l = 0 … L-1: `w_hh` (L of them, `[4H_l, H_l]`),
+    `w_ih` and `bias` (L-1 of them, for layers 1 … L-1: `[4H_l, H_(l-1)]`
+    and `[4H_l]`, the sum of the layer's two biases), and optionally `h0`,
+    `c0` (none, or one `[B, H_l]` per layer; absent is zero). Results: the
+    last layer's `y [T, B, H_(L-1)]`, then `final_states`: every layer's
+    `h_n [B, H_l]`, then every layer's `c_n [B, H_l]`.
+
+    `cell` is each step's schedule, as for `recur.lstm_recurrence`.
+    `interleaved([K_0, …])` says that `w_hh[l]`, and for l ≥ 1 `w_ih[l]` and
+    `bias[l]`, are gate interleaved with tile `K_l` (`recur.interleave_gates`);
+    it needs `cell<fused>`.
+
+    ```mlir
+    %y, %states:4 = recur.lstm_wavefront %gates0 w_hh(%w0, %w1) w_ih(%u1)
+        bias(%b1) interleaved([8, 8]) cell<fused>
+        : (tensor<?x?x1024xf32>, tensor<1024x256xf32>, tensor<1024x256xf32>,
+           tensor<1024x256xf32>, tensor<1024xf32>)
+        -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>,
+            tensor<?x256xf32>, tensor<?x256xf32>)
+    ```
+  }];
+  let arguments = (ins AnyTensor:$input_gates, Variadic<AnyTensor>:$w_hh,
+                       Variadic<AnyTensor>:$w_ih, Variadic<AnyTensor>:$bias,
+                       Variadic<AnyTensor>:$h0, Variadic<AnyTensor>:$c0,
+      OptionalAttr<DenseI64ArrayAttr>:$gate_tiles,
+      DefaultValuedAttr<Recur_CellScheduleAttr,
+                        "::mlir::recur::CellSchedule::separate">:$cell);
+  let results = (outs AnyTensor:$y, Variadic<AnyTensor>:$final_states);
+  let assemblyFormat = [{
+    $input_gates `w_hh` `(` $w_hh `)` (`w_ih` `(` $w_ih^ `)`)?
+    (`bias` `(` $bias^ `)`)? (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)?
+    (`interleaved` `(` $gate_tiles^ `)`)?
+    (`cell` `` $cell^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input_gates,
+      "::mlir::ValueRange":$w_hh, "::mlir::ValueRange":$w_ih,
+      "::mlir::ValueRange":$bias, "::mlir::ValueRange":$h0,
+      "::mlir::ValueRange":$c0, "::mlir::recur::CellSchedule":$cell,
+      "::mlir::DenseI64ArrayAttr":$gate_tiles)>];
+  let extraClassDeclaration = [{
+    /// The number of layers L.
+    int64_t getNumLayers() { return getWHh().size(); }
+    /// Every layer's h_T and c_T.
+    ::mlir::ResultRange getHN() {
+      return getFinalStates().take_front(getNumLayers());
+    }
+    ::mlir::ResultRange getCN() {
+      return getFinalStates().drop_front(getNumLayers());
+    }
+    /// Layer l's hidden size H_l.
+    int64_t getHiddenSize(int64_t layer) {
+      return ::llvm::cast<::mlir::ShapedType>(getWHh()[layer].getType())
+          .getDimSize(1);
+    }
+  }];
+}
+
 def Recur_InterleaveGatesOp : Recur_Op<"interleave_gates",
     [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "gate-interleaved rows of an LSTM weight, tile by tile";

@@ -78,6 +78,37 @@ def FuseLSTMCell : Pass<"recur-fuse-lstm-cell"> {
   ];
 }
 
+def Wavefront : Pass<"recur-wavefront"> {
+  let summary = "Run each stack of LSTM recurrences as one wavefront of diagonal steps";
+  let description = [{
+    In a stack, layer l's step t depends on layer l-1's step t and on its
+    own step t-1 only. Consecutive recurrences in which one layer's output
+    sequence feeds, through its input projection and nothing else, the next
+    layer's recurrence
+
+    ```mlir
+    %y0, %h0, %c0 = recur.lstm_recurrence %gates0, %w_hh0 ...
+    %gates1 = recur.linear %y0, %w_ih1 bias(%b1)
+    %y1, %h1, %c1 = recur.lstm_recurrence %gates1, %w_hh1 ...
+    ```
+
+    become one `recur.lstm_wavefront`: T+L-1 diagonal steps in which layer
+    l computes its step s - l, with its input projection inside the step
+    (layer l-1's hidden state of that step is at hand; the `[T, B, 4H]`
+    input gates and the `[T, B, H]` output of the inner layers are never
+    stored). The steps of a diagonal are independent of each other.
+
+    Fused recurrences stay fused: the input weight and bias of layers ≥ 1
+    are gate interleaved (`recur.interleave_gates`) with the layer's tile,
+    like its `w_hh`.
+
+    Left alone: a single recurrence; a layer whose output is also used
+    elsewhere, or whose projection has no bias; and neighbours that differ
+    in their cell schedule, in having initial states, or whose states are
+    used before the stack ends.
+  }];
+}
+
 def OutlineWeightPrologue : Pass<"recur-outline-weight-prologue",
                                  "::mlir::ModuleOp"> {
   let summary = "Move what a model computes from its weights alone into a prologue";

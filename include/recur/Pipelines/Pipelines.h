@@ -16,15 +16,17 @@ namespace recur {
 
 /// How far loop fusion goes; each level includes the ones before it.
 enum class FusionLevel {
-  none,  // every recur op lowered on its own (the unfused path)
-  hoist, // recur-hoist-input-projection
-  cell,  // + recur-fuse-lstm-cell
-  all,   // every fusion stage
+  none,      // every recur op lowered on its own (the unfused path)
+  hoist,     // recur-hoist-input-projection
+  cell,      // + recur-fuse-lstm-cell
+  wavefront, // + recur-wavefront
+  all,       // every fusion stage
 };
 
 /// Every level, in order.
 inline constexpr FusionLevel kFusionLevels[] = {
-    FusionLevel::none, FusionLevel::hoist, FusionLevel::cell, FusionLevel::all};
+    FusionLevel::none, FusionLevel::hoist, FusionLevel::cell,
+    FusionLevel::wavefront, FusionLevel::all};
 
 /// The level's name as recur-compile --fusion spells it.
 llvm::StringRef stringifyFusionLevel(FusionLevel level);
@@ -39,13 +41,16 @@ llvm::StringRef stringifyFusionLevel(FusionLevel level);
                  "input projections as one GEMM over all steps"),              \
       clEnumValN(::mlir::recur::FusionLevel::cell, "cell",                     \
                  "recurrent GEMM and LSTM cell in one loop nest per step"),    \
-      clEnumValN(::mlir::recur::FusionLevel::all, "all", "every fusion stage"))
+      clEnumValN(::mlir::recur::FusionLevel::wavefront, "wavefront",           \
+                 "stacked layers as one wavefront of diagonal steps"),         \
+      clEnumValN(::mlir::recur::FusionLevel::all, "all",                       \
+                 "every fusion stage"))
 
 /// The pipeline option every lowering pipeline shares.
 #define RECUR_FUSION_OPTION                                                    \
   Option<FusionLevel> fusion {                                                 \
     *this, "fusion",                                                           \
-        llvm::cl::desc("Loop fusion before lowering (each level includes "    \
+        llvm::cl::desc("Loop fusion before lowering (each level includes "     \
                        "the ones before it)"),                                 \
         llvm::cl::init(FusionLevel::all), RECUR_FUSION_LEVEL_VALUES            \
   }
@@ -67,9 +72,9 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("GPU architecture of the cubin"),
                            llvm::cl::init("sm_90")};
-  Option<std::string> features{
-      *this, "features", llvm::cl::desc("PTX features, e.g. +ptx80"),
-      llvm::cl::init("+ptx80")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features, e.g. +ptx80"),
+                               llvm::cl::init("+ptx80")};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("What gpu.binary holds: fatbin (cubin + PTX), bin "
@@ -83,9 +88,9 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
   Option<unsigned> optLevel{*this, "opt-level",
                             llvm::cl::desc("NVPTX optimization level"),
                             llvm::cl::init(3)};
-  Option<int64_t> blockSize{
-      *this, "block-size",
-      llvm::cl::desc("Threads per block of every kernel"), llvm::cl::init(256)};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("Threads per block of every kernel"),
+                            llvm::cl::init(256)};
 
   static std::string defaultCudaToolkit();
 };
@@ -96,7 +101,6 @@ void buildFusionPipeline(OpPassManager &pm, FusionLevel level);
 
 /// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse.
 void buildConvertRecurPipeline(OpPassManager &pm);
-
 
 /// recur-bufferize: one-shot bufferization of the whole module (function
 /// boundaries included, identity layouts) and ownership-based deallocation.

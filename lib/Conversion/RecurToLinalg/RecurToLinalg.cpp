@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "recur/IR/RecurOps.h"
 #include "recur/Conversion/Passes.h"
+#include "recur/IR/RecurOps.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,7 +60,8 @@ public:
 
   /// A tensor of `sizes` whose last dimension is `vector` (rank 1), repeated.
   Value broadcastLast(Value vector, ArrayRef<OpFoldResult> sizes) {
-    Type elementType = cast<RankedTensorType>(vector.getType()).getElementType();
+    Type elementType =
+        cast<RankedTensorType>(vector.getType()).getElementType();
     unsigned rank = sizes.size();
     MLIRContext *context = b.getContext();
     AffineMap last = AffineMap::get(rank, 0, b.getAffineDimExpr(rank - 1));
@@ -68,8 +69,8 @@ public:
     return linalg::GenericOp::create(
                b, loc, TypeRange{init.getType()}, ValueRange{vector},
                ValueRange{init},
-               ArrayRef<AffineMap>{last,
-                                   AffineMap::getMultiDimIdentityMap(rank, context)},
+               ArrayRef<AffineMap>{
+                   last, AffineMap::getMultiDimIdentityMap(rank, context)},
                SmallVector<IteratorType>(rank, IteratorType::parallel),
                [](OpBuilder &nested, Location loc, ValueRange args) {
                  linalg::YieldOp::create(nested, loc, args[0]);
@@ -97,7 +98,8 @@ public:
     return linalg::GenericOp::create(
                b, loc, TypeRange{acc.getType()}, ValueRange{x, w},
                ValueRange{acc},
-               ArrayRef<AffineMap>{withLast(k), AffineMap::get(loops, 0, {n, k}, context),
+               ArrayRef<AffineMap>{withLast(k),
+                                   AffineMap::get(loops, 0, {n, k}, context),
                                    withLast(n)},
                iterators,
                [&](OpBuilder &nested, Location loc, ValueRange args) {
@@ -158,25 +160,27 @@ public:
           return arith::AddFOp::create(nested, loc, acc, exp, fastMath)
               .getResult();
         });
-    Value logSum = elementwise({sum}, sum, [](OpBuilder &nested, Location loc,
-                                              ValueRange args) {
-      return math::LogOp::create(nested, loc, args[0]).getResult();
-    });
+    Value logSum = elementwise(
+        {sum}, sum, [](OpBuilder &nested, Location loc, ValueRange args) {
+          return math::LogOp::create(nested, loc, args[0]).getResult();
+        });
     return {max, logSum};
   }
 
   /// An elementwise map over tensors of the shape of `like`.
-  Value elementwise(ValueRange inputs, Value like,
-                    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  Value
+  elementwise(ValueRange inputs, Value like,
+              function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
     auto type = cast<RankedTensorType>(like.getType());
     unsigned rank = type.getRank();
-    Value init = empty(tensor::getMixedSizes(b, loc, like), type.getElementType());
+    Value init =
+        empty(tensor::getMixedSizes(b, loc, like), type.getElementType());
     SmallVector<AffineMap> maps(
         inputs.size() + 1,
         AffineMap::getMultiDimIdentityMap(rank, b.getContext()));
     return linalg::GenericOp::create(
-               b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
-               SmallVector<IteratorType>(rank, IteratorType::parallel),
+               b, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+               maps, SmallVector<IteratorType>(rank, IteratorType::parallel),
                [&](OpBuilder &nested, Location loc, ValueRange args) {
                  linalg::YieldOp::create(nested, loc,
                                          body(nested, loc, args.drop_back()));
@@ -207,7 +211,8 @@ Value sigmoid(OpBuilder &b, Location loc, Value x) {
 /// Only f32 has a lowering so far; say so rather than produce slow or wrong
 /// code for narrower types.
 LogicalResult checkLowerable(Operation *op) {
-  for (Type type : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
+  for (Type type :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
     Type element = cast<ShapedType>(type).getElementType();
     if (isa<FloatType>(element) && !element.isF32())
       return op->emitOpError("has element type ")
@@ -222,11 +227,11 @@ void replaceWithCasts(PatternRewriter &rewriter, Operation *op,
                       ValueRange values) {
   SmallVector<Value> results;
   for (auto [value, type] : llvm::zip(values, op->getResultTypes()))
-    results.push_back(value.getType() == type
-                          ? value
-                          : tensor::CastOp::create(rewriter, op->getLoc(), type,
-                                                   value)
-                                .getResult());
+    results.push_back(
+        value.getType() == type
+            ? value
+            : tensor::CastOp::create(rewriter, op->getLoc(), type, value)
+                  .getResult());
   rewriter.replaceOp(op, results);
 }
 
@@ -259,8 +264,8 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
               Value row = arith::IndexCastOp::create(
                   nested, loc, nested.getIndexType(), args[0]);
               Value column = linalg::IndexOp::create(nested, loc, rank - 1);
-              Value element = tensor::ExtractOp::create(nested, loc, table,
-                                                        ValueRange{row, column});
+              Value element = tensor::ExtractOp::create(
+                  nested, loc, table, ValueRange{row, column});
               linalg::YieldOp::create(nested, loc, element);
             })
             .getResult(0);
@@ -281,9 +286,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     Value init = op.getBias()
                      ? emit.broadcastLast(op.getBias(), sizes)
                      : emit.filled(sizes, resultType.getElementType(), 0.0);
-    replaceWithCasts(rewriter, op,
-                     emit.accumulateMatmulTransposed(op.getInput(),
-                                                     op.getWeight(), init));
+    replaceWithCasts(
+        rewriter, op,
+        emit.accumulateMatmulTransposed(op.getInput(), op.getWeight(), init));
     return success();
   }
 };
@@ -297,9 +302,9 @@ std::pair<Value, Value> lstmCell(OpBuilder &b, Location loc, Value inGate,
   Value forget = sigmoid(b, loc, forgetGate);
   Value candidate = math::TanhOp::create(b, loc, candidateGate);
   Value out = sigmoid(b, loc, outGate);
-  Value cNext =
-      arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, forget, cPrev),
-                            arith::MulFOp::create(b, loc, in, candidate));
+  Value cNext = arith::AddFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, forget, cPrev),
+      arith::MulFOp::create(b, loc, in, candidate));
   Value hNext =
       arith::MulFOp::create(b, loc, out, math::TanhOp::create(b, loc, cNext));
   return {hNext, cNext};
@@ -324,7 +329,8 @@ SmallVector<Value> emitTimeLoop(OpBuilder &b, Location loc, OpFoldResult seq,
     h0 = emit.filled(stateSizes, elementType, 0.0);
   if (!c0)
     c0 = emit.filled(stateSizes, elementType, 0.0);
-  Value outputInit = emit.empty({seq, batch, b.getIndexAttr(hidden)}, elementType);
+  Value outputInit =
+      emit.empty({seq, batch, b.getIndexAttr(hidden)}, elementType);
   SmallVector<Value> inits = {outputInit, h0, c0};
   llvm::append_range(inits, scratch);
   Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
@@ -396,17 +402,83 @@ SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
   return {cell.getResult(0), cell.getResult(1)};
 }
 
+/// The rows of unit `unit`'s four gates (i, f, g, o) in a gate-stacked
+/// weight: g * H + j in PyTorch's layout; interleaved with tile K,
+/// (j / K) * 4K + g * K + j % K, i.e. j + 3K * (j / K) + g * K.
+SmallVector<Value> gateRows(OpBuilder &b, Location loc, Value unit,
+                            int64_t hidden, std::optional<int64_t> gateTile) {
+  Value first = unit;
+  int64_t gateStride = hidden;
+  if (gateTile) {
+    int64_t tile = *gateTile;
+    gateStride = tile;
+    Value tiles = arith::DivUIOp::create(
+        b, loc, unit, arith::ConstantIndexOp::create(b, loc, tile));
+    first = arith::AddIOp::create(
+        b, loc, unit,
+        arith::MulIOp::create(
+            b, loc, tiles, arith::ConstantIndexOp::create(b, loc, 3 * tile)));
+  }
+  SmallVector<Value> rows = {first};
+  for (int64_t gate = 1; gate < 4; ++gate)
+    rows.push_back(arith::AddIOp::create(
+        b, loc, first,
+        arith::ConstantIndexOp::create(b, loc, gate * gateStride)));
+  return rows;
+}
+
+/// A product added to a unit's gate sums: for every gate g,
+/// Σ_k x[row, offset + k] · w[rows[g], k] over w's columns k.
+struct GateProduct {
+  Value x;
+  int64_t offset;
+  Value w;
+};
+
+/// `sums` (the four gates of one unit) plus `product`, summed over k in
+/// registers.
+SmallVector<Value> accumulateGates(OpBuilder &b, Location loc, ValueRange sums,
+                                   Value row, ArrayRef<Value> rows,
+                                   const GateProduct &product) {
+  arith::FastMathFlagsAttr fastMath = reassociable(b.getContext());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value size = arith::ConstantIndexOp::create(
+      b, loc, cast<RankedTensorType>(product.w.getType()).getShape()[1]);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, size, one, sums,
+      [&](OpBuilder &kb, Location loc, Value k, ValueRange acc) {
+        Value column = k;
+        if (product.offset != 0)
+          column = arith::AddIOp::create(
+              kb, loc, k,
+              arith::ConstantIndexOp::create(kb, loc, product.offset));
+        Value xk = tensor::ExtractOp::create(kb, loc, product.x,
+                                             ValueRange{row, column});
+        SmallVector<Value> next;
+        for (int64_t gate = 0; gate < 4; ++gate) {
+          Value weight = tensor::ExtractOp::create(kb, loc, product.w,
+                                                   ValueRange{rows[gate], k});
+          Value term = arith::MulFOp::create(kb, loc, xk, weight, fastMath);
+          next.push_back(
+              arith::AddFOp::create(kb, loc, acc[gate], term, fastMath));
+        }
+        scf::YieldOp::create(kb, loc, next);
+      });
+  return llvm::to_vector_of<Value>(loop.getResults());
+}
+
 /// The fused step schedule: one parallel loop nest over (batch row b,
 /// hidden unit j) whose body sums the four gates of unit j over k in
-/// registers, starting from the precomputed input gates, and applies the
-/// cell at once. The [B, 4H] gate tensor never exists. Every unit reads all
-/// of h_{t-1} while h_t is written in place, so h_{t-1} is first copied to
-/// `hPrev`, a [B, H] buffer the loop reuses; c is updated in place.
+/// registers, starting from the precomputed input gates of step t, and
+/// applies the cell at once. The [B, 4H] gate tensor never exists. Every
+/// unit reads all of h_{t-1} while h_t is written in place, so h_{t-1} is
+/// first copied to `hPrev`, a [B, H] buffer the loop reuses; c is updated in
+/// place.
 SmallVector<Value> fusedStep(OpBuilder &b, Location loc, Value inputGates,
                              Value t, Value wHh,
                              std::optional<int64_t> gateTile, Value h, Value c,
                              Value hPrev, OpFoldResult batch, int64_t hidden) {
-  Emitter emit(b, loc);
   auto stateType = cast<RankedTensorType>(c.getType());
   hPrev = linalg::CopyOp::create(b, loc, h, hPrev).getResult(0);
   SmallVector<Value> gateInputs;
@@ -418,54 +490,15 @@ SmallVector<Value> fusedStep(OpBuilder &b, Location loc, Value inputGates,
   // c_{t-1} is read through the output it is updated in.
   auto cell = linalg::GenericOp::create(
       b, loc, TypeRange{stateType, stateType}, gateInputs, ValueRange{h, c},
-      maps,
-      SmallVector<IteratorType>(2, IteratorType::parallel),
+      maps, SmallVector<IteratorType>(2, IteratorType::parallel),
       [&](OpBuilder &nb, Location loc, ValueRange args) {
         Value row = linalg::IndexOp::create(nb, loc, 0);
         Value unit = linalg::IndexOp::create(nb, loc, 1);
-        // Unit j's row of gate g in w_hh: g * H + j in PyTorch's layout;
-        // interleaved with tile K, (j / K) * 4K + g * K + j % K, i.e.
-        // j + 3K * (j / K) + g * K.
-        Value first = unit;
-        int64_t gateStride = hidden;
-        if (gateTile) {
-          int64_t tile = *gateTile;
-          gateStride = tile;
-          Value tiles = arith::DivUIOp::create(
-              nb, loc, unit, arith::ConstantIndexOp::create(nb, loc, tile));
-          first = arith::AddIOp::create(
-              nb, loc, unit,
-              arith::MulIOp::create(
-                  nb, loc, tiles,
-                  arith::ConstantIndexOp::create(nb, loc, 3 * tile)));
-        }
-        SmallVector<Value> weightRows = {first};
-        for (int64_t gate = 1; gate < 4; ++gate)
-          weightRows.push_back(arith::AddIOp::create(
-              nb, loc, first,
-              arith::ConstantIndexOp::create(nb, loc, gate * gateStride)));
-        Value zero = arith::ConstantIndexOp::create(nb, loc, 0);
-        Value one = arith::ConstantIndexOp::create(nb, loc, 1);
-        Value size = arith::ConstantIndexOp::create(nb, loc, hidden);
-        auto sums = scf::ForOp::create(
-            nb, loc, zero, size, one, args.take_front(4),
-            [&](OpBuilder &kb, Location loc, Value k, ValueRange acc) {
-              Value hk =
-                  tensor::ExtractOp::create(kb, loc, hPrev, ValueRange{row, k});
-              SmallVector<Value> next;
-              for (int64_t gate = 0; gate < 4; ++gate) {
-                Value w = tensor::ExtractOp::create(
-                    kb, loc, wHh, ValueRange{weightRows[gate], k});
-                Value product =
-                    arith::MulFOp::create(kb, loc, hk, w, emit.fastMath);
-                next.push_back(arith::AddFOp::create(kb, loc, acc[gate],
-                                                     product, emit.fastMath));
-              }
-              scf::YieldOp::create(kb, loc, next);
-            });
+        SmallVector<Value> rows = gateRows(nb, loc, unit, hidden, gateTile);
+        SmallVector<Value> sums = accumulateGates(nb, loc, args.take_front(4),
+                                                  row, rows, {hPrev, 0, wHh});
         auto [hNext, cNext] =
-            lstmCell(nb, loc, sums.getResult(0), sums.getResult(1),
-                     sums.getResult(2), sums.getResult(3), args[5]);
+            lstmCell(nb, loc, sums[0], sums[1], sums[2], sums[3], args[5]);
         linalg::YieldOp::create(nb, loc, ValueRange{hNext, cNext});
       });
   return {cell.getResult(0), cell.getResult(1), hPrev};
@@ -489,11 +522,12 @@ struct LowerLSTM : OpRewritePattern<LSTMOp> {
     Value bias = emit.elementwise(
         {op.getBIh(), op.getBHh()}, op.getBIh(),
         [](OpBuilder &nested, Location loc, ValueRange args) {
-          return arith::AddFOp::create(nested, loc, args[0], args[1]).getResult();
+          return arith::AddFOp::create(nested, loc, args[0], args[1])
+              .getResult();
         });
     SmallVector<Value> results = emitTimeLoop(
-        rewriter, loc, inputSizes[0], batch, hidden,
-        inputType.getElementType(), op.getH0(), op.getC0(), {},
+        rewriter, loc, inputSizes[0], batch, hidden, inputType.getElementType(),
+        op.getH0(), op.getC0(), {},
         [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
           Emitter emit(b, loc);
           Value x = timeSlice(b, loc, op.getInput(), t, batch, 0, inputSize);
@@ -536,6 +570,309 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
           return separateStep(b, loc, gates, op.getWHh(), state[0], state[1],
                               batch, hidden);
         });
+    replaceWithCasts(rewriter, op, results);
+    return success();
+  }
+};
+
+/// Whether layer `layer` has a step in diagonal `s`: t = s - l in [0, T).
+Value layerActive(OpBuilder &b, Location loc, Value s, Value steps,
+                  int64_t layer) {
+  Value first = arith::ConstantIndexOp::create(b, loc, layer);
+  Value end = arith::AddIOp::create(b, loc, steps, first);
+  return arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, s, first),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, s, end));
+}
+
+/// `y` with row `t` set to `h` ([B, H]).
+Value insertStep(OpBuilder &b, Location loc, Value h, Value y, Value t,
+                 OpFoldResult batch, int64_t hidden) {
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  return tensor::InsertSliceOp::create(
+      b, loc, h, y, ArrayRef<OpFoldResult>{t, zero, zero},
+      ArrayRef<OpFoldResult>{one, batch, b.getIndexAttr(hidden)},
+      ArrayRef<OpFoldResult>{one, one, one});
+}
+
+/// The diagonal steps s of a wavefront: an scf.for over T + L - 1 (never
+/// unrolled) carrying `inits`; `diagonal` gets s and the carried values and
+/// returns their next values.
+scf::ForOp emitDiagonalLoop(OpBuilder &b, Location loc, Value steps,
+                            int64_t layers, ValueRange inits, StepFn diagonal) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value diagonals = arith::AddIOp::create(
+      b, loc, steps, arith::ConstantIndexOp::create(b, loc, layers - 1));
+  return scf::ForOp::create(
+      b, loc, zero, diagonals, one, inits,
+      [&](OpBuilder &nested, Location loc, Value s, ValueRange carried) {
+        scf::YieldOp::create(nested, loc, diagonal(nested, loc, s, carried));
+      });
+}
+
+/// The fused wavefront: every layer's state lives in one [B, ΣH_l] tensor
+/// (layer l's units at columns [off_l, off_l + H_l)), and each diagonal step
+/// is one parallel loop nest over (batch row, unit of any layer). A unit of
+/// layer l with a step in the diagonal sums its gates from the bias and
+/// layer l-1's h (or, for layer 0, the precomputed input gates) and its own
+/// h, all read from the copy of the state taken at the diagonal's start, and
+/// applies the cell; the other units keep their state. The steps of all
+/// layers thus run in parallel with one synchronization per diagonal.
+SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
+                                  LSTMWavefrontOp op, OpFoldResult seq,
+                                  OpFoldResult batch) {
+  Emitter emit(b, loc);
+  Type elementType =
+      cast<RankedTensorType>(op.getInputGates().getType()).getElementType();
+  int64_t layers = op.getNumLayers();
+  SmallVector<int64_t> offsets = {0};
+  for (int64_t layer = 0; layer < layers; ++layer)
+    offsets.push_back(offsets.back() + op.getHiddenSize(layer));
+  int64_t units = offsets.back();
+  std::optional<ArrayRef<int64_t>> tiles = op.getGateTiles();
+  SmallVector<OpFoldResult> stateSizes = {batch, b.getIndexAttr(units)};
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  // The layers' initial states side by side; absent ones are zero.
+  auto stacked = [&](ValueRange perLayer) {
+    Value state = emit.filled(stateSizes, elementType, 0.0);
+    for (auto [layer, initial] : llvm::enumerate(perLayer))
+      state = tensor::InsertSliceOp::create(
+          b, loc, initial, state,
+          ArrayRef<OpFoldResult>{zero, b.getIndexAttr(offsets[layer])},
+          ArrayRef<OpFoldResult>{batch,
+                                 b.getIndexAttr(op.getHiddenSize(layer))},
+          ArrayRef<OpFoldResult>{one, one});
+    return state;
+  };
+  int64_t lastHidden = op.getHiddenSize(layers - 1);
+  SmallVector<Value> inits = {
+      emit.empty({seq, batch, b.getIndexAttr(lastHidden)}, elementType),
+      stacked(op.getH0()), stacked(op.getC0()),
+      emit.empty(stateSizes, elementType)};
+  Value steps = getValueOrCreateConstantIndexOp(b, loc, seq);
+  auto stateType = cast<RankedTensorType>(inits[1].getType());
+  scf::ForOp loop = emitDiagonalLoop(
+      b, loc, steps, layers, inits,
+      [&](OpBuilder &b, Location loc, Value s, ValueRange carried) {
+        Value y = carried[0], h = carried[1], c = carried[2];
+        Value hPrev =
+            linalg::CopyOp::create(b, loc, h, carried[3]).getResult(0);
+        SmallVector<AffineMap> maps(
+            2, AffineMap::getMultiDimIdentityMap(2, b.getContext()));
+        auto cell = linalg::GenericOp::create(
+            b, loc, TypeRange{stateType, stateType}, ValueRange{},
+            ValueRange{h, c}, maps,
+            SmallVector<IteratorType>(2, IteratorType::parallel),
+            [&](OpBuilder &nb, Location loc, ValueRange args) {
+              Value row = linalg::IndexOp::create(nb, loc, 0);
+              Value unit = linalg::IndexOp::create(nb, loc, 1);
+              // The unit's layer: the last one that starts at or before it.
+              Value layerIndex = arith::ConstantIndexOp::create(nb, loc, 0);
+              for (int64_t layer = 1; layer < layers; ++layer) {
+                Value inLayer = arith::CmpIOp::create(
+                    nb, loc, arith::CmpIPredicate::uge, unit,
+                    arith::ConstantIndexOp::create(nb, loc, offsets[layer]));
+                layerIndex = arith::SelectOp::create(
+                    nb, loc, inLayer,
+                    arith::ConstantIndexOp::create(nb, loc, layer), layerIndex);
+              }
+              SmallVector<Type> cellTypes = {elementType, elementType};
+              auto perLayer = scf::IndexSwitchOp::create(
+                  nb, loc, cellTypes, layerIndex,
+                  llvm::to_vector(llvm::seq<int64_t>(0, layers)), layers);
+              // Unreachable: every unit belongs to a layer.
+              OpBuilder::InsertionGuard guard(nb);
+              nb.createBlock(&perLayer.getDefaultRegion());
+              scf::YieldOp::create(nb, loc, args);
+              for (int64_t layer = 0; layer < layers; ++layer) {
+                nb.createBlock(&perLayer.getCaseRegions()[layer]);
+                Value active = layerActive(nb, loc, s, steps, layer);
+                auto step = scf::IfOp::create(
+                    nb, loc, active,
+                    [&](OpBuilder &ib, Location loc) {
+                      int64_t hidden = op.getHiddenSize(layer);
+                      std::optional<int64_t> tile;
+                      if (tiles)
+                        tile = (*tiles)[layer];
+                      Value j =
+                          arith::SubIOp::create(ib, loc, unit,
+                                                arith::ConstantIndexOp::create(
+                                                    ib, loc, offsets[layer]));
+                      SmallVector<Value> rows =
+                          gateRows(ib, loc, j, hidden, tile);
+                      SmallVector<Value> sums;
+                      if (layer == 0) {
+                        // Input gates are in PyTorch's layout.
+                        Value t = s;
+                        for (int64_t gate = 0; gate < 4; ++gate) {
+                          Value column = arith::AddIOp::create(
+                              ib, loc, j,
+                              arith::ConstantIndexOp::create(ib, loc,
+                                                             gate * hidden));
+                          sums.push_back(tensor::ExtractOp::create(
+                              ib, loc, op.getInputGates(),
+                              ValueRange{t, row, column}));
+                        }
+                      } else {
+                        for (Value gateRow : rows)
+                          sums.push_back(tensor::ExtractOp::create(
+                              ib, loc, op.getBias()[layer - 1],
+                              ValueRange{gateRow}));
+                        sums = accumulateGates(ib, loc, sums, row, rows,
+                                               {hPrev, offsets[layer - 1],
+                                                op.getWIh()[layer - 1]});
+                      }
+                      sums = accumulateGates(
+                          ib, loc, sums, row, rows,
+                          {hPrev, offsets[layer], op.getWHh()[layer]});
+                      auto [hNext, cNext] = lstmCell(ib, loc, sums[0], sums[1],
+                                                     sums[2], sums[3], args[1]);
+                      scf::YieldOp::create(ib, loc, ValueRange{hNext, cNext});
+                    },
+                    [&](OpBuilder &ib, Location loc) {
+                      scf::YieldOp::create(ib, loc, args);
+                    });
+                scf::YieldOp::create(nb, loc, step.getResults());
+              }
+              nb.setInsertionPointAfter(perLayer);
+              linalg::YieldOp::create(nb, loc, perLayer.getResults());
+            });
+        h = cell.getResult(0);
+        c = cell.getResult(1);
+        // The last layer's step s - (L - 1), if it had one, goes to y.
+        Value lastActive = layerActive(b, loc, s, steps, layers - 1);
+        auto output = scf::IfOp::create(
+            b, loc, lastActive,
+            [&](OpBuilder &ib, Location loc) {
+              Value t = arith::SubIOp::create(
+                  ib, loc, s,
+                  arith::ConstantIndexOp::create(ib, loc, layers - 1));
+              auto lastType = RankedTensorType::get(
+                  {stateType.getShape()[0], lastHidden}, elementType);
+              Value hLast = tensor::ExtractSliceOp::create(
+                  ib, loc, lastType, h,
+                  ArrayRef<OpFoldResult>{zero,
+                                         ib.getIndexAttr(offsets[layers - 1])},
+                  ArrayRef<OpFoldResult>{batch, ib.getIndexAttr(lastHidden)},
+                  ArrayRef<OpFoldResult>{one, one});
+              scf::YieldOp::create(
+                  ib, loc, insertStep(ib, loc, hLast, y, t, batch, lastHidden));
+            },
+            [&](OpBuilder &ib, Location loc) {
+              scf::YieldOp::create(ib, loc, y);
+            });
+        return SmallVector<Value>{output.getResult(0), h, c, hPrev};
+      });
+  SmallVector<Value> results = {loop.getResult(0)};
+  for (Value state : {loop.getResult(1), loop.getResult(2)})
+    for (int64_t layer = 0; layer < layers; ++layer) {
+      auto layerType = RankedTensorType::get(
+          {stateType.getShape()[0], op.getHiddenSize(layer)}, elementType);
+      results.push_back(tensor::ExtractSliceOp::create(
+          b, loc, layerType, state,
+          ArrayRef<OpFoldResult>{zero, b.getIndexAttr(offsets[layer])},
+          ArrayRef<OpFoldResult>{batch,
+                                 b.getIndexAttr(op.getHiddenSize(layer))},
+          ArrayRef<OpFoldResult>{one, one}));
+    }
+  return results;
+}
+
+/// The separate wavefront: in each diagonal step, layer by layer, the
+/// separate step schedule (a [B, 4H] gate tensor, then the cell). Layers
+/// are visited last to first, so that layer l reads layer l-1's h_t (the
+/// value carried into the diagonal) before layer l-1 overwrites it in place.
+SmallVector<Value> separateWavefront(OpBuilder &b, Location loc,
+                                     LSTMWavefrontOp op, OpFoldResult seq,
+                                     OpFoldResult batch) {
+  Emitter emit(b, loc);
+  Type elementType =
+      cast<RankedTensorType>(op.getInputGates().getType()).getElementType();
+  int64_t layers = op.getNumLayers();
+  int64_t lastHidden = op.getHiddenSize(layers - 1);
+  // Carried: y, then every layer's h and c.
+  SmallVector<Value> inits = {
+      emit.empty({seq, batch, b.getIndexAttr(lastHidden)}, elementType)};
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    SmallVector<OpFoldResult> stateSizes = {
+        batch, b.getIndexAttr(op.getHiddenSize(layer))};
+    // Absent initial states are zero.
+    inits.push_back(op.getH0().empty()
+                        ? emit.filled(stateSizes, elementType, 0.0)
+                        : op.getH0()[layer]);
+    inits.push_back(op.getC0().empty()
+                        ? emit.filled(stateSizes, elementType, 0.0)
+                        : op.getC0()[layer]);
+  }
+  Value steps = getValueOrCreateConstantIndexOp(b, loc, seq);
+  scf::ForOp loop = emitDiagonalLoop(
+      b, loc, steps, layers, inits,
+      [&](OpBuilder &b, Location loc, Value s, ValueRange carried) {
+        SmallVector<Value> next(carried);
+        for (int64_t layer = layers - 1; layer >= 0; --layer) {
+          int64_t hidden = op.getHiddenSize(layer);
+          bool last = layer == layers - 1;
+          ValueRange state = carried.slice(1 + 2 * layer, 2);
+          SmallVector<Value> kept(state);
+          if (last)
+            kept.push_back(carried[0]);
+          auto step = scf::IfOp::create(
+              b, loc, layerActive(b, loc, s, steps, layer),
+              [&](OpBuilder &ib, Location loc) {
+                Emitter emit(ib, loc);
+                Value t = arith::SubIOp::create(
+                    ib, loc, s, arith::ConstantIndexOp::create(ib, loc, layer));
+                Value gates;
+                if (layer == 0) {
+                  gates = timeSlice(ib, loc, op.getInputGates(), t, batch, 0,
+                                    4 * hidden);
+                } else {
+                  gates =
+                      emit.broadcastLast(op.getBias()[layer - 1],
+                                         {batch, ib.getIndexAttr(4 * hidden)});
+                  // Layer l-1's h_t, not yet advanced in this diagonal.
+                  gates = emit.accumulateMatmulTransposed(
+                      carried[1 + 2 * (layer - 1)], op.getWIh()[layer - 1],
+                      gates);
+                }
+                SmallVector<Value> updated =
+                    separateStep(ib, loc, gates, op.getWHh()[layer], state[0],
+                                 state[1], batch, hidden);
+                if (last)
+                  updated.push_back(insertStep(ib, loc, updated[0], carried[0],
+                                               t, batch, hidden));
+                scf::YieldOp::create(ib, loc, updated);
+              },
+              [&](OpBuilder &ib, Location loc) {
+                scf::YieldOp::create(ib, loc, kept);
+              });
+          next[1 + 2 * layer] = step.getResult(0);
+          next[2 + 2 * layer] = step.getResult(1);
+          if (last)
+            next[0] = step.getResult(2);
+        }
+        return next;
+      });
+  SmallVector<Value> results = {loop.getResult(0)};
+  for (int64_t stateIndex = 0; stateIndex < 2; ++stateIndex)
+    for (int64_t layer = 0; layer < layers; ++layer)
+      results.push_back(loop.getResult(1 + 2 * layer + stateIndex));
+  return results;
+}
+
+struct LowerLSTMWavefront : OpRewritePattern<LSTMWavefrontOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LSTMWavefrontOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, op.getInputGates());
+    SmallVector<Value> results =
+        op.getCell() == CellSchedule::fused
+            ? fusedWavefront(rewriter, loc, op, sizes[0], sizes[1])
+            : separateWavefront(rewriter, loc, op, sizes[0], sizes[1]);
     replaceWithCasts(rewriter, op, results);
     return success();
   }
@@ -607,7 +944,8 @@ struct LowerLogSoftmax : OpRewritePattern<LogSoftmaxOp> {
             [](OpBuilder &b, Location loc, ValueRange args) {
               Value shifted = arith::SubFOp::create(b, loc, args[0], args[1]);
               linalg::YieldOp::create(
-                  b, loc, arith::SubFOp::create(b, loc, shifted, args[2]).getResult());
+                  b, loc,
+                  arith::SubFOp::create(b, loc, shifted, args[2]).getResult());
             })
             .getResult(0);
     replaceWithCasts(rewriter, op, result);
@@ -675,7 +1013,8 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
           arith::SIToFPOp::create(rewriter, loc, elementType, countInt);
       result = emit.elementwise(
           {sum}, sum, [&](OpBuilder &b, Location loc, ValueRange args) {
-            return arith::DivFOp::create(b, loc, args[0], countFloat).getResult();
+            return arith::DivFOp::create(b, loc, args[0], countFloat)
+                .getResult();
           });
     }
     replaceWithCasts(rewriter, op, result);
@@ -689,8 +1028,8 @@ struct ConvertRecurToLinalgPass
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
     patterns.add<LowerEmbedding, LowerLinear, LowerLSTM, LowerLSTMRecurrence,
-                 LowerInterleaveGates, LowerLogSoftmax, LowerCrossEntropy>(
-        context);
+                 LowerLSTMWavefront, LowerInterleaveGates, LowerLogSoftmax,
+                 LowerCrossEntropy>(context);
     // Diagnose every op that cannot be lowered before changing anything.
     bool lowerable = true;
     getOperation().walk([&](Operation *op) {

@@ -457,3 +457,91 @@ func.func @interleave_rank(%w: tensor<2x4x6xf32>) {
   %0 = recur.interleave_gates %w tile(1) : tensor<2x4x6xf32>
   return
 }
+
+// -----
+
+func.func @wavefront_missing_projection(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op expected 1 w_ih operands for 2 layers, got 0}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @wavefront_h0_count(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>, %h: tensor<2x4xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op expected 0 or 2 h0 operands for 2 layers, got 1}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b) h0(%h) : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<2x4xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @wavefront_w_ih_shape(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %w1: tensor<24x6xf32>, %u: tensor<24x5xf32>, %b: tensor<24xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op operand 'w_ih[1]' expected shape [4*H1, H0] = [24, 4], got [24, 5]}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w1) w_ih(%u) bias(%b) : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<24x6xf32>, tensor<24x5xf32>, tensor<24xf32>) -> (tensor<3x2x6xf32>, tensor<2x4xf32>, tensor<2x6xf32>, tensor<2x4xf32>, tensor<2x6xf32>)
+  return
+}
+
+// -----
+
+func.func @wavefront_bias_shape(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: tensor<12xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op operand 'bias[1]' expected shape [4*H1] = [16], got [12]}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b) : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<12xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @wavefront_c0_batch(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>, %c: tensor<2x4xf32>, %c1: tensor<5x4xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op operand 'c0[1]' expected shape [B, H1] = [2, 4], got [5, 4]}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b) c0(%c, %c1) : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<2x4xf32>, tensor<5x4xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @wavefront_result_count(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op expected 4 final states (h_n and c_n of 2 layers), got 2}}
+  %y, %s:2 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b) : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @wavefront_result_shape(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op result 'c_n[0]' expected shape [B, H0] = [2, 4], got [2, 3]}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b) : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x3xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @wavefront_interleaved_separate(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op interleaved weights need cell<fused>; the separate schedule reads PyTorch's layout}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b) interleaved([2, 2]) : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @wavefront_tile_count(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op expected one gate tile per layer (2), got 1}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b) interleaved([2]) cell<fused> : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @wavefront_tile_does_not_divide(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op gate tile 3 does not divide the hidden size H = 4}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b) interleaved([2, 3]) cell<fused> : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @wavefront_tile_negative(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op gate tile of layer 1 must be positive, got 0}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b) interleaved([2, 0]) cell<fused> : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}

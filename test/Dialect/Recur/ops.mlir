@@ -91,6 +91,28 @@ func.func @interleaved_recurrence(%gates: tensor<?x?x1024xf32>, %w_hh: tensor<10
   return %y, %b2 : tensor<?x?x256xf32>, tensor<1024xf32>
 }
 
+// CHECK-LABEL: func.func @lstm_wavefront
+func.func @lstm_wavefront(%gates: tensor<?x?x32xf32>, %w0: tensor<32x8xf32>, %u1: tensor<24x8xf32>,
+    %b1: tensor<24xf32>, %w1: tensor<24x6xf32>, %h0: tensor<?x8xf32>, %h1: tensor<?x6xf32>)
+    -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x?x6xf32>) {
+  // CHECK: %{{.*}}, %[[S:.*]]:4 = recur.lstm_wavefront %{{.*}} w_hh(%{{.*}}, %{{.*}}) w_ih(%{{.*}}) bias(%{{.*}}) :
+  // CHECK-SAME: -> (tensor<?x?x6xf32>, tensor<?x8xf32>, tensor<?x6xf32>, tensor<?x8xf32>, tensor<?x6xf32>)
+  %y, %s:4 = recur.lstm_wavefront %gates w_hh(%w0, %w1) w_ih(%u1) bias(%b1)
+      : (tensor<?x?x32xf32>, tensor<32x8xf32>, tensor<24x6xf32>, tensor<24x8xf32>, tensor<24xf32>)
+      -> (tensor<?x?x6xf32>, tensor<?x8xf32>, tensor<?x6xf32>, tensor<?x8xf32>, tensor<?x6xf32>)
+  // CHECK: recur.lstm_wavefront %{{.*}} w_hh(%{{.*}}, %{{.*}}) w_ih(%{{.*}}) bias(%{{.*}}) h0(%{{.*}}, %{{.*}}) interleaved([4, 2]) cell<fused> :
+  %y2, %s2:4 = recur.lstm_wavefront %gates w_hh(%w0, %w1) w_ih(%u1) bias(%b1) h0(%h0, %h1)
+      interleaved([4, 2]) cell<fused>
+      : (tensor<?x?x32xf32>, tensor<32x8xf32>, tensor<24x6xf32>, tensor<24x8xf32>, tensor<24xf32>,
+         tensor<?x8xf32>, tensor<?x6xf32>)
+      -> (tensor<?x?x6xf32>, tensor<?x8xf32>, tensor<?x6xf32>, tensor<?x8xf32>, tensor<?x6xf32>)
+  // A stack of one layer has no input projections.
+  // CHECK: recur.lstm_wavefront %{{.*}} w_hh(%{{.*}}) : (tensor<?x?x32xf32>, tensor<32x8xf32>)
+  %y3, %s3:2 = recur.lstm_wavefront %gates w_hh(%w0)
+      : (tensor<?x?x32xf32>, tensor<32x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
+  return %y, %s#3, %y2 : tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x?x6xf32>
+}
+
 // CHECK-LABEL: func.func @log_softmax
 func.func @log_softmax(%x: tensor<?x?x10001xf32>) -> tensor<?x?x10001xf32> {
   // CHECK: recur.log_softmax %{{.*}} : tensor<?x?x10001xf32> -> tensor<?x?x10001xf32>
