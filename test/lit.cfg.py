@@ -18,6 +18,8 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%recur_src_root", config.recur_src_root))
 config.substitutions.append(("%recur_obj_root", config.recur_obj_root))
 config.substitutions.append(("%python", sys.executable))
+# mlir-runner's support libraries, for the integration tests.
+config.substitutions.append(("%mlir_lib_dir", os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")))
 
 # The CUDA target: ptxas and libdevice come from the toolkit found at build
 # time; cuobjdump lists what a compiled model carries; a driver means CUDA
