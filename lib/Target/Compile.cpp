@@ -2,9 +2,11 @@
 //
 // recur ops -> recur-lower-to-cpu -> LLVM IR, plus the runtime ABI:
 //
-//   const char *recur_compiled_model_description(void);  JSON (ModelDescription.h)
-//   void recur_compiled_model_run(void **args);  args[0]: result descriptors,
-//                                                args[1..]: argument descriptors
+//   const char *recur_compiled_model_description(void);  JSON
+//   (ModelDescription.h) void recur_compiled_model_run(void **args);  args[0]:
+//   result descriptors,
+//                                                args[1..]: argument
+//                                                descriptors
 //
 // -> O3 -> object file -> shared library (linked by clang from LLVM 22).
 //
@@ -109,8 +111,9 @@ void addRuntimeAbi(llvm::Module &module, StringRef description,
 /// records the size (thread-local, as several models may run at once) and
 /// returns at once, its results unset. The exported
 /// RECUR_MODEL_FAILED_ALLOCATION_SYMBOL hands the size to the runtime and
-/// clears it. Allocations elsewhere (none today: the pipelines allocate in
-/// the entries' serial code) are refused, so that none goes unchecked.
+/// clears it. Allocations and frees elsewhere (none today: the pipelines
+/// allocate and free in the entries' serial code) are refused, so that none
+/// goes unchecked or untracked (routeHeapThroughHooks).
 LogicalResult checkAllocations(ModuleOp module, llvm::Module &llvmModule,
                                StringRef prologue) {
   llvm::LLVMContext &context = llvmModule.getContext();
@@ -126,17 +129,21 @@ LogicalResult checkAllocations(ModuleOp module, llvm::Module &llvmModule,
   if (!prologue.empty())
     entries.push_back(llvmModule.getFunction(prologue));
   SmallVector<llvm::CallInst *> allocations;
-  for (StringRef name : {"malloc", "aligned_alloc"}) {
-    llvm::Function *allocate = llvmModule.getFunction(name);
-    if (!allocate)
+  for (StringRef name : {"malloc", "aligned_alloc", "free"}) {
+    llvm::Function *function = llvmModule.getFunction(name);
+    if (!function)
       continue;
-    for (llvm::User *user : allocate->users()) {
+    for (llvm::User *user : function->users()) {
       auto *call = dyn_cast<llvm::CallInst>(user);
+      // The runtime tracks a run's buffers per calling thread.
       if (!call || !llvm::is_contained(entries, call->getFunction()))
-        return fail(module, "internal error: a heap allocation outside @" +
-                                Twine(kModelEntryName) + " and its prologue "
-                                "cannot be checked for out-of-memory");
-      allocations.push_back(call);
+        return fail(module,
+                    "internal error: a heap " +
+                        Twine(name == "free" ? "release" : "allocation") +
+                        " outside @" + Twine(kModelEntryName) +
+                        " and its prologue cannot be tracked");
+      if (name != "free")
+        allocations.push_back(call);
     }
   }
   // One out-of-memory exit per function, reached with the size that failed:
@@ -184,6 +191,45 @@ LogicalResult checkAllocations(ModuleOp module, llvm::Module &llvmModule,
   builder.CreateStore(builder.getInt64(0), address);
   builder.CreateRet(bytes);
   return success();
+}
+
+/// Every call to malloc, aligned_alloc and free in the model goes through a
+/// function pointer, the C library's by default; the exported
+/// RECUR_MODEL_SET_HEAP_SYMBOL replaces them, so that the runtime can track
+/// the buffers of a run and free them when a later allocation fails.
+void routeHeapThroughHooks(llvm::Module &module) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  llvm::Type *ptr = builder.getPtrTy();
+  auto *setHeap = llvm::Function::Create(
+      llvm::FunctionType::get(builder.getVoidTy(), {ptr, ptr, ptr}, false),
+      llvm::GlobalValue::ExternalLinkage, RECUR_MODEL_SET_HEAP_SYMBOL, module);
+  llvm::IRBuilder<> setBuilder(
+      llvm::BasicBlock::Create(context, "entry", setHeap));
+  for (auto [index, name] : llvm::enumerate(
+           ArrayRef<StringRef>{"malloc", "aligned_alloc", "free"})) {
+    llvm::Function *function = module.getFunction(name);
+    if (!function)
+      continue;
+    auto *hook = new llvm::GlobalVariable(module, ptr, /*isConstant=*/false,
+                                          llvm::GlobalValue::InternalLinkage,
+                                          function, name + ".hook");
+    setBuilder.CreateStore(setHeap->getArg(index), hook);
+    SmallVector<llvm::CallInst *> calls;
+    for (llvm::User *user : function->users())
+      if (auto *call = dyn_cast<llvm::CallInst>(user);
+          call && call->getCalledFunction() == function)
+        calls.push_back(call);
+    for (llvm::CallInst *call : calls) {
+      builder.SetInsertPoint(call);
+      call->setCalledOperand(builder.CreateLoad(ptr, hook, name + ".impl"));
+      // What LLVM knows of the C library's allocators, it must still know
+      // of the hooks: a new buffer aliases nothing.
+      if (name != "free")
+        call->addRetAttr(llvm::Attribute::NoAlias);
+    }
+  }
+  setBuilder.CreateRetVoid();
 }
 
 /// Replaces a global constructor or destructor list (`llvm.global_ctors`,
@@ -252,9 +298,9 @@ void bindGpuRuntimeIndirectly(llvm::Module &module) {
     SmallVector<llvm::Value *> arguments;
     for (llvm::Argument &argument : function->args())
       arguments.push_back(&argument);
-    llvm::CallInst *call = builder.CreateCall(
-        function->getFunctionType(), builder.CreateLoad(ptr, pointer),
-        arguments);
+    llvm::CallInst *call =
+        builder.CreateCall(function->getFunctionType(),
+                           builder.CreateLoad(ptr, pointer), arguments);
     call->setAttributes(function->getAttributes());
     call->setCallingConv(function->getCallingConv());
     if (function->getReturnType()->isVoidTy())
@@ -290,17 +336,17 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(StringRef cpu,
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getProcessTriple());
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target) {
     error = "no LLVM target for " + triple.str() + ": " + error;
     return nullptr;
   }
   std::string cpuName = cpu.str(), features;
   // Checked before the target machine exists, which would warn about it.
-  if (cpu != "native" &&
-      !std::unique_ptr<llvm::MCSubtargetInfo>(
-           target->createMCSubtargetInfo(triple, "", ""))
-           ->isCPUStringValid(cpuName)) {
+  if (cpu != "native" && !std::unique_ptr<llvm::MCSubtargetInfo>(
+                              target->createMCSubtargetInfo(triple, "", ""))
+                              ->isCPUStringValid(cpuName)) {
     error = "unknown CPU '" + cpuName + "' for " + triple.str() +
             " (try --cpu=native or e.g. --cpu=x86-64-v3)";
     return nullptr;
@@ -347,8 +393,9 @@ LogicalResult emitObject(ModuleOp module, llvm::Module &llvmModule,
 LogicalResult linkSharedLibrary(ModuleOp module, StringRef object,
                                 StringRef path, bool openmp) {
   // A CUDA model links nothing from CUDA: the runtime binds its mgpu* calls.
-  SmallVector<std::string> args = {RECUR_CLANG, "-shared", "-fuse-ld=lld",
-                                   "-o", path.str(), object.str(), "-lm"};
+  SmallVector<std::string> args = {RECUR_CLANG, "-shared",  "-fuse-ld=lld",
+                                   "-o",        path.str(), object.str(),
+                                   "-lm"};
   if (openmp) {
     // Found at run time through the rpath, so loading needs no environment.
     args.push_back("-L" RECUR_OPENMP_LIB_DIR);
@@ -357,8 +404,8 @@ LogicalResult linkSharedLibrary(ModuleOp module, StringRef object,
   }
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string error;
-  int status = llvm::sys::ExecuteAndWait(RECUR_CLANG, argRefs, std::nullopt,
-                                         {}, 0, 0, &error);
+  int status = llvm::sys::ExecuteAndWait(RECUR_CLANG, argRefs, std::nullopt, {},
+                                         0, 0, &error);
   if (status != 0)
     return fail(module, "linking '" + path + "' failed (" +
                             llvm::join(argRefs, " ") + ")" +
@@ -437,13 +484,12 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     cpuOptions.openmp = openmp;
     buildCpuBackEndPipeline(pm, cpuOptions);
     pipeline = "recur-lower-to-cpu{fusion=" +
-               stringifyFusionLevel(options.fusion).str() + " openmp=" +
-               std::string(openmp ? "true" : "false") + "}";
+               stringifyFusionLevel(options.fusion).str() +
+               " openmp=" + std::string(openmp ? "true" : "false") + "}";
   }
-  FailureOr<std::string> description =
-      describeModel(unfused, entry, options.target, pipeline,
-                    stringifyFusionLevel(options.fusion),
-                    cuda ? options.cudaArch : "");
+  FailureOr<std::string> description = describeModel(
+      unfused, entry, options.target, pipeline,
+      stringifyFusionLevel(options.fusion), cuda ? options.cudaArch : "");
   if (failed(description))
     return failure();
   unsigned numArguments = entry.getNumArguments();
@@ -470,8 +516,8 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     for (unsigned index = 0; index < function.getNumResults(); ++index)
       for (StringRef name :
            {RecurDialect::kOutputAttrName, RecurDialect::kDerivedAttrName})
-        function.removeResultAttr(
-            index, StringAttr::get(function.getContext(), name));
+        function.removeResultAttr(index,
+                                  StringAttr::get(function.getContext(), name));
   });
   if (options.emit == EmitKind::Mlir)
     return writeFile(module, outputPath,
@@ -488,8 +534,11 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     return fail(module, "translation to LLVM IR failed");
   addRuntimeAbi(*llvmModule, *description, numArguments, prologue,
                 numPrologueArguments);
-  if (!cuda && failed(checkAllocations(module, *llvmModule, prologue)))
-    return failure();
+  if (!cuda) {
+    if (failed(checkAllocations(module, *llvmModule, prologue)))
+      return failure();
+    routeHeapThroughHooks(*llvmModule);
+  }
   if (cuda) {
     exportStructors(*llvmModule, "llvm.global_ctors",
                     RECUR_MODEL_GPU_INIT_SYMBOL, /*destructors=*/false);
@@ -519,8 +568,8 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   SmallString<128> object;
   if (std::error_code code =
           llvm::sys::fs::createTemporaryFile("recur-model", "o", object))
-    return fail(module, "cannot create a temporary object file: " +
-                            code.message());
+    return fail(module,
+                "cannot create a temporary object file: " + code.message());
   llvm::FileRemover removeObject(object);
   if (failed(emitObject(module, *llvmModule, *machine, object)))
     return failure();

@@ -6,8 +6,11 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+#include <vector>
 
 using namespace recur::runtime;
 
@@ -31,11 +34,55 @@ private:
   void *pointer = nullptr;
 };
 
+/// The buffers the generated code allocated in the calling thread's current
+/// run and has not freed yet; null outside runs (the weight prologue and the
+/// run allocate and free on the calling thread only: recur-compile refuses
+/// heap calls elsewhere).
+thread_local std::vector<void *> *liveBuffers = nullptr;
+
+/// Records `pointer` as live; a buffer that cannot be recorded is given
+/// back and its allocation fails (no exception may cross generated code).
+void *track(void *pointer) noexcept {
+  if (!pointer || !liveBuffers)
+    return pointer;
+  try {
+    liveBuffers->push_back(pointer);
+  } catch (const std::bad_alloc &) {
+    std::free(pointer);
+    return nullptr;
+  }
+  return pointer;
+}
+
+void *trackedMalloc(size_t bytes) noexcept { return track(std::malloc(bytes)); }
+
+void *trackedAlignedAlloc(size_t alignment, size_t bytes) noexcept {
+  return track(std::aligned_alloc(alignment, bytes));
+}
+
+void trackedFree(void *pointer) noexcept {
+  if (pointer && liveBuffers) {
+    // Buffers die roughly in reverse order of birth: search from the back.
+    auto found = std::find(liveBuffers->rbegin(), liveBuffers->rend(), pointer);
+    if (found != liveBuffers->rend())
+      liveBuffers->erase(std::next(found).base());
+  }
+  std::free(pointer);
+}
+
 class CpuBackend : public Backend {
 public:
   explicit CpuBackend(void *library)
       : failedAllocation(reinterpret_cast<int64_t (*)()>(
-            dlsym(library, RECUR_MODEL_FAILED_ALLOCATION_SYMBOL))) {}
+            dlsym(library, RECUR_MODEL_FAILED_ALLOCATION_SYMBOL))) {
+    using SetHeap = void (*)(void *(*)(size_t), void *(*)(size_t, size_t),
+                             void (*)(void *));
+    if (auto setHeap = reinterpret_cast<SetHeap>(
+            dlsym(library, RECUR_MODEL_SET_HEAP_SYMBOL))) {
+      setHeap(trackedMalloc, trackedAlignedAlloc, trackedFree);
+      tracked = true;
+    }
+  }
 
   const std::string &deviceName() const override { return name; }
 
@@ -53,8 +100,9 @@ public:
                                      const std::string &what) const override {
     return copyHostWeight(data, bytes, what);
   }
-  std::unique_ptr<Buffer> copyHostWeight(const void *data, size_t bytes,
-                                         const std::string &what) const override {
+  std::unique_ptr<Buffer>
+  copyHostWeight(const void *data, size_t bytes,
+                 const std::string &what) const override {
     return std::make_unique<AlignedBuffer>(data, bytes, what);
   }
 
@@ -72,18 +120,26 @@ public:
   std::unique_lock<std::mutex> lockRun() override { return {}; }
 
   void run(void (*entry)(void **), void **arguments) override {
+    std::vector<void *> live;
+    if (tracked)
+      liveBuffers = &live;
     entry(arguments);
-    // The run returned early with its results unset; buffers it had
-    // allocated before are lost (the generated code does not track them).
-    if (int64_t bytes = failedAllocation ? failedAllocation() : 0)
+    liveBuffers = nullptr;
+    // The run returned early with its results unset: the buffers it still
+    // held are nobody's. After a successful run they are its results, which
+    // the caller owns.
+    if (int64_t bytes = failedAllocation ? failedAllocation() : 0) {
+      for (void *buffer : live)
+        std::free(buffer);
       throw Failure("out of memory: the model could not allocate " +
                     std::to_string(bytes) + " bytes for this run");
+    }
   }
 
   bool failedRunsSetResults() const override { return false; }
 
-  OutputBuffer takeOutput(void *allocated, void *data, size_t bytes,
-                          bool owned, const std::string &what) const override {
+  OutputBuffer takeOutput(void *allocated, void *data, size_t bytes, bool owned,
+                          const std::string &what) const override {
     if (owned)
       return {allocated, data, false, true};
     void *copy = std::malloc(bytes ? bytes : 1);
@@ -103,6 +159,7 @@ public:
 private:
   std::string name = "cpu";
   int64_t (*failedAllocation)() = nullptr;
+  bool tracked = false; // the model allocates through the tracking functions
 };
 
 } // namespace

@@ -15,6 +15,10 @@
 
 #include <fstream>
 
+#include <malloc.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 using namespace recur::testing;
 using ::testing::HasSubstr;
 
@@ -114,7 +118,8 @@ TEST_F(RuntimeTest, DescribesTheModel) {
   ASSERT_EQ(recur_model_num_tensors(model, RECUR_WEIGHT), 11u);
   ASSERT_EQ(recur_model_num_tensors(model, RECUR_OUTPUT), 1u);
   RecurTensorInfo info;
-  ASSERT_EQ(messageOf(recur_model_tensor_info(model, RECUR_INPUT, 0, &info)), "");
+  ASSERT_EQ(messageOf(recur_model_tensor_info(model, RECUR_INPUT, 0, &info)),
+            "");
   EXPECT_STREQ(info.name, "tokens");
   EXPECT_EQ(info.dtype.code, kDLInt);
   EXPECT_EQ(info.dtype.bits, 64);
@@ -123,14 +128,17 @@ TEST_F(RuntimeTest, DescribesTheModel) {
   EXPECT_STREQ(info.dims[0], "T");
   EXPECT_STREQ(info.dims[1], "B");
   EXPECT_EQ(info.index_bound, 11);
-  ASSERT_EQ(messageOf(recur_model_tensor_info(model, RECUR_WEIGHT, 2, &info)), "");
+  ASSERT_EQ(messageOf(recur_model_tensor_info(model, RECUR_WEIGHT, 2, &info)),
+            "");
   EXPECT_STREQ(info.name, "lstm.weight_hh_l0");
   EXPECT_EQ(std::vector<int64_t>(info.shape, info.shape + 2),
             (std::vector<int64_t>{24, 6}));
-  ASSERT_EQ(messageOf(recur_model_tensor_info(model, RECUR_OUTPUT, 0, &info)), "");
+  ASSERT_EQ(messageOf(recur_model_tensor_info(model, RECUR_OUTPUT, 0, &info)),
+            "");
   EXPECT_STREQ(info.name, "logits");
-  EXPECT_THAT(messageOf(recur_model_tensor_info(model, RECUR_OUTPUT, 1, &info)),
-              HasSubstr("index 1 is out of range; the model has 1 such tensors"));
+  EXPECT_THAT(
+      messageOf(recur_model_tensor_info(model, RECUR_OUTPUT, 1, &info)),
+      HasSubstr("index 1 is out of range; the model has 1 such tensors"));
 }
 
 TEST_F(RuntimeTest, RunsAfterBindingAFile) {
@@ -146,7 +154,8 @@ TEST_F(RuntimeTest, UnboundWeight) {
 TEST_F(RuntimeTest, WeightMissingFromFile) {
   std::string path = writeWeights("missing", /*skip=*/"proj.bias");
   EXPECT_EQ(bindFile(path),
-            "'" + path + "' does not fit the model's weights; missing: proj.bias");
+            "'" + path +
+                "' does not fit the model's weights; missing: proj.bias");
   // All or nothing: nothing was bound.
   EXPECT_THAT(run(tokens()), HasSubstr("is not bound"));
 }
@@ -154,15 +163,16 @@ TEST_F(RuntimeTest, WeightMissingFromFile) {
 // Strict by default, as load_state_dict: a bidirectional LSTM's *_reverse
 // tensors must not be dropped silently.
 TEST_F(RuntimeTest, UnexpectedWeightInFile) {
-  std::string path = writeWeights("unexpected", "", "", "", "",
-                                  "lstm.weight_ih_l0_reverse");
-  EXPECT_EQ(bindFile(path), "'" + path +
-                                "' does not fit the model's weights; "
-                                "unexpected: lstm.weight_ih_l0_reverse; "
-                                "non-strict binding ignores unexpected tensors");
+  std::string path =
+      writeWeights("unexpected", "", "", "", "", "lstm.weight_ih_l0_reverse");
+  EXPECT_EQ(bindFile(path),
+            "'" + path +
+                "' does not fit the model's weights; "
+                "unexpected: lstm.weight_ih_l0_reverse; "
+                "non-strict binding ignores unexpected tensors");
   EXPECT_THAT(run(tokens()), HasSubstr("is not bound"));
-  EXPECT_EQ(messageOf(recur_model_bind_weights_file_mode(model, path.c_str(),
-                                                         RECUR_BIND_NON_STRICT)),
+  EXPECT_EQ(messageOf(recur_model_bind_weights_file_mode(
+                model, path.c_str(), RECUR_BIND_NON_STRICT)),
             "");
   EXPECT_EQ(run(tokens()), "");
 }
@@ -171,24 +181,25 @@ TEST_F(RuntimeTest, PrefixedNamesGetAHint) {
   std::string path = writeWeights("prefixed", "", "", "", "model.");
   std::string message = bindFile(path);
   EXPECT_THAT(message, HasSubstr("missing: embedding.weight, "));
-  EXPECT_THAT(message, HasSubstr("and 5 more; unexpected: model.embedding.weight"));
+  EXPECT_THAT(message,
+              HasSubstr("and 5 more; unexpected: model.embedding.weight"));
   EXPECT_THAT(message, HasSubstr("did you mean 'model.embedding.weight' for "
                                  "'embedding.weight'"));
 }
 
 TEST_F(RuntimeTest, NonStrictBindsWhatIsThere) {
   std::string path = writeWeights("partial", /*skip=*/"proj.bias");
-  EXPECT_EQ(messageOf(recur_model_bind_weights_file_mode(model, path.c_str(),
-                                                         RECUR_BIND_NON_STRICT)),
+  EXPECT_EQ(messageOf(recur_model_bind_weights_file_mode(
+                model, path.c_str(), RECUR_BIND_NON_STRICT)),
             "");
   EXPECT_THAT(run(tokens()), HasSubstr("weight 'proj.bias' is not bound"));
   std::string wrong = writeWeights("partial-wrong", "proj.bias", "proj.weight");
   EXPECT_THAT(messageOf(recur_model_bind_weights_file_mode(
                   model, wrong.c_str(), RECUR_BIND_NON_STRICT)),
               HasSubstr("weight 'proj.weight' in '" + wrong + "' has shape"));
-  EXPECT_THAT(messageOf(recur_model_bind_weights_file_mode(
-                  model, path.c_str(), 7)),
-              HasSubstr("unknown mode 7"));
+  EXPECT_THAT(
+      messageOf(recur_model_bind_weights_file_mode(model, path.c_str(), 7)),
+      HasSubstr("unknown mode 7"));
 }
 
 TEST_F(RuntimeTest, TorchSaveFileIsNamed) {
@@ -196,7 +207,8 @@ TEST_F(RuntimeTest, TorchSaveFileIsNamed) {
   std::ofstream(path) << std::string("PK\x03\x04", 4) << "archive/data.pkl";
   EXPECT_THAT(bindFile(path), HasSubstr("is a zip archive, as torch.save "
                                         "writes, not safetensors"));
-  std::ofstream(path) << std::string("\x80\x02}q\x00(X\x06\x00\x00\x00weight", 16);
+  std::ofstream(path) << std::string("\x80\x02}q\x00(X\x06\x00\x00\x00weight",
+                                     16);
   EXPECT_THAT(bindFile(path), HasSubstr("is a Python pickle"));
 }
 
@@ -317,6 +329,51 @@ TEST_F(RuntimeTest, ThreadCount) {
             "thread count must be between 1 and 1024, got 100000");
   EXPECT_EQ(messageOf(recur_model_set_threads(model, 1)), "");
   ASSERT_EQ(bindFile(writeWeights("threads")), "");
+  EXPECT_EQ(run(tokens()), "");
+}
+
+/// Bytes of the C heap in use, small and mmap'd chunks alike.
+size_t heapInUse() {
+  struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+/// The process's address space now, in bytes.
+size_t addressSpace() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0;
+  statm >> pages;
+  return pages * sysconf(_SC_PAGESIZE);
+}
+
+TEST_F(RuntimeTest, OutOfMemoryFreesTheRunsBuffers) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space";
+#endif
+#endif
+  ASSERT_EQ(bindFile(writeWeights("oom")), "");
+  // The weight prologue and the threads are set up by a first run.
+  ASSERT_EQ(run(tokens()), "");
+  // 2M tokens: the 32 MB embedding output fits in 150 MB more address
+  // space, the 192 MB of input gates that follow do not.
+  HostTensor many = tokens(2000, 1000);
+  size_t before = heapInUse();
+  rlimit original;
+  ASSERT_EQ(getrlimit(RLIMIT_AS, &original), 0);
+  rlimit limited = original;
+  limited.rlim_cur = addressSpace() + (150u << 20);
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &limited), 0);
+  std::string message = run(many);
+  ASSERT_EQ(setrlimit(RLIMIT_AS, &original), 0);
+  EXPECT_THAT(message,
+              HasSubstr("out of memory: the model could not allocate"));
+  // Without tracking, the embedding output allocated before the failure
+  // would stay allocated.
+  EXPECT_LT(heapInUse(), before + (1u << 20));
+  // Still usable.
   EXPECT_EQ(run(tokens()), "");
 }
 

@@ -38,6 +38,13 @@ extern "C" {
  * of a heap allocation that failed in the calling thread's last run (which
  * then returned early, results unset); reading it clears it. */
 #define RECUR_MODEL_FAILED_ALLOCATION_SYMBOL "recur_compiled_model_failed_allocation"
+/* CPU models also export void set_heap(void *(*malloc)(size_t),
+ * void *(*aligned_alloc)(size_t, size_t), void (*free)(void *)): the
+ * functions the generated code allocates and frees its buffers with (by
+ * default the C library's). The runtime passes functions that track a run's
+ * live buffers, so that those allocated before a failed allocation are freed
+ * rather than lost. */
+#define RECUR_MODEL_SET_HEAP_SYMBOL "recur_compiled_model_set_heap"
 /* CUDA models also export: int bind_gpu(void *(*resolve)(const char *name)),
  * which takes the runtime's implementation of every `mgpu*` function the
  * generated host code calls and returns how many it could not resolve; and
