@@ -61,8 +61,9 @@ indexBounds(func::FuncOp entry) {
   auto require = [&](Operation *user, StringRef what, Value indices,
                      int64_t bound) {
     if (ShapedType::isDynamic(bound)) {
-      user->emitOpError() << "the size that bounds its " << what
-                        << " must be static, so that they can be range-checked";
+      user->emitOpError()
+          << "the size that bounds its " << what
+          << " must be static, so that they can be range-checked";
       ok = false;
       return;
     }
@@ -78,12 +79,13 @@ indexBounds(func::FuncOp entry) {
     }
     DenseIntElementsAttr constant;
     if (matchPattern(source, m_Constant(&constant))) {
-      for (auto [position, value] : llvm::enumerate(constant.getValues<APInt>()))
+      for (auto [position, value] :
+           llvm::enumerate(constant.getValues<APInt>()))
         if (value.isNegative() || value.sge(bound)) {
-          user->emitOpError() << "its " << what << " hold the constant "
-                            << value.getSExtValue() << " at flat index "
-                            << position << "; values must lie in [0, " << bound
-                            << ")";
+          user->emitOpError()
+              << "its " << what << " hold the constant " << value.getSExtValue()
+              << " at flat index " << position << "; values must lie in [0, "
+              << bound << ")";
           ok = false;
           return;
         }
@@ -147,29 +149,31 @@ static LogicalResult checkStaticSizes(func::FuncOp entry) {
         return true;
     return false;
   };
-  WalkResult walk = entry.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
-    for (Value value : op->getResults())
-      if (tooLarge(value.getType()))
-        return op->emitOpError() << "result type " << value.getType()
-                               << " is larger than 2^63 bytes";
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (BlockArgument argument : block.getArguments())
-          if (tooLarge(argument.getType()))
-            return op->emitOpError() << "argument type " << argument.getType()
-                                   << " is larger than 2^63 bytes";
-    if (auto cast = dyn_cast<tensor::CastOp>(op))
-      if (std::optional<unsigned> dim =
-              fixesDynamicSize(cast.getSource().getType(), cast.getType()))
-        return refuse(op, *dim, cast.getType());
-    if (auto inference = dyn_cast<ResultTypeInference>(op))
-      for (auto [result, inferred] :
-           llvm::zip_equal(op->getResults(), inference.inferResultTypes()))
-        if (std::optional<unsigned> dim =
-                fixesDynamicSize(inferred, result.getType()))
-          return refuse(op, *dim, result.getType());
-    return WalkResult::advance();
-  });
+  WalkResult walk =
+      entry.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
+        for (Value value : op->getResults())
+          if (tooLarge(value.getType()))
+            return op->emitOpError() << "result type " << value.getType()
+                                     << " is larger than 2^63 bytes";
+        for (Region &region : op->getRegions())
+          for (Block &block : region)
+            for (BlockArgument argument : block.getArguments())
+              if (tooLarge(argument.getType()))
+                return op->emitOpError()
+                       << "argument type " << argument.getType()
+                       << " is larger than 2^63 bytes";
+        if (auto cast = dyn_cast<tensor::CastOp>(op))
+          if (std::optional<unsigned> dim =
+                  fixesDynamicSize(cast.getSource().getType(), cast.getType()))
+            return refuse(op, *dim, cast.getType());
+        if (auto inference = dyn_cast<ResultTypeInference>(op))
+          for (auto [result, inferred] :
+               llvm::zip_equal(op->getResults(), inference.inferResultTypes()))
+            if (std::optional<unsigned> dim =
+                    fixesDynamicSize(inferred, result.getType()))
+              return refuse(op, *dim, result.getType());
+        return WalkResult::advance();
+      });
   return failure(walk.wasInterrupted());
 }
 
@@ -188,12 +192,13 @@ describeTensor(func::FuncOp entry, const std::string &what, StringRef name,
                Type type, bool dynamicAllowed, bool batchMajor = false) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
-    return entry.emitError() << what << " must be a ranked tensor, got " << type;
+    return entry.emitError()
+           << what << " must be a ranked tensor, got " << type;
   FailureOr<std::string> dtype = dtypeName(tensor.getElementType());
   if (failed(dtype))
-    return entry.emitError() << what << " has element type "
-                             << tensor.getElementType()
-                             << ", which the runtime cannot exchange";
+    return entry.emitError()
+           << what << " has element type " << tensor.getElementType()
+           << ", which the runtime cannot exchange";
   llvm::json::Array shape, dims;
   for (auto [index, size] : llvm::enumerate(tensor.getShape())) {
     shape.push_back(ShapedType::isDynamic(size) ? -1 : size);
@@ -226,8 +231,9 @@ describeTensor(func::FuncOp entry, const std::string &what, StringRef name,
 
 /// The entry's recur ops as a small JSON graph that `recur-run --check`
 /// interprets with the reference library. Values are argument names or `%N`
-/// (the N-th op result). Returns nullopt when the body holds ops the reference
-/// does not know; the model then simply has no "program".
+/// (the N-th op result); each op's operands are keyed by their ODS names
+/// (NamedOperands). Returns nullopt when the body holds ops other than recur
+/// ops, casts and the return; the model then simply has no "program".
 static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
   llvm::DenseMap<Value, std::string> names;
   for (BlockArgument argument : entry.getArguments()) {
@@ -254,31 +260,26 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
         outputs.push_back(nameOf(value));
       continue;
     }
-    llvm::json::Array operands;
-    llvm::json::Object description;
-    if (auto embedding = dyn_cast<EmbeddingOp>(op)) {
-      description["op"] = "embedding";
-      operands = llvm::json::Array{nameOf(embedding.getTable()), nameOf(embedding.getIds())};
-    } else if (auto lstm = dyn_cast<LSTMOp>(op)) {
-      description["op"] = "lstm";
-      operands = llvm::json::Array{nameOf(lstm.getInput()), nameOf(lstm.getWIh()),
-                  nameOf(lstm.getWHh()),   nameOf(lstm.getBIh()),
-                  nameOf(lstm.getBHh()),   nameOf(lstm.getH0()),
-                  nameOf(lstm.getC0())};
-    } else if (auto linear = dyn_cast<LinearOp>(op)) {
-      description["op"] = "linear";
-      operands = llvm::json::Array{nameOf(linear.getInput()), nameOf(linear.getWeight()),
-                  nameOf(linear.getBias())};
-    } else if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(op)) {
-      description["op"] = "log_softmax";
-      operands = llvm::json::Array{nameOf(logSoftmax.getInput())};
-    } else if (auto loss = dyn_cast<CrossEntropyOp>(op)) {
-      description["op"] = "cross_entropy";
-      description["reduction"] = stringifyReduction(loss.getReduction());
-      operands = llvm::json::Array{nameOf(loss.getLogits()), nameOf(loss.getTargets())};
-    } else {
+    // Operands by their ODS names, whatever the op: the reference
+    // interpreter reads them by name.
+    auto named = dyn_cast<NamedOperands>(op);
+    if (!named)
       return std::nullopt;
+    llvm::json::Object description{{"op", op.getName().stripDialect()}};
+    llvm::json::Object operands;
+    for (auto [index, name] : llvm::enumerate(named.getOperandNames())) {
+      OperandRange values = named.getNamedOperand(index);
+      if (values.size() > 1) {
+        llvm::json::Array group;
+        for (Value value : values)
+          group.push_back(nameOf(value));
+        operands[name] = std::move(group);
+      } else {
+        operands[name] = values.empty() ? nullptr : nameOf(values.front());
+      }
     }
+    if (auto loss = dyn_cast<CrossEntropyOp>(op))
+      description["reduction"] = stringifyReduction(loss.getReduction());
     llvm::json::Array results;
     for (Value result : op.getResults()) {
       names[result] = "%" + std::to_string(nextValue++);
@@ -318,16 +319,16 @@ static LogicalResult describePrologue(func::FuncOp entry, func::FuncOp compiled,
       RecurDialect::kPrologueAttrName);
   if (!reference)
     return success();
-  auto prologue = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-      compiled, reference);
+  auto prologue =
+      SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(compiled, reference);
   if (!prologue)
     return compiled.emitError() << "internal error: no prologue " << reference;
   llvm::json::Array weights, results;
   for (unsigned index = 0; index < prologue.getNumArguments(); ++index)
-    weights.push_back(prologue
-                          .getArgAttrOfType<StringAttr>(
-                              index, RecurDialect::kWeightAttrName)
-                          .getValue());
+    weights.push_back(
+        prologue
+            .getArgAttrOfType<StringAttr>(index, RecurDialect::kWeightAttrName)
+            .getValue());
   for (unsigned index = 0; index < prologue.getNumResults(); ++index)
     results.push_back(prologue
                           .getResultAttrOfType<StringAttr>(
@@ -339,12 +340,10 @@ static LogicalResult describePrologue(func::FuncOp entry, func::FuncOp compiled,
   return success();
 }
 
-FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
-                                                  func::FuncOp compiled,
-                                                  StringRef target,
-                                                  StringRef pipeline,
-                                                  StringRef fusion,
-                                                  StringRef cudaArch) {
+FailureOr<std::string>
+mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
+                           StringRef target, StringRef pipeline,
+                           StringRef fusion, StringRef cudaArch) {
   if (failed(checkStaticSizes(entry)))
     return failure();
   FailureOr<llvm::DenseMap<Value, int64_t>> bounds = indexBounds(entry);
@@ -355,16 +354,15 @@ FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
     unsigned index = argument.getArgNumber();
     auto input =
         entry.getArgAttrOfType<StringAttr>(index, RecurDialect::kInputAttrName);
-    auto weight =
-        entry.getArgAttrOfType<StringAttr>(index, RecurDialect::kWeightAttrName);
+    auto weight = entry.getArgAttrOfType<StringAttr>(
+        index, RecurDialect::kWeightAttrName);
     if (!input && !weight)
       return entry.emitError()
              << "argument #" << index << " of @" << entry.getSymName()
              << " has no name: give it a '" << RecurDialect::kInputAttrName
              << "' or '" << RecurDialect::kWeightAttrName << "' attribute";
     StringRef name = input ? input.getValue() : weight.getValue();
-    std::string what =
-        (input ? "input '" : "weight '") + name.str() + "'";
+    std::string what = (input ? "input '" : "weight '") + name.str() + "'";
     FailureOr<llvm::json::Object> description =
         describeTensor(entry, what, name, argument.getType(),
                        /*dynamicAllowed=*/bool(input), isBatchMajor(argument));
@@ -376,8 +374,8 @@ FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
     arguments.push_back(std::move(*description));
   }
   for (auto [index, type] : llvm::enumerate(entry.getResultTypes())) {
-    auto name =
-        entry.getResultAttrOfType<StringAttr>(index, RecurDialect::kOutputAttrName);
+    auto name = entry.getResultAttrOfType<StringAttr>(
+        index, RecurDialect::kOutputAttrName);
     if (!name)
       return entry.emitError()
              << "result #" << index << " of @" << entry.getSymName()
@@ -402,8 +400,8 @@ FailureOr<std::string> mlir::recur::describeModel(func::FuncOp entry,
                            {"arguments", std::move(arguments)},
                            {"outputs", std::move(outputs)}};
   if (compiled &&
-      failed(describePrologue(entry, compiled,
-                              *model["arguments"].getAsArray(), model)))
+      failed(describePrologue(entry, compiled, *model["arguments"].getAsArray(),
+                              model)))
     return failure();
   if (!cudaArch.empty())
     model["cuda_arch"] = cudaArch;

@@ -65,25 +65,29 @@ recur::reference::interpret(const json &program,
       const std::string name = op.at("op");
       const json &in = op.at("operands");
       const json &out = op.at("results");
+      // Operands by their ODS names (absent optional ones are null).
       if (name == "embedding") {
-        env.define(out.at(0), embedding(env.floats(in.at(0)), env.ids(in.at(1))));
+        env.define(out.at(0), embedding(env.floats(in.at("table")),
+                                        env.ids(in.at("ids"))));
       } else if (name == "lstm") {
         LstmResult result =
-            lstm(env.floats(in.at(0)), env.floats(in.at(1)),
-                 env.floats(in.at(2)), env.floats(in.at(3)),
-                 env.floats(in.at(4)), env.optionalFloats(in.at(5)),
-                 env.optionalFloats(in.at(6)));
+            lstm(env.floats(in.at("input")), env.floats(in.at("w_ih")),
+                 env.floats(in.at("w_hh")), env.floats(in.at("b_ih")),
+                 env.floats(in.at("b_hh")), env.optionalFloats(in.at("h0")),
+                 env.optionalFloats(in.at("c0")));
         env.define(out.at(0), std::move(result.y));
         env.define(out.at(1), std::move(result.hN));
         env.define(out.at(2), std::move(result.cN));
       } else if (name == "linear") {
-        env.define(out.at(0), linear(env.floats(in.at(0)), env.floats(in.at(1)),
-                                     env.optionalFloats(in.at(2))));
+        env.define(out.at(0), linear(env.floats(in.at("input")),
+                                     env.floats(in.at("weight")),
+                                     env.optionalFloats(in.at("bias"))));
       } else if (name == "log_softmax") {
-        env.define(out.at(0), logSoftmax(env.floats(in.at(0))));
+        env.define(out.at(0), logSoftmax(env.floats(in.at("input"))));
       } else if (name == "cross_entropy") {
         env.define(out.at(0),
-                   crossEntropy(env.floats(in.at(0)), env.ids(in.at(1)),
+                   crossEntropy(env.floats(in.at("logits")),
+                                env.ids(in.at("targets")),
                                 parseReduction(op.value("reduction", "mean"))));
       } else {
         throw std::invalid_argument("the reference has no op '" + name + "'");

@@ -72,6 +72,22 @@ def Recur_CellScheduleAttr : EnumAttr<Recur_Dialect, Recur_CellSchedule, "cell">
 
 class Recur_Op<string mnemonic, list<Trait> traits = []>
     : Op<Recur_Dialect, mnemonic,
-         !listconcat(traits, [DeclareOpInterfaceMethods<Recur_ResultTypeInference>])>;
+         !listconcat(traits, [DeclareOpInterfaceMethods<Recur_ResultTypeInference>,
+                              Recur_NamedOperands])> {
+  // An op's own class declarations (extraClassDeclaration adds to them what
+  // every recur op has).
+  code recurClassDeclaration = "";
+  // The positions in `arguments` of the operands (the rest are attributes).
+  list<int> operandArguments =
+      !filter(i, !range(!size(arguments)),
+              !not(!initialized(!getdagarg<Attr>(arguments, i))));
+  let extraClassDeclaration = recurClassDeclaration # [{
+    /// The ODS names of the operands, in order (NamedOperands).
+    static constexpr ::llvm::StringLiteral kOperandNames[] = {
+  }] # !interleave(!foreach(i, operandArguments,
+                            "\"" # !getdagname(arguments, i) # "\""), ", ") # [{
+    };
+  }];
+}
 
 #endif // RECUR_IR_RECURBASE_TD

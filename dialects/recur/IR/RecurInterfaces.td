@@ -19,4 +19,25 @@ def Recur_ResultTypeInference : OpInterface<"ResultTypeInference"> {
   ];
 }
 
+def Recur_NamedOperands : OpInterface<"NamedOperands"> {
+  let cppNamespace = "::mlir::recur";
+  let description = [{
+    The op's operands by their ODS names (`w_ih`, `h0`, ...), so that code
+    outside the op (the model description's program, which the reference
+    interpreter reads) names operands instead of counting positions. Every
+    recur op has it: `Recur_Op` derives the names from the op's `arguments`.
+  }];
+  let methods = [
+    StaticInterfaceMethod<
+      "The ODS names of the operands (attributes excluded), in order.",
+      "::llvm::ArrayRef<::llvm::StringLiteral>", "getOperandNames", (ins),
+      [{}], [{ return ConcreteOp::kOperandNames; }]>,
+    InterfaceMethod<
+      "The values of ODS operand `index`: one, or none or several for an "
+      "optional or variadic operand.",
+      "::mlir::OperandRange", "getNamedOperand", (ins "unsigned":$index),
+      [{}], [{ return $_op.getODSOperands(index); }]>,
+  ];
+}
+
 #endif // RECUR_IR_RECURINTERFACES_TD

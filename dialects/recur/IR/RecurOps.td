@@ -70,7 +70,7 @@ def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments]> {
   let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$w_ih,
       "::mlir::Value":$w_hh, "::mlir::Value":$b_ih, "::mlir::Value":$b_hh,
       CArg<"::mlir::Value", "{}">:$h0, CArg<"::mlir::Value", "{}">:$c0)>];
-  let extraClassDeclaration = [{
+  let recurClassDeclaration = [{
     /// The hidden size H.
     int64_t getHiddenSize() {
       return ::llvm::cast<::mlir::ShapedType>(getWHh().getType()).getDimSize(1);
@@ -133,7 +133,7 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
       CArg<"::mlir::Value", "{}">:$c0,
       CArg<"::mlir::recur::CellSchedule",
            "::mlir::recur::CellSchedule::separate">:$cell)>];
-  let extraClassDeclaration = [{
+  let recurClassDeclaration = [{
     /// The hidden size H.
     int64_t getHiddenSize() {
       return ::llvm::cast<::mlir::ShapedType>(getWHh().getType()).getDimSize(1);
@@ -201,7 +201,7 @@ def Recur_LSTMWavefrontOp : Recur_Op<"lstm_wavefront",
       "::mlir::ValueRange":$bias, "::mlir::ValueRange":$h0,
       "::mlir::ValueRange":$c0, "::mlir::recur::CellSchedule":$cell,
       "::mlir::DenseI64ArrayAttr":$gate_tiles)>];
-  let extraClassDeclaration = [{
+  let recurClassDeclaration = [{
     /// The number of layers L.
     int64_t getNumLayers() { return getWHh().size(); }
     /// Every layer's h_T and c_T.

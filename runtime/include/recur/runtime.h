@@ -27,7 +27,7 @@ extern "C" {
 
 /* The model ABI this runtime reads. recur-compile writes it into models, with
  * the two symbols a model exports (docs/runtime.md). */
-#define RECUR_MODEL_ABI_VERSION 2
+#define RECUR_MODEL_ABI_VERSION 3
 #define RECUR_MODEL_DESCRIPTION_SYMBOL "recur_compiled_model_description"
 #define RECUR_MODEL_RUN_SYMBOL "recur_compiled_model_run"
 /* Models with a "prologue" in their description also export a function that
