@@ -206,8 +206,10 @@ void routeHeapThroughHooks(llvm::Module &module) {
       llvm::GlobalValue::ExternalLinkage, RECUR_MODEL_SET_HEAP_SYMBOL, module);
   llvm::IRBuilder<> setBuilder(
       llvm::BasicBlock::Create(context, "entry", setHeap));
-  for (auto [index, name] : llvm::enumerate(
-           ArrayRef<StringRef>{"malloc", "aligned_alloc", "free"})) {
+  // In the order of set_heap's parameters.
+  static constexpr StringLiteral heapFunctions[] = {"malloc", "aligned_alloc",
+                                                    "free"};
+  for (auto [index, name] : llvm::enumerate(heapFunctions)) {
     llvm::Function *function = module.getFunction(name);
     if (!function)
       continue;
