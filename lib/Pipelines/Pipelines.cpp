@@ -84,6 +84,8 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createLowerCopiesToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // exp and tanh inline instead of libm calls in every cell update.
+  pm.addPass(createApproximateMath());
   // Keeps compile time linear in the number of layers (the OpenMP
   // translation analyses a parallel loop's whole function).
   pm.addPass(createOutlineParallelLoops());

@@ -52,6 +52,23 @@ def OutlineParallelLoops : Pass<"recur-outline-parallel-loops", "::mlir::ModuleO
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def ApproximateMath : Pass<"recur-approximate-math"> {
+  let summary = "Replace f32 exp, log, tanh and friends by inline polynomial approximations";
+  let description = [{
+    Without it, every `math.exp` and `math.tanh` of the LSTM cell (five per
+    hidden unit and step) and of log_softmax becomes a call into libm: a
+    function call per element that LLVM can neither inline nor vectorize.
+    The math dialect's polynomial approximations (f32; accurate to a few
+    ulp, within the numerics suite's 1e-4) replace them with arithmetic that
+    LLVM schedules with the rest of the loop and vectorizes where the loop
+    vectorizes. Applies to exp, expm1, log, log1p, log2, tanh, erf, erfc,
+    sin, cos, atan, atan2, asin, acos and cbrt on f32 scalars and vectors.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // GPU preparation: every loop nest becomes a kernel, every buffer lives on the
 // device (recur-lower-to-cuda).
