@@ -428,17 +428,17 @@ SmallVector<Value> gateRows(OpBuilder &b, Location loc, Value unit,
 }
 
 /// A product added to a unit's gate sums: for every gate g,
-/// Σ_k x[row, offset + k] · w[rows[g], k] over w's columns k.
+/// Σ_k x[leading..., k] · w[rows[g], k] over w's columns k.
 struct GateProduct {
   Value x;
-  int64_t offset;
+  SmallVector<Value, 2> leading;
   Value w;
 };
 
 /// `sums` (the four gates of one unit) plus `product`, summed over k in
 /// registers.
 SmallVector<Value> accumulateGates(OpBuilder &b, Location loc, ValueRange sums,
-                                   Value row, ArrayRef<Value> rows,
+                                   ArrayRef<Value> rows,
                                    const GateProduct &product) {
   arith::FastMathFlagsAttr fastMath = reassociable(b.getContext());
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -448,13 +448,10 @@ SmallVector<Value> accumulateGates(OpBuilder &b, Location loc, ValueRange sums,
   auto loop = scf::ForOp::create(
       b, loc, zero, size, one, sums,
       [&](OpBuilder &kb, Location loc, Value k, ValueRange acc) {
-        Value column = k;
-        if (product.offset != 0)
-          column = arith::AddIOp::create(
-              kb, loc, k,
-              arith::ConstantIndexOp::create(kb, loc, product.offset));
-        Value xk = tensor::ExtractOp::create(kb, loc, product.x,
-                                             ValueRange{row, column});
+        SmallVector<Value> indices(product.leading.begin(),
+                                   product.leading.end());
+        indices.push_back(k);
+        Value xk = tensor::ExtractOp::create(kb, loc, product.x, indices);
         SmallVector<Value> next;
         for (int64_t gate = 0; gate < 4; ++gate) {
           Value weight = tensor::ExtractOp::create(kb, loc, product.w,
@@ -496,7 +493,7 @@ SmallVector<Value> fusedStep(OpBuilder &b, Location loc, Value inputGates,
         Value unit = linalg::IndexOp::create(nb, loc, 1);
         SmallVector<Value> rows = gateRows(nb, loc, unit, hidden, gateTile);
         SmallVector<Value> sums = accumulateGates(nb, loc, args.take_front(4),
-                                                  row, rows, {hPrev, 0, wHh});
+                                                  rows, {hPrev, {row}, wHh});
         auto [hNext, cNext] =
             lstmCell(nb, loc, sums[0], sums[1], sums[2], sums[3], args[5]);
         linalg::YieldOp::create(nb, loc, ValueRange{hNext, cNext});
@@ -612,9 +609,11 @@ scf::ForOp emitDiagonalLoop(OpBuilder &b, Location loc, Value steps,
       });
 }
 
-/// The fused wavefront: every layer's state lives in one [B, ΣH_l] tensor
-/// (layer l's units at columns [off_l, off_l + H_l)), and each diagonal step
-/// is one parallel loop nest over (batch row, unit of any layer). A unit of
+/// The fused wavefront: every layer's state lives in one [B, L, Hmax] tensor
+/// (layer l's units at [:, l, 0:H_l]; the rest is padding when hidden sizes
+/// differ), and each diagonal step is one parallel loop nest over (batch
+/// row, unit j, layer l), the layer innermost so that any even split of the
+/// iterations gives each thread its share of every layer's work. A unit of
 /// layer l with a step in the diagonal sums its gates from the bias and
 /// layer l-1's h (or, for layer 0, the precomputed input gates) and its own
 /// h, all read from the copy of the state taken at the diagonal's start, and
@@ -627,106 +626,119 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
   Type elementType =
       cast<RankedTensorType>(op.getInputGates().getType()).getElementType();
   int64_t layers = op.getNumLayers();
-  SmallVector<int64_t> offsets = {0};
+  SmallVector<int64_t> hidden;
   for (int64_t layer = 0; layer < layers; ++layer)
-    offsets.push_back(offsets.back() + op.getHiddenSize(layer));
-  int64_t units = offsets.back();
+    hidden.push_back(op.getHiddenSize(layer));
+  int64_t widest = *llvm::max_element(hidden);
   std::optional<ArrayRef<int64_t>> tiles = op.getGateTiles();
-  SmallVector<OpFoldResult> stateSizes = {batch, b.getIndexAttr(units)};
+  SmallVector<OpFoldResult> stateSizes = {batch, b.getIndexAttr(layers),
+                                          b.getIndexAttr(widest)};
   OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  auto layerOffsets = [&](int64_t layer) {
+    return SmallVector<OpFoldResult>{zero, b.getIndexAttr(layer), zero};
+  };
+  auto layerSizes = [&](int64_t layer) {
+    return SmallVector<OpFoldResult>{batch, one, b.getIndexAttr(hidden[layer])};
+  };
+  SmallVector<OpFoldResult> unitStrides = {one, one, one};
   // The layers' initial states side by side; absent ones are zero.
   auto stacked = [&](ValueRange perLayer) {
     Value state = emit.filled(stateSizes, elementType, 0.0);
     for (auto [layer, initial] : llvm::enumerate(perLayer))
-      state = tensor::InsertSliceOp::create(
-          b, loc, initial, state,
-          ArrayRef<OpFoldResult>{zero, b.getIndexAttr(offsets[layer])},
-          ArrayRef<OpFoldResult>{batch,
-                                 b.getIndexAttr(op.getHiddenSize(layer))},
-          ArrayRef<OpFoldResult>{one, one});
+      state = tensor::InsertSliceOp::create(b, loc, initial, state,
+                                            layerOffsets(layer),
+                                            layerSizes(layer), unitStrides);
     return state;
   };
-  int64_t lastHidden = op.getHiddenSize(layers - 1);
+  // Layer l's [B, H_l] part of a state.
+  auto layerPart = [&](OpBuilder &b, Value state, int64_t layer) -> Value {
+    auto type = RankedTensorType::get(
+        {cast<RankedTensorType>(state.getType()).getShape()[0], hidden[layer]},
+        elementType);
+    return tensor::ExtractSliceOp::create(b, loc, type, state,
+                                          layerOffsets(layer),
+                                          layerSizes(layer), unitStrides);
+  };
   SmallVector<Value> inits = {
-      emit.empty({seq, batch, b.getIndexAttr(lastHidden)}, elementType),
+      emit.empty({seq, batch, b.getIndexAttr(hidden.back())}, elementType),
       stacked(op.getH0()), stacked(op.getC0()),
       emit.empty(stateSizes, elementType)};
   Value steps = getValueOrCreateConstantIndexOp(b, loc, seq);
   auto stateType = cast<RankedTensorType>(inits[1].getType());
+  MLIRContext *context = b.getContext();
+  // Iterations (row, unit, layer); the state is indexed (row, layer, unit).
+  AffineMap stateMap = AffineMap::get(
+      3, 0,
+      {b.getAffineDimExpr(0), b.getAffineDimExpr(2), b.getAffineDimExpr(1)},
+      context);
   scf::ForOp loop = emitDiagonalLoop(
       b, loc, steps, layers, inits,
       [&](OpBuilder &b, Location loc, Value s, ValueRange carried) {
         Value y = carried[0], h = carried[1], c = carried[2];
         Value hPrev =
             linalg::CopyOp::create(b, loc, h, carried[3]).getResult(0);
-        SmallVector<AffineMap> maps(
-            2, AffineMap::getMultiDimIdentityMap(2, b.getContext()));
         auto cell = linalg::GenericOp::create(
             b, loc, TypeRange{stateType, stateType}, ValueRange{},
-            ValueRange{h, c}, maps,
-            SmallVector<IteratorType>(2, IteratorType::parallel),
+            ValueRange{h, c}, ArrayRef<AffineMap>{stateMap, stateMap},
+            SmallVector<IteratorType>(3, IteratorType::parallel),
             [&](OpBuilder &nb, Location loc, ValueRange args) {
               Value row = linalg::IndexOp::create(nb, loc, 0);
-              Value unit = linalg::IndexOp::create(nb, loc, 1);
-              // The unit's layer: the last one that starts at or before it.
-              Value layerIndex = arith::ConstantIndexOp::create(nb, loc, 0);
-              for (int64_t layer = 1; layer < layers; ++layer) {
-                Value inLayer = arith::CmpIOp::create(
-                    nb, loc, arith::CmpIPredicate::uge, unit,
-                    arith::ConstantIndexOp::create(nb, loc, offsets[layer]));
-                layerIndex = arith::SelectOp::create(
-                    nb, loc, inLayer,
-                    arith::ConstantIndexOp::create(nb, loc, layer), layerIndex);
-              }
+              Value j = linalg::IndexOp::create(nb, loc, 1);
+              Value layerIndex = linalg::IndexOp::create(nb, loc, 2);
               SmallVector<Type> cellTypes = {elementType, elementType};
               auto perLayer = scf::IndexSwitchOp::create(
                   nb, loc, cellTypes, layerIndex,
                   llvm::to_vector(llvm::seq<int64_t>(0, layers)), layers);
-              // Unreachable: every unit belongs to a layer.
+              // Unreachable: the layer index is below L.
               OpBuilder::InsertionGuard guard(nb);
               nb.createBlock(&perLayer.getDefaultRegion());
               scf::YieldOp::create(nb, loc, args);
               for (int64_t layer = 0; layer < layers; ++layer) {
                 nb.createBlock(&perLayer.getCaseRegions()[layer]);
                 Value active = layerActive(nb, loc, s, steps, layer);
+                // Padding beyond a narrower layer's units never changes.
+                if (hidden[layer] < widest)
+                  active = arith::AndIOp::create(
+                      nb, loc, active,
+                      arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult,
+                                            j,
+                                            arith::ConstantIndexOp::create(
+                                                nb, loc, hidden[layer])));
                 auto step = scf::IfOp::create(
                     nb, loc, active,
                     [&](OpBuilder &ib, Location loc) {
-                      int64_t hidden = op.getHiddenSize(layer);
                       std::optional<int64_t> tile;
                       if (tiles)
                         tile = (*tiles)[layer];
-                      Value j =
-                          arith::SubIOp::create(ib, loc, unit,
-                                                arith::ConstantIndexOp::create(
-                                                    ib, loc, offsets[layer]));
                       SmallVector<Value> rows =
-                          gateRows(ib, loc, j, hidden, tile);
+                          gateRows(ib, loc, j, hidden[layer], tile);
                       SmallVector<Value> sums;
+                      auto layerConstant = [&](int64_t index) -> Value {
+                        return arith::ConstantIndexOp::create(ib, loc, index);
+                      };
                       if (layer == 0) {
-                        // Input gates are in PyTorch's layout.
-                        Value t = s;
+                        // Input gates are in PyTorch's layout; t = s.
                         for (int64_t gate = 0; gate < 4; ++gate) {
                           Value column = arith::AddIOp::create(
-                              ib, loc, j,
-                              arith::ConstantIndexOp::create(ib, loc,
-                                                             gate * hidden));
+                              ib, loc, j, layerConstant(gate * hidden[0]));
                           sums.push_back(tensor::ExtractOp::create(
                               ib, loc, op.getInputGates(),
-                              ValueRange{t, row, column}));
+                              ValueRange{s, row, column}));
                         }
                       } else {
                         for (Value gateRow : rows)
                           sums.push_back(tensor::ExtractOp::create(
                               ib, loc, op.getBias()[layer - 1],
                               ValueRange{gateRow}));
-                        sums = accumulateGates(ib, loc, sums, row, rows,
-                                               {hPrev, offsets[layer - 1],
+                        sums = accumulateGates(ib, loc, sums, rows,
+                                               {hPrev,
+                                                {row, layerConstant(layer - 1)},
                                                 op.getWIh()[layer - 1]});
                       }
-                      sums = accumulateGates(
-                          ib, loc, sums, row, rows,
-                          {hPrev, offsets[layer], op.getWHh()[layer]});
+                      sums = accumulateGates(ib, loc, sums, rows,
+                                             {hPrev,
+                                              {row, layerConstant(layer)},
+                                              op.getWHh()[layer]});
                       auto [hNext, cNext] = lstmCell(ib, loc, sums[0], sums[1],
                                                      sums[2], sums[3], args[1]);
                       scf::YieldOp::create(ib, loc, ValueRange{hNext, cNext});
@@ -749,16 +761,10 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
               Value t = arith::SubIOp::create(
                   ib, loc, s,
                   arith::ConstantIndexOp::create(ib, loc, layers - 1));
-              auto lastType = RankedTensorType::get(
-                  {stateType.getShape()[0], lastHidden}, elementType);
-              Value hLast = tensor::ExtractSliceOp::create(
-                  ib, loc, lastType, h,
-                  ArrayRef<OpFoldResult>{zero,
-                                         ib.getIndexAttr(offsets[layers - 1])},
-                  ArrayRef<OpFoldResult>{batch, ib.getIndexAttr(lastHidden)},
-                  ArrayRef<OpFoldResult>{one, one});
-              scf::YieldOp::create(
-                  ib, loc, insertStep(ib, loc, hLast, y, t, batch, lastHidden));
+              scf::YieldOp::create(ib, loc,
+                                   insertStep(ib, loc,
+                                              layerPart(ib, h, layers - 1), y,
+                                              t, batch, hidden.back()));
             },
             [&](OpBuilder &ib, Location loc) {
               scf::YieldOp::create(ib, loc, y);
@@ -767,16 +773,8 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
       });
   SmallVector<Value> results = {loop.getResult(0)};
   for (Value state : {loop.getResult(1), loop.getResult(2)})
-    for (int64_t layer = 0; layer < layers; ++layer) {
-      auto layerType = RankedTensorType::get(
-          {stateType.getShape()[0], op.getHiddenSize(layer)}, elementType);
-      results.push_back(tensor::ExtractSliceOp::create(
-          b, loc, layerType, state,
-          ArrayRef<OpFoldResult>{zero, b.getIndexAttr(offsets[layer])},
-          ArrayRef<OpFoldResult>{batch,
-                                 b.getIndexAttr(op.getHiddenSize(layer))},
-          ArrayRef<OpFoldResult>{one, one}));
-    }
+    for (int64_t layer = 0; layer < layers; ++layer)
+      results.push_back(layerPart(b, state, layer));
   return results;
 }
 

@@ -244,12 +244,13 @@ func.func @forward(%ids: tensor<3xi64> {recur.input = "ids"}, %table: tensor<5x2
 
 // -----
 
-// A fused wavefront: both layers' states side by side in one [B, 4 + 3]
-// tensor, T + L - 1 diagonal steps, and per diagonal one loop nest over
-// (b, unit of either layer). A unit picks its layer's weights; it has a step
-// when its layer does (t = s - l in [0, T)), and otherwise keeps its state.
-// Layer 1 reads layer 0's h from the copy taken at the diagonal's start
-// (columns 0..3), its own from columns 4..6.
+// A fused wavefront: both layers' states in one [B, L, Hmax] = [B, 2, 4]
+// tensor (layer 1's fourth unit is padding), T + L - 1 diagonal steps, and per
+// diagonal one loop nest over (b, unit, layer), the layer innermost. A unit
+// picks its layer's weights; it has a step when its layer does (t = s - l in
+// [0, T)) and it is not padding, and otherwise keeps its state. Layer 1 reads
+// layer 0's h and its own from the copy taken at the diagonal's start.
+// CHECK: #[[$STATE:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
 // CHECK-LABEL: func.func @lstm_wavefront_fused
 // CHECK-SAME: (%[[GATES:[^:]*]]: tensor<?x?x16xf32>, %[[W0:[^:]*]]: tensor<16x4xf32>, %[[U1:[^:]*]]: tensor<12x4xf32>, %[[B1:[^:]*]]: tensor<12xf32>, %[[W1:[^:]*]]: tensor<12x3xf32>)
 func.func @lstm_wavefront_fused(%gates: tensor<?x?x16xf32>, %w0: tensor<16x4xf32>, %u1: tensor<12x4xf32>,
@@ -257,42 +258,41 @@ func.func @lstm_wavefront_fused(%gates: tensor<?x?x16xf32>, %w0: tensor<16x4xf32
     -> (tensor<?x?x3xf32>, tensor<?x4xf32>, tensor<?x3xf32>) {
   // CHECK: %[[T:.*]] = tensor.dim %[[GATES]], %{{.*}} : tensor<?x?x16xf32>
   // CHECK: %[[DIAGONALS:.*]] = arith.addi %[[T]], %{{.*}} : index
-  // CHECK: %[[LOOP:.*]]:4 = scf.for %[[S:.*]] = %{{.*}} to %[[DIAGONALS]] step %{{.*}} iter_args(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}, %[[SCRATCH:.*]] = %{{.*}}) -> (tensor<?x?x3xf32>, tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x7xf32>)
-  // CHECK:   %[[PREV:.*]] = linalg.copy ins(%[[H]] : tensor<?x7xf32>) outs(%[[SCRATCH]] : tensor<?x7xf32>)
-  // CHECK:   %[[CELL:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} outs(%[[H]], %[[C]] : tensor<?x7xf32>, tensor<?x7xf32>)
+  // CHECK: %[[LOOP:.*]]:4 = scf.for %[[S:.*]] = %{{.*}} to %[[DIAGONALS]] step %{{.*}} iter_args(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}, %[[SCRATCH:.*]] = %{{.*}}) -> (tensor<?x?x3xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>)
+  // CHECK:   %[[PREV:.*]] = linalg.copy ins(%[[H]] : tensor<?x2x4xf32>) outs(%[[SCRATCH]] : tensor<?x2x4xf32>)
+  // CHECK:   %[[CELL:.*]]:2 = linalg.generic {indexing_maps = [#[[$STATE]], #[[$STATE]]], iterator_types = ["parallel", "parallel", "parallel"]} outs(%[[H]], %[[C]] : tensor<?x2x4xf32>, tensor<?x2x4xf32>)
   // CHECK:     %[[ROW:.*]] = linalg.index 0
   // CHECK:     %[[UNIT:.*]] = linalg.index 1
-  // CHECK:     %[[IN1:.*]] = arith.cmpi uge, %[[UNIT]], %{{.*}} : index
-  // CHECK:     %[[LAYER:.*]] = arith.select %[[IN1]]
+  // CHECK:     %[[LAYER:.*]] = linalg.index 2
   // CHECK:     scf.index_switch %[[LAYER]] -> f32, f32
   // CHECK:     case 0 {
   // CHECK:       scf.if %{{.*}} -> (f32, f32) {
   // CHECK:         tensor.extract %[[GATES]][%[[S]], %[[ROW]], %{{.*}}]
   // CHECK:         scf.for
-  // CHECK:           tensor.extract %[[PREV]][%[[ROW]], %{{.*}}]
+  // CHECK:           tensor.extract %[[PREV]][%[[ROW]], %{{.*}}, %{{.*}}]
   // CHECK:           tensor.extract %[[W0]]
   // CHECK:     case 1 {
-  // CHECK:       %[[ACTIVE1:.*]] = arith.andi
+  // CHECK:       %[[HAS_STEP:.*]] = arith.andi
+  // CHECK:       %[[REAL:.*]] = arith.cmpi ult, %[[UNIT]], %{{.*}} : index
+  // CHECK:       %[[ACTIVE1:.*]] = arith.andi %[[HAS_STEP]], %[[REAL]]
   // CHECK:       scf.if %[[ACTIVE1]] -> (f32, f32) {
-  // CHECK:         %[[J:.*]] = arith.subi %[[UNIT]], %{{.*}} : index
-  // CHECK:         tensor.extract %[[B1]][%[[J]]]
+  // CHECK:         tensor.extract %[[B1]][%[[UNIT]]]
   // CHECK:         scf.for %[[K:[^ ]*]] = {{.*}} -> (f32, f32, f32, f32)
-  // CHECK:           tensor.extract %[[PREV]][%[[ROW]], %[[K]]]
-  // CHECK:           tensor.extract %[[U1]][%[[J]], %[[K]]]
+  // CHECK:           tensor.extract %[[PREV]][%[[ROW]], %[[L0:.*]], %[[K]]]
+  // CHECK:           tensor.extract %[[U1]][%[[UNIT]], %[[K]]]
   // CHECK:         scf.for %[[K2:[^ ]*]] = {{.*}} -> (f32, f32, f32, f32)
-  // CHECK:           %[[COLUMN:.*]] = arith.addi %[[K2]], %{{.*}} : index
-  // CHECK:           tensor.extract %[[PREV]][%[[ROW]], %[[COLUMN]]]
-  // CHECK:           tensor.extract %[[W1]][%[[J]], %[[K2]]]
+  // CHECK:           tensor.extract %[[PREV]][%[[ROW]], %[[L1:.*]], %[[K2]]]
+  // CHECK:           tensor.extract %[[W1]][%[[UNIT]], %[[K2]]]
   // CHECK:       } else {
   // CHECK:         scf.yield %{{.*}}, %{{.*}} : f32, f32
-  // CHECK:   } -> (tensor<?x7xf32>, tensor<?x7xf32>)
+  // CHECK:   } -> (tensor<?x2x4xf32>, tensor<?x2x4xf32>)
   // CHECK-NOT: linalg.generic
   // CHECK:   %[[OUT:.*]] = scf.if %{{.*}} -> (tensor<?x?x3xf32>) {
-  // CHECK:     %[[LAST:.*]] = tensor.extract_slice %[[CELL]]#0[0, 4] [%{{.*}}, 3] [1, 1]
+  // CHECK:     %[[LAST:.*]] = tensor.extract_slice %[[CELL]]#0[0, 1, 0] [%{{.*}}, 1, 3] [1, 1, 1] : tensor<?x2x4xf32> to tensor<?x3xf32>
   // CHECK:     tensor.insert_slice %[[LAST]] into %[[Y]]
   // CHECK:   scf.yield %[[OUT]], %[[CELL]]#0, %[[CELL]]#1, %[[PREV]]
-  // CHECK: %[[H0:.*]] = tensor.extract_slice %[[LOOP]]#1[0, 0] [%{{.*}}, 4] [1, 1]
-  // CHECK: %[[C1:.*]] = tensor.extract_slice %[[LOOP]]#2[0, 4] [%{{.*}}, 3] [1, 1]
+  // CHECK: %[[H0:.*]] = tensor.extract_slice %[[LOOP]]#1[0, 0, 0] [%{{.*}}, 1, 4] [1, 1, 1]
+  // CHECK: %[[C1:.*]] = tensor.extract_slice %[[LOOP]]#2[0, 1, 0] [%{{.*}}, 1, 3] [1, 1, 1]
   // CHECK: return %[[LOOP]]#0, %[[H0]], %[[C1]]
   %y, %s:4 = recur.lstm_wavefront %gates w_hh(%w0, %w1) w_ih(%u1) bias(%b1) cell<fused>
       : (tensor<?x?x16xf32>, tensor<16x4xf32>, tensor<12x3xf32>, tensor<12x4xf32>, tensor<12xf32>)
