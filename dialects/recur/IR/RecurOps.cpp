@@ -286,8 +286,11 @@ static LogicalResult checkWavefrontArity(Operation *op, size_t layers,
                         << actual;
     return failure();
   };
-  if (layers == 0)
-    return fail("w_hh", "at least one", 0);
+  if (layers == 0) {
+    if (op)
+      op->emitOpError("needs at least one layer, got no w_hh operand");
+    return failure();
+  }
   std::string inner = std::to_string(layers - 1);
   if (wIh != layers - 1)
     return fail("w_ih", inner, wIh);

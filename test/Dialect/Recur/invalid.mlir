@@ -545,3 +545,27 @@ func.func @wavefront_tile_negative(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>,
   %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b) interleaved([2, 0]) cell<fused> : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return
 }
+
+// -----
+
+func.func @wavefront_no_layer(%g: tensor<3x2x16xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op needs at least one layer, got no w_hh operand}}
+  %y = recur.lstm_wavefront %g w_hh() : (tensor<3x2x16xf32>) -> (tensor<3x2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @wavefront_bias_count(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op expected 1 bias operands for 2 layers, got 2}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b, %b) : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @wavefront_c0_count(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>, %c: tensor<2x4xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op expected 0 or 2 c0 operands for 2 layers, got 3}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b) c0(%c, %c, %c) : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
