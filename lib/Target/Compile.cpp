@@ -105,6 +105,10 @@ void addRuntimeAbi(llvm::Module &module, StringRef description,
                 numPrologueArguments);
 }
 
+/// The C library functions generated code manages its buffers with, in the
+/// order of RECUR_MODEL_SET_HEAP_SYMBOL's parameters.
+constexpr StringLiteral kHeapFunctions[] = {"malloc", "aligned_alloc", "free"};
+
 /// Out of memory in generated code becomes an error value instead of a
 /// write through a null pointer: every heap allocation of the entry function
 /// (and of its weight prologue) is checked, and on failure the function
@@ -129,7 +133,7 @@ LogicalResult checkAllocations(ModuleOp module, llvm::Module &llvmModule,
   if (!prologue.empty())
     entries.push_back(llvmModule.getFunction(prologue));
   SmallVector<llvm::CallInst *> allocations;
-  for (StringRef name : {"malloc", "aligned_alloc", "free"}) {
+  for (StringRef name : kHeapFunctions) {
     llvm::Function *function = llvmModule.getFunction(name);
     if (!function)
       continue;
@@ -206,10 +210,7 @@ void routeHeapThroughHooks(llvm::Module &module) {
       llvm::GlobalValue::ExternalLinkage, RECUR_MODEL_SET_HEAP_SYMBOL, module);
   llvm::IRBuilder<> setBuilder(
       llvm::BasicBlock::Create(context, "entry", setHeap));
-  // In the order of set_heap's parameters.
-  static constexpr StringLiteral heapFunctions[] = {"malloc", "aligned_alloc",
-                                                    "free"};
-  for (auto [index, name] : llvm::enumerate(heapFunctions)) {
+  for (auto [index, name] : llvm::enumerate(kHeapFunctions)) {
     llvm::Function *function = module.getFunction(name);
     if (!function)
       continue;

@@ -310,6 +310,24 @@ std::pair<Value, Value> lstmCell(OpBuilder &b, Location loc, Value inGate,
   return {hNext, cNext};
 }
 
+/// `y` with row `t` set to `h` ([B, H]).
+Value insertStep(OpBuilder &b, Location loc, Value h, Value y, Value t,
+                 OpFoldResult batch, int64_t hidden) {
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  return tensor::InsertSliceOp::create(
+      b, loc, h, y, ArrayRef<OpFoldResult>{t, zero, zero},
+      ArrayRef<OpFoldResult>{one, batch, b.getIndexAttr(hidden)},
+      ArrayRef<OpFoldResult>{one, one, one});
+}
+
+/// `initial` ([B, H]), or zero where the op has no initial state.
+Value initialState(Emitter &emit, Value initial, OpFoldResult batch,
+                   int64_t hidden, Type elementType) {
+  if (initial)
+    return initial;
+  return emit.filled({batch, emit.b.getIndexAttr(hidden)}, elementType, 0.0);
+}
+
 /// The time loop shared by the LSTM forms: an scf.for over T (never
 /// unrolled) carrying h, c, the output sequence [T, B, H] and `scratch`
 /// (tensors a step reuses; each must be yielded in place, so that no buffer
@@ -323,12 +341,8 @@ SmallVector<Value> emitTimeLoop(OpBuilder &b, Location loc, OpFoldResult seq,
                                 Type elementType, Value h0, Value c0,
                                 ValueRange scratch, StepFn step) {
   Emitter emit(b, loc);
-  SmallVector<OpFoldResult> stateSizes = {batch, b.getIndexAttr(hidden)};
-  // Absent initial states are zero.
-  if (!h0)
-    h0 = emit.filled(stateSizes, elementType, 0.0);
-  if (!c0)
-    c0 = emit.filled(stateSizes, elementType, 0.0);
+  h0 = initialState(emit, h0, batch, hidden, elementType);
+  c0 = initialState(emit, c0, batch, hidden, elementType);
   Value outputInit =
       emit.empty({seq, batch, b.getIndexAttr(hidden)}, elementType);
   SmallVector<Value> inits = {outputInit, h0, c0};
@@ -339,14 +353,8 @@ SmallVector<Value> emitTimeLoop(OpBuilder &b, Location loc, OpFoldResult seq,
       b, loc, zero, steps, one, inits,
       [&](OpBuilder &nested, Location loc, Value t, ValueRange state) {
         SmallVector<Value> next = step(nested, loc, t, state.drop_front());
-        OpFoldResult zeroAttr = nested.getIndexAttr(0);
-        OpFoldResult oneAttr = nested.getIndexAttr(1);
-        Value outputNext = tensor::InsertSliceOp::create(
-            nested, loc, next[0], state[0],
-            ArrayRef<OpFoldResult>{t, zeroAttr, zeroAttr},
-            ArrayRef<OpFoldResult>{oneAttr, batch, nested.getIndexAttr(hidden)},
-            ArrayRef<OpFoldResult>{oneAttr, oneAttr, oneAttr});
-        next.insert(next.begin(), outputNext);
+        next.insert(next.begin(), insertStep(nested, loc, next[0], state[0], t,
+                                             batch, hidden));
         scf::YieldOp::create(nested, loc, next);
       });
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
@@ -583,16 +591,6 @@ Value layerActive(OpBuilder &b, Location loc, Value s, Value steps,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, s, end));
 }
 
-/// `y` with row `t` set to `h` ([B, H]).
-Value insertStep(OpBuilder &b, Location loc, Value h, Value y, Value t,
-                 OpFoldResult batch, int64_t hidden) {
-  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-  return tensor::InsertSliceOp::create(
-      b, loc, h, y, ArrayRef<OpFoldResult>{t, zero, zero},
-      ArrayRef<OpFoldResult>{one, batch, b.getIndexAttr(hidden)},
-      ArrayRef<OpFoldResult>{one, one, one});
-}
-
 /// The diagonal steps s of a wavefront: an scf.for over T + L - 1 (never
 /// unrolled) carrying `inits`; `diagonal` gets s and the carried values and
 /// returns their next values.
@@ -794,15 +792,13 @@ SmallVector<Value> separateWavefront(OpBuilder &b, Location loc,
   SmallVector<Value> inits = {
       emit.empty({seq, batch, b.getIndexAttr(lastHidden)}, elementType)};
   for (int64_t layer = 0; layer < layers; ++layer) {
-    SmallVector<OpFoldResult> stateSizes = {
-        batch, b.getIndexAttr(op.getHiddenSize(layer))};
-    // Absent initial states are zero.
-    inits.push_back(op.getH0().empty()
-                        ? emit.filled(stateSizes, elementType, 0.0)
-                        : op.getH0()[layer]);
-    inits.push_back(op.getC0().empty()
-                        ? emit.filled(stateSizes, elementType, 0.0)
-                        : op.getC0()[layer]);
+    int64_t hidden = op.getHiddenSize(layer);
+    inits.push_back(
+        initialState(emit, op.getH0().empty() ? Value() : op.getH0()[layer],
+                     batch, hidden, elementType));
+    inits.push_back(
+        initialState(emit, op.getC0().empty() ? Value() : op.getC0()[layer],
+                     batch, hidden, elementType));
   }
   Value steps = getValueOrCreateConstantIndexOp(b, loc, seq);
   scf::ForOp loop = emitDiagonalLoop(
