@@ -1,5 +1,6 @@
 # lit configuration for Recur's FileCheck tests.
 import os
+import platform
 import sys
 
 import lit.formats
@@ -30,6 +31,16 @@ if config.recur_cuda_toolkit_dir:
 if config.recur_cuobjdump and os.path.exists(config.recur_cuobjdump):
     config.available_features.add("cuobjdump")
     config.substitutions.append(("%cuobjdump", config.recur_cuobjdump))
+# The GEMM kernels follow the target's vector ISA: x86 tests name CPUs, and
+# run AVX2 code only where this machine has it.
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("x86_64")
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            if " avx2" in cpuinfo.read():
+                config.available_features.add("avx2")
+    except OSError:
+        pass
 # ASan reserves terabytes of address space: tests that limit it cannot run.
 if config.recur_sanitizers in ("ON", "TRUE", "1"):
     config.available_features.add("sanitizers")

@@ -38,7 +38,8 @@ StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
   llvm_unreachable("unknown fusion level");
 }
 
-void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level) {
+void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
+                                      int64_t packTile) {
   if (level >= FusionLevel::hoist) {
     pm.addPass(createHoistInputProjection());
     pm.addPass(createCanonicalizerPass());
@@ -48,6 +49,8 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level) {
     pm.addPass(createFuseLSTMCell());
   if (level >= FusionLevel::wavefront)
     pm.addPass(createWavefront());
+  if (level > FusionLevel::none && packTile > 0)
+    pm.addPass(createPackWeights(PackWeightsOptions{packTile}));
   // What fusion computed from the weights alone runs once per binding.
   if (level > FusionLevel::none)
     pm.addPass(createOutlineWeightPrologue());
@@ -83,6 +86,9 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   // llvm.func.
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createLowerCopiesToLinalg());
+  if (CpuGemmTile tile = options.gemmTile(); tile.enabled())
+    pm.addPass(createVectorizePackedMatmuls(
+        VectorizePackedMatmulsOptions{tile.vectorWidth, tile.rows}));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // exp and tanh inline instead of libm calls in every cell update.
   pm.addPass(createApproximateMath());
@@ -95,6 +101,7 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   pm.addPass(createLowerAffinePass());
   // memref.alloca_scope (from the OpenMP conversion) must be lowered while its
   // region is still a single block, i.e. before scf becomes cf.
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
@@ -110,7 +117,7 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
 
 void mlir::recur::buildLowerToCpuPipeline(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
-  buildFusionPipeline(pm, options.fusion);
+  buildFusionPipeline(pm, options.fusion, options.gemmTile().columns);
   buildCpuBackEndPipeline(pm, options);
 }
 
@@ -201,8 +208,8 @@ void mlir::recur::registerRecurPipelines() {
   PassPipelineRegistration<FusionPipelineOptions>(
       "recur-fusion",
       "The recur -> recur loop-fusion stages up to a level: "
-      "recur-hoist-input-projection (hoist), recur-fuse-lstm-cell (cell); "
-      "then recur-outline-weight-prologue",
+      "recur-hoist-input-projection (hoist), recur-fuse-lstm-cell (cell), "
+      "recur-wavefront (wavefront); then recur-outline-weight-prologue",
       [](OpPassManager &pm, const FusionPipelineOptions &options) {
         buildFusionPipeline(pm, options.fusion);
       });

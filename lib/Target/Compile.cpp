@@ -372,6 +372,21 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(StringRef cpu,
   return machine;
 }
 
+/// The GEMM register tile for `machine`'s vector registers.
+CpuGemmTile gemmTileFor(const llvm::TargetMachine &machine) {
+  const llvm::MCSubtargetInfo &subtarget = *machine.getMCSubtargetInfo();
+  if (machine.getTargetTriple().isX86()) {
+    if (subtarget.checkFeatures("+avx512f"))
+      return CpuGemmTile::forTarget(16, 32);
+    if (subtarget.checkFeatures("+avx"))
+      return CpuGemmTile::forTarget(8, 16);
+    return CpuGemmTile::forTarget(4, 16); // SSE2, in every x86-64
+  }
+  if (machine.getTargetTriple().isAArch64())
+    return CpuGemmTile::forTarget(4, 32); // NEON
+  return {};
+}
+
 LogicalResult writeFile(ModuleOp module, StringRef path,
                         function_ref<void(llvm::raw_pwrite_stream &)> write) {
   std::error_code code;
@@ -462,8 +477,13 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   // described from the fused entry.
   auto unfused = cast<func::FuncOp>(entry->clone());
   llvm::scope_exit eraseUnfused([&] { unfused->erase(); });
+  std::string hostError; // checked above
+  std::unique_ptr<llvm::TargetMachine> host =
+      createTargetMachine(options.cpu, hostError);
+  // The GPU runs every kernel; host code has no GEMM.
+  CpuGemmTile gemmTile = cuda || !host ? CpuGemmTile() : gemmTileFor(*host);
   PassManager fusion(module.getContext());
-  buildFusionPipeline(fusion, options.fusion);
+  buildFusionPipeline(fusion, options.fusion, gemmTile.columns);
   if (failed(fusion.run(module)))
     return failure();
 
@@ -485,10 +505,15 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     CpuPipelineOptions cpuOptions;
     cpuOptions.fusion = options.fusion;
     cpuOptions.openmp = openmp;
+    cpuOptions.vectorWidth = gemmTile.vectorWidth;
+    cpuOptions.vectorRegisters = gemmTile.vectorRegisters;
     buildCpuBackEndPipeline(pm, cpuOptions);
     pipeline = "recur-lower-to-cpu{fusion=" +
                stringifyFusionLevel(options.fusion).str() +
-               " openmp=" + std::string(openmp ? "true" : "false") + "}";
+               " openmp=" + std::string(openmp ? "true" : "false") +
+               " vector-width=" + std::to_string(gemmTile.vectorWidth) +
+               " vector-registers=" +
+               std::to_string(gemmTile.vectorRegisters) + "}";
   }
   FailureOr<std::string> description = describeModel(
       unfused, entry, options.target, pipeline,

@@ -4,6 +4,22 @@
 // RUN:   | recur-opt --recur-lower-to-cpu="openmp=false" | FileCheck %s --check-prefix=SERIAL
 // RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
 // RUN:   | recur-opt --convert-recur-to-linalg --canonicalize --recur-bufferize | FileCheck %s --check-prefix=BUFFERS
+// RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
+// RUN:   | recur-opt --recur-lower-to-cpu="vector-width=16 vector-registers=32" | FileCheck %s --check-prefix=AVX512
+// RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
+// RUN:   | recur-opt --recur-lower-to-cpu="vector-width=8 vector-registers=16" | FileCheck %s --check-prefix=AVX2
+
+// With a vector width, the projections' weights are packed in the prologue
+// (panels of 4 vectors with 32 registers, 2 with 16) and their GEMMs are
+// register tiles of vector FMAs; without one they are scalar loops.
+// AVX512-LABEL: llvm.func @forward(
+// AVX512: llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// AVX512: llvm.intr.masked.store {{.*}} : vector<16xf32>, vector<16xi1>
+// AVX512-LABEL: llvm.func @forward_prepare(
+// AVX512-SAME: -> !llvm.struct
+// AVX2: llvm.intr.fmuladd({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// AVX2-NOT: vector<16xf32>
+// CHECK-NOT: llvm.intr.fmuladd({{.*}}) : (vector
 
 // Everything is in the LLVM dialect; the only calls out are malloc/free: no
 // MLIR runtime library, and no libm (recur-approximate-math inlines exp and

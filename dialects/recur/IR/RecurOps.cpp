@@ -465,11 +465,81 @@ void LSTMRecurrenceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 }
 
 //===----------------------------------------------------------------------===//
+// PackPanelsOp
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkPackPanels(ShapeChecker &checker, Type input) {
+  std::string what = operandName("input");
+  return failure(failed(checker.checkShape(what, input, {"N", "K"},
+                                           /*requireStatic=*/true)) ||
+                 failed(checker.checkFloatElementType(what, input)));
+}
+
+/// [ceil(N / tile), K, tile] for a static [N, K] input, else null.
+static RankedTensorType packedType(Type input, int64_t tile) {
+  auto type = dyn_cast<RankedTensorType>(input);
+  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+    return {};
+  return RankedTensorType::get(
+      {llvm::divideCeilSigned(type.getDimSize(0), tile), type.getDimSize(1), tile},
+      type.getElementType());
+}
+
+LogicalResult PackPanelsOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  if (failed(checkPackPanels(checker, getInput().getType())))
+    return failure();
+  RankedTensorType expected = packedType(getInput().getType(), getTile());
+  if (getType() != expected)
+    return emitOpError() << "result expected " << expected << ", got "
+                         << getType();
+  return success();
+}
+
+SmallVector<Type> PackPanelsOp::inferResultTypes() {
+  if (RankedTensorType type = packedType(getInput().getType(), getTile()))
+    return {type};
+  return {getType()};
+}
+
+void PackPanelsOp::build(OpBuilder &builder, OperationState &state, Value input,
+                         int64_t tile) {
+  build(builder, state, packedType(input.getType(), tile), input, tile);
+}
+
+//===----------------------------------------------------------------------===//
 // LinearOp
 //===----------------------------------------------------------------------===//
 
+/// A weight packed by recur.pack_panels, [ceil(N / t), K, t], with N the
+/// last dimension of `result`: the checker learns N from it.
+static LogicalResult checkPackedWeight(ShapeChecker &checker, Type weight,
+                                       Type result,
+                                       const SymbolicShape &resultShape) {
+  std::string weightName = operandName("weight");
+  if (failed(checker.checkShape(weightName, weight, {"P", "K", "t"},
+                                /*requireStatic=*/true)) ||
+      failed(checker.checkFloatElementType(weightName, weight)))
+    return failure();
+  auto resultType = dyn_cast_or_null<RankedTensorType>(result);
+  if (!resultType || resultType.getRank() == 0 ||
+      resultType.isDynamicDim(resultType.getRank() - 1))
+    return checker.fail("a packed weight needs the result's last dimension "
+                        "N to be static, got ",
+                        result);
+  ArrayRef<int64_t> packed = cast<RankedTensorType>(weight).getShape();
+  int64_t outFeatures = resultType.getShape().back();
+  if (llvm::divideCeilSigned(outFeatures, packed[2]) != packed[0])
+    return checker.fail(weightName, " packed in panels of ", packed[2],
+                        " rows for N = ", outFeatures, " needs ",
+                        llvm::divideCeilSigned(outFeatures, packed[2]),
+                        " panels, got ", packed[0]);
+  return checker.checkShape(resultName("result"), result, resultShape);
+}
+
 static FailureOr<SmallVector<SymbolicShape>>
-checkLinear(ShapeChecker &checker, Type input, Type weight, Type bias) {
+checkLinear(ShapeChecker &checker, Type input, Type weight, Type bias,
+            Type result) {
   std::string inputName = operandName("input");
   FailureOr<int64_t> rank = checker.checkRankAtLeast(inputName, input, 1);
   if (failed(rank))
@@ -478,10 +548,13 @@ checkLinear(ShapeChecker &checker, Type input, Type weight, Type bias) {
   SymbolicShape resultShape = inputShape;
   inputShape.emplace_back("K");
   resultShape.emplace_back("N");
+  auto weightType = dyn_cast<RankedTensorType>(weight);
+  bool packed = weightType && weightType.getRank() == 3;
   if (failed(checker.checkShape(inputName, input, inputShape)) ||
       failed(checker.checkFloatElementType(inputName, input)) ||
-      failed(checker.checkShape(operandName("weight"), weight, {"N", "K"},
-                                /*requireStatic=*/true)) ||
+      failed(packed ? checkPackedWeight(checker, weight, result, resultShape)
+                    : checker.checkShape(operandName("weight"), weight,
+                                         {"N", "K"}, /*requireStatic=*/true)) ||
       failed(checker.checkFloatElementType(operandName("weight"), weight)))
     return failure();
   if (bias &&
@@ -494,8 +567,9 @@ checkLinear(ShapeChecker &checker, Type input, Type weight, Type bias) {
 
 LogicalResult LinearOp::verify() {
   ShapeChecker checker = verifyingChecker(*this);
-  auto shapes = checkLinear(checker, getInput().getType(),
-                            getWeight().getType(), typeOrNull(getBias()));
+  auto shapes =
+      checkLinear(checker, getInput().getType(), getWeight().getType(),
+                  typeOrNull(getBias()), getType());
   return failure(failed(shapes) ||
                  failed(verifyResults(*this, checker, {"result"}, *shapes)));
 }
@@ -504,7 +578,8 @@ SmallVector<Type> LinearOp::inferResultTypes() {
   ShapeChecker checker;
   return resultTypes(getContext(), checker,
                      checkLinear(checker, getInput().getType(),
-                                 getWeight().getType(), typeOrNull(getBias())),
+                                 getWeight().getType(), typeOrNull(getBias()),
+                                 getType()),
                      1);
 }
 
@@ -513,7 +588,8 @@ void LinearOp::build(OpBuilder &builder, OperationState &state, Value input,
   ShapeChecker checker;
   auto types = resultTypes(
       builder.getContext(), checker,
-      checkLinear(checker, input.getType(), weight.getType(), typeOrNull(bias)),
+      checkLinear(checker, input.getType(), weight.getType(), typeOrNull(bias),
+                  /*result=*/{}),
       1);
   build(builder, state, types.front(), input, weight, bias);
 }

@@ -251,12 +251,48 @@ def Recur_InterleaveGatesOp : Recur_Op<"interleave_gates",
   let hasVerifier = 1;
 }
 
+def Recur_PackPanelsOp : Recur_Op<"pack_panels", [Pure]> {
+  let summary = "the rows of a weight in panels of `tile` rows, column by column";
+  let description = [{
+    Packs a `[N, K]` weight into `[ceil(N / tile), K, tile]`: panel `p` holds
+    rows `p * tile` to `p * tile + tile - 1`, stored column by column, and
+    rows past `N` are zero:
+
+    ```
+    result[p, k, r] = input[p * tile + r, k]   (0 where p * tile + r >= N)
+    ```
+
+    A GEMM's register tile of `tile` output columns then reads one
+    contiguous run of `tile` weights per step of its K loop. The CPU pipeline
+    packs the weights of `recur.linear` this way (`recur-pack-weights`, with
+    the tile chosen from the target's vector width); the weight depends on
+    nothing but the model's weights, so `recur-outline-weight-prologue` moves
+    the packing into the prologue that runs once per weight binding.
+
+    ```mlir
+    %p = recur.pack_panels %w tile(64)
+        : tensor<10001x256xf32> -> tensor<157x256x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$tile);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $input `tile` `(` $tile `)` attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input, "int64_t":$tile)>];
+}
+
 def Recur_LinearOp : Recur_Op<"linear", [Pure]> {
   let summary = "affine map over the last dimension";
   let description = [{
     `result = input · weightᵀ + bias` — PyTorch's `nn.Linear`: `input [..., K]`,
     `weight [N, K]`, optional `bias [N]` (absent is zero; the canonical form
     drops an explicit zero), `result [..., N]`.
+
+    The weight may also come packed by `recur.pack_panels` as
+    `[ceil(N / t), K, t]`; N is then the result's last dimension.
 
     ```mlir
     %logits = recur.linear %y, %w bias(%b)

@@ -65,7 +65,6 @@ public:
   /// The ranked tensor type of `shape` with the shared float element type.
   RankedTensorType floatTensorOf(const SymbolicShape &shape) const;
 
-private:
   /// Reports the message made of `parts` (unless silent) and fails. An
   /// inactive InFlightDiagnostic converts to success, hence not returned.
   template <typename... Parts> LogicalResult fail(const Parts &...parts) {
@@ -75,6 +74,8 @@ private:
     }
     return failure();
   }
+
+private:
 
   ErrorEmitter emitError;
   llvm::StringMap<int64_t> sizes;

@@ -109,6 +109,26 @@ def Wavefront : Pass<"recur-wavefront"> {
   }];
 }
 
+def PackWeights : Pass<"recur-pack-weights"> {
+  let summary = "Pack the weights of recur.linear into panels for a register-tiled GEMM";
+  let description = [{
+    Gives every `recur.linear` whose weight is a model weight (a
+    `recur.weight` argument) that weight packed by `recur.pack_panels`:
+    `[ceil(N / tile), K, tile]`, so that a register tile of `tile` output
+    columns reads one contiguous run of `tile` weights per step of its K
+    loop. `recur-outline-weight-prologue`, which runs after it, moves the
+    packing into the prologue: it runs once per weight binding.
+
+    The CPU pipeline runs it with `tile` = the columns of its GEMM register
+    tile, which depend on the target's vector width (`recur-compile --cpu`).
+    `tile = 0` leaves every weight as it is.
+  }];
+  let options = [
+    Option<"tile", "tile", "int64_t", /*default=*/"0",
+           "Rows per panel (0: pack nothing)">,
+  ];
+}
+
 def OutlineWeightPrologue : Pass<"recur-outline-weight-prologue",
                                  "::mlir::ModuleOp"> {
   let summary = "Move what a model computes from its weights alone into a prologue";

@@ -52,6 +52,46 @@ def OutlineParallelLoops : Pass<"recur-outline-parallel-loops", "::mlir::ModuleO
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
+  let summary = "Register-tiled, vectorized CPU kernels for the GEMMs of packed weights";
+  let description = [{
+    Replaces each bufferized contraction that reads a weight packed by
+    `recur.pack_panels` (the lowering of `recur.linear` after
+    `recur-pack-weights`):
+
+    ```
+    C[d..., n] += A[d..., k] * W[n floordiv t, k, n mod t]
+    ```
+
+    with a kernel built from vector ops. The leading dimensions of A and C
+    are one row index m. A parallel loop runs over blocks of rows (sized so
+    that a block of A stays in the core's L2 cache) and panels of `t`
+    columns. In each block, a register tile of `rows` x `t` outputs, `t` /
+    `vector-width` vectors per row, starts from the bias (when C was just
+    filled with a broadcast bias, which is then not written) or from C, and
+    stays in registers for the whole K loop. There each step loads one row
+    of the panel (contiguous in the packed layout), broadcasts one element
+    of A per row, and issues `rows` x `t` / `vector-width` `vector.fma`.
+    The tile is stored once, masked at the edge of N; rows left over at the
+    end of a block take a one-row tile.
+
+    Contractions of other shapes, and panels that are not a whole number of
+    vectors, are left to the loop lowering.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector register">,
+    Option<"rows", "rows", "int64_t", /*default=*/"6",
+           "Rows of the register tile">,
+    Option<"blockFloats", "block-floats", "int64_t", /*default=*/"65536",
+           "Elements of A per block of rows (the L2 share of one block)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def ApproximateMath : Pass<"recur-approximate-math"> {
   let summary = "Replace f32 exp, log, tanh and friends by inline polynomial approximations";
   let description = [{

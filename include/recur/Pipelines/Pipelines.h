@@ -9,6 +9,7 @@
 #define RECUR_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassOptions.h"
+#include "recur/Codegen/CpuGemmTile.h"
 
 namespace mlir {
 class OpPassManager;
@@ -65,6 +66,21 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   Option<bool> openmp{*this, "openmp",
                       llvm::cl::desc("Run parallel loops on OpenMP threads"),
                       llvm::cl::init(true)};
+  Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("f32 lanes per vector register of the target (16 with "
+                     "AVX-512, 8 with AVX2); 0: no packed, vectorized GEMMs"),
+      llvm::cl::init(0)};
+  Option<int64_t> vectorRegisters{
+      *this, "vector-registers",
+      llvm::cl::desc("Vector registers of the target (32 with AVX-512, 16 "
+                     "with AVX2)"),
+      llvm::cl::init(32)};
+
+  /// The GEMM register tile these options ask for.
+  CpuGemmTile gemmTile() const {
+    return CpuGemmTile::forTarget(vectorWidth, vectorRegisters);
+  }
 };
 
 struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
@@ -96,8 +112,10 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
 };
 
 /// recur-fusion: the recur -> recur loop-fusion stages up to `level`, then
-/// (above `none`) recur-outline-weight-prologue.
-void buildFusionPipeline(OpPassManager &pm, FusionLevel level);
+/// (above `none`) recur-pack-weights with `packTile` (0: none) and
+/// recur-outline-weight-prologue.
+void buildFusionPipeline(OpPassManager &pm, FusionLevel level,
+                         int64_t packTile = 0);
 
 /// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse.
 void buildConvertRecurPipeline(OpPassManager &pm);

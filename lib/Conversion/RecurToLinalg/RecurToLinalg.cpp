@@ -79,7 +79,8 @@ public:
   }
 
   /// `acc[d..., n] += sum_k x[d..., k] * w[n, k]`: x times w transposed, the
-  /// PyTorch weight layout, accumulated into `acc`.
+  /// PyTorch weight layout, accumulated into `acc`. A rank-3 `w` is that
+  /// weight packed by recur.pack_panels: w[n floordiv t, k, n mod t].
   Value accumulateMatmulTransposed(Value x, Value w, Value acc) {
     unsigned rank = cast<RankedTensorType>(x.getType()).getRank();
     unsigned loops = rank + 1; // leading dims, n, k
@@ -93,14 +94,19 @@ public:
       exprs.push_back(expr);
       return AffineMap::get(loops, 0, exprs, context);
     };
+    auto weightType = cast<RankedTensorType>(w.getType());
+    AffineMap weightMap = AffineMap::get(loops, 0, {n, k}, context);
+    if (weightType.getRank() == 3) {
+      int64_t tile = weightType.getDimSize(2);
+      weightMap =
+          AffineMap::get(loops, 0, {n.floorDiv(tile), k, n % tile}, context);
+    }
     SmallVector<IteratorType> iterators(loops, IteratorType::parallel);
     iterators.back() = IteratorType::reduction;
     return linalg::GenericOp::create(
                b, loc, TypeRange{acc.getType()}, ValueRange{x, w},
                ValueRange{acc},
-               ArrayRef<AffineMap>{withLast(k),
-                                   AffineMap::get(loops, 0, {n, k}, context),
-                                   withLast(n)},
+               ArrayRef<AffineMap>{withLast(k), weightMap, withLast(n)},
                iterators,
                [&](OpBuilder &nested, Location loc, ValueRange args) {
                  Value product = arith::MulFOp::create(nested, loc, args[0],
@@ -915,6 +921,49 @@ struct LowerInterleaveGates : OpRewritePattern<InterleaveGatesOp> {
   }
 };
 
+/// result[p, k, r] = input[p * tile + r, k], zero past the last row.
+struct LowerPackPanels : OpRewritePattern<PackPanelsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PackPanelsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elementType = type.getElementType();
+    int64_t rows = cast<RankedTensorType>(op.getInput().getType()).getDimSize(0);
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, type.getShape(), elementType);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
+        AffineMap::getMultiDimIdentityMap(3, rewriter.getContext()),
+        SmallVector<IteratorType>(3, IteratorType::parallel),
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          auto constant = [&](int64_t value) {
+            return arith::ConstantIndexOp::create(b, loc, value).getResult();
+          };
+          Value row = arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc, linalg::IndexOp::create(b, loc, 0),
+                                    constant(op.getTile())),
+              linalg::IndexOp::create(b, loc, 2));
+          Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                               row, constant(rows));
+          // Padding rows read row 0 and keep zero.
+          Value safeRow =
+              arith::SelectOp::create(b, loc, inside, row, constant(0));
+          Value value = tensor::ExtractOp::create(
+              b, loc, op.getInput(),
+              ValueRange{safeRow, linalg::IndexOp::create(b, loc, 1)});
+          Value zero = arith::ConstantOp::create(
+              b, loc, elementType, b.getFloatAttr(elementType, 0.0));
+          linalg::YieldOp::create(
+              b, loc, arith::SelectOp::create(b, loc, inside, value, zero)
+                          .getResult());
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
 struct LowerLogSoftmax : OpRewritePattern<LogSoftmaxOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LogSoftmaxOp op,
@@ -1022,7 +1071,8 @@ struct ConvertRecurToLinalgPass
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
     patterns.add<LowerEmbedding, LowerLinear, LowerLSTM, LowerLSTMRecurrence,
-                 LowerLSTMWavefront, LowerInterleaveGates, LowerLogSoftmax,
+                 LowerLSTMWavefront, LowerInterleaveGates, LowerPackPanels,
+                 LowerLogSoftmax,
                  LowerCrossEntropy>(context);
     // Diagnose every op that cannot be lowered before changing anything.
     bool lowerable = true;

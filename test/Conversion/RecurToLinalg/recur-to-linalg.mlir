@@ -187,6 +187,27 @@ func.func @linear_without_bias(%x: tensor<5x6xf32>, %w: tensor<11x6xf32>) -> ten
 
 // -----
 
+// A packed weight is read at [n floordiv t, k, n mod t].
+// CHECK-DAG: #[[PACKED:.*]] = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>
+// CHECK-LABEL: func.func @linear_packed
+// CHECK-SAME: (%[[X:.*]]: tensor<5x6xf32>, %[[W:.*]]: tensor<11x6xf32>)
+func.func @linear_packed(%x: tensor<5x6xf32>, %w: tensor<11x6xf32>) -> tensor<5x11xf32> {
+  // result[p, k, r] = w[p * 16 + r, k], zero for rows past 11.
+  // CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x6x16xf32>)
+  // CHECK:   %[[ROW:.*]] = arith.addi
+  // CHECK:   %[[IN:.*]] = arith.cmpi ult, %[[ROW]], %c11
+  // CHECK:   %[[SAFE:.*]] = arith.select %[[IN]], %[[ROW]], %c0
+  // CHECK:   %[[V:.*]] = tensor.extract %[[W]][%[[SAFE]], %{{.*}}]
+  // CHECK:   arith.select %[[IN]], %[[V]], %{{.*}} : f32
+  // CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[PACKED]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
+  // CHECK-SAME: ins(%[[X]], %[[P]] : tensor<5x6xf32>, tensor<1x6x16xf32>)
+  %p = recur.pack_panels %w tile(16) : tensor<11x6xf32> -> tensor<1x6x16xf32>
+  %y = recur.linear %x, %p : (tensor<5x6xf32>, tensor<1x6x16xf32>) -> tensor<5x11xf32>
+  return %y : tensor<5x11xf32>
+}
+
+// -----
+
 // log_softmax = x - max - log(sum(exp(x - max))) over the last dimension.
 // CHECK-LABEL: func.func @log_softmax
 func.func @log_softmax(%x: tensor<?x7xf32>) -> tensor<?x7xf32> {

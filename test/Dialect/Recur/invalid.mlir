@@ -569,3 +569,43 @@ func.func @wavefront_c0_count(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>, %b: 
   %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w) w_ih(%w) bias(%b) c0(%c, %c, %c) : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return
 }
+
+// -----
+
+func.func @pack_panels_result(%w: tensor<37x8xf32>) {
+  // expected-error @below {{'recur.pack_panels' op result expected 'tensor<3x8x16xf32>', got 'tensor<2x8x16xf32>'}}
+  %0 = recur.pack_panels %w tile(16) : tensor<37x8xf32> -> tensor<2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @pack_panels_dynamic(%w: tensor<?x8xf32>) {
+  // expected-error @below {{'recur.pack_panels' op operand 'input' must have a static shape [N, K], got 'tensor<?x8xf32>'}}
+  %0 = recur.pack_panels %w tile(16) : tensor<?x8xf32> -> tensor<3x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @packed_linear_panels(%x: tensor<2x8xf32>, %w: tensor<2x8x16xf32>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' packed in panels of 16 rows for N = 37 needs 3 panels, got 2}}
+  %0 = recur.linear %x, %w : (tensor<2x8xf32>, tensor<2x8x16xf32>) -> tensor<2x37xf32>
+  return
+}
+
+// -----
+
+func.func @packed_linear_dynamic_n(%x: tensor<2x8xf32>, %w: tensor<3x8x16xf32>) {
+  // expected-error @below {{'recur.linear' op a packed weight needs the result's last dimension N to be static, got 'tensor<2x?xf32>'}}
+  %0 = recur.linear %x, %w : (tensor<2x8xf32>, tensor<3x8x16xf32>) -> tensor<2x?xf32>
+  return
+}
+
+// -----
+
+func.func @packed_linear_depth(%x: tensor<2x9xf32>, %w: tensor<3x8x16xf32>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' expected shape [P, K, t] = [3, 9, 16], got [3, 8, 16]}}
+  %0 = recur.linear %x, %w : (tensor<2x9xf32>, tensor<3x8x16xf32>) -> tensor<2x37xf32>
+  return
+}

@@ -91,6 +91,17 @@ func.func @interleaved_recurrence(%gates: tensor<?x?x1024xf32>, %w_hh: tensor<10
   return %y, %b2 : tensor<?x?x256xf32>, tensor<1024xf32>
 }
 
+// CHECK-LABEL: func.func @packed_linear
+func.func @packed_linear(%x: tensor<?x?x8xf32>, %w: tensor<37x8xf32>, %b: tensor<37xf32>)
+    -> tensor<?x?x37xf32> {
+  // CHECK: %[[P:.*]] = recur.pack_panels %{{.*}} tile(16) : tensor<37x8xf32> -> tensor<3x8x16xf32>
+  // CHECK: recur.linear %{{.*}}, %[[P]] bias(%{{.*}}) : (tensor<?x?x8xf32>, tensor<3x8x16xf32>, tensor<37xf32>) -> tensor<?x?x37xf32>
+  %p = recur.pack_panels %w tile(16) : tensor<37x8xf32> -> tensor<3x8x16xf32>
+  %y = recur.linear %x, %p bias(%b)
+      : (tensor<?x?x8xf32>, tensor<3x8x16xf32>, tensor<37xf32>) -> tensor<?x?x37xf32>
+  return %y : tensor<?x?x37xf32>
+}
+
 // CHECK-LABEL: func.func @lstm_wavefront
 func.func @lstm_wavefront(%gates: tensor<?x?x32xf32>, %w0: tensor<32x8xf32>, %u1: tensor<24x8xf32>,
     %b1: tensor<24xf32>, %w1: tensor<24x6xf32>, %h0: tensor<?x8xf32>, %h1: tensor<?x6xf32>)

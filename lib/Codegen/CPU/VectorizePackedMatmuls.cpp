@@ -1,0 +1,339 @@
+//===- VectorizePackedMatmuls.cpp - register-tiled GEMM kernels -----------===//
+//
+// C[d..., n] += A[d..., k] * W[n floordiv t, k, n mod t] on buffers, as a
+// parallel loop over (blocks of rows, panels of t columns) whose body keeps a
+// rows x t tile of C in vector registers across the K loop: per step, one
+// contiguous row of the panel, one broadcast element of A per row, and an FMA
+// per (row, vector).
+//
+//===----------------------------------------------------------------------===//
+
+#include "recur/Codegen/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::recur {
+#define GEN_PASS_DEF_VECTORIZEPACKEDMATMULS
+#include "recur/Codegen/Passes.h.inc"
+} // namespace mlir::recur
+
+using namespace mlir;
+
+namespace {
+
+using utils::IteratorType;
+
+/// A contraction over a packed weight and what its kernel reads.
+struct PackedMatmul {
+  linalg::GenericOp op;
+  Value input;  // A [d..., K]
+  Value weight; // W [P, K, t]
+  Value output; // C [d..., N]
+  /// [N]: C was filled with it by `biasFill` right before the contraction.
+  Value bias;
+  linalg::GenericOp biasFill;
+};
+
+bool isF32MemRef(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.getElementType().isF32();
+}
+
+/// The body is `out + in0 * in1` (in either operand order).
+bool isMultiplyAccumulate(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 3)
+    return false;
+  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value accumulator = body.getArgument(2);
+  Value product = add.getLhs() == accumulator   ? add.getRhs()
+                  : add.getRhs() == accumulator ? add.getLhs()
+                                                : Value();
+  auto multiply = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!multiply)
+    return false;
+  Value a = body.getArgument(0), w = body.getArgument(1);
+  return (multiply.getLhs() == a && multiply.getRhs() == w) ||
+         (multiply.getLhs() == w && multiply.getRhs() == a);
+}
+
+/// `fill` broadcasts a vector of C's last size along C's other dimensions.
+Value matchBiasFill(linalg::GenericOp fill, Value output) {
+  if (!fill || !fill.hasPureBufferSemantics() || fill.getNumDpsInputs() != 1 ||
+      fill.getNumDpsInits() != 1 || fill.getDpsInits()[0] != output ||
+      fill.getNumReductionLoops() != 0)
+    return {};
+  Value bias = fill.getDpsInputs()[0];
+  auto outputType = cast<MemRefType>(output.getType());
+  auto biasType = dyn_cast<MemRefType>(bias.getType());
+  unsigned rank = outputType.getRank();
+  MLIRContext *context = fill.getContext();
+  Block &body = fill.getRegion().front();
+  if (!biasType || biasType.getRank() != 1 || !isF32MemRef(bias) ||
+      biasType.getShape() != outputType.getShape().take_back() ||
+      body.getOperations().size() != 1 ||
+      body.getTerminator()->getOperand(0) != body.getArgument(0))
+    return {};
+  SmallVector<AffineMap> expected = {
+      AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, context)),
+      AffineMap::getMultiDimIdentityMap(rank, context)};
+  return fill.getIndexingMapsArray() == expected ? bias : Value();
+}
+
+std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
+                                              int64_t vectorWidth) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1)
+    return std::nullopt;
+  PackedMatmul matmul{
+      op, op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0], {},
+      {}};
+  if (!isF32MemRef(matmul.input) || !isF32MemRef(matmul.weight) ||
+      !isF32MemRef(matmul.output))
+    return std::nullopt;
+  auto inputType = cast<MemRefType>(matmul.input.getType());
+  auto weightType = cast<MemRefType>(matmul.weight.getType());
+  auto outputType = cast<MemRefType>(matmul.output.getType());
+  unsigned rank = outputType.getRank();
+  if (weightType.getRank() != 3 || !weightType.hasStaticShape() ||
+      inputType.getRank() != rank || !weightType.getLayout().isIdentity() ||
+      !outputType.isLastDimUnitStride() || outputType.isDynamicDim(rank - 1))
+    return std::nullopt;
+  int64_t panels = weightType.getDimSize(0), depth = weightType.getDimSize(1),
+          tile = weightType.getDimSize(2),
+          columns = outputType.getDimSize(rank - 1);
+  if (tile % vectorWidth != 0 ||
+      panels != llvm::divideCeilSigned(columns, tile) ||
+      inputType.getDimSize(rank - 1) != depth)
+    return std::nullopt;
+
+  // Loops (d..., n, k), k the only reduction.
+  SmallVector<IteratorType> iterators(rank + 1, IteratorType::parallel);
+  iterators.back() = IteratorType::reduction;
+  if (op.getIteratorTypesArray() != iterators || !isMultiplyAccumulate(op))
+    return std::nullopt;
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineExpr> leading;
+  for (unsigned dim = 0; dim + 1 < rank; ++dim)
+    leading.push_back(getAffineDimExpr(dim, context));
+  AffineExpr n = getAffineDimExpr(rank - 1, context),
+             k = getAffineDimExpr(rank, context);
+  auto withLast = [&](AffineExpr last) {
+    SmallVector<AffineExpr> exprs = leading;
+    exprs.push_back(last);
+    return AffineMap::get(rank + 1, 0, exprs, context);
+  };
+  SmallVector<AffineMap> expected = {
+      withLast(k),
+      AffineMap::get(rank + 1, 0, {n.floorDiv(tile), k, n % tile}, context),
+      withLast(n)};
+  if (op.getIndexingMapsArray() != expected)
+    return std::nullopt;
+
+  auto fill = dyn_cast_or_null<linalg::GenericOp>(op->getPrevNode());
+  if (Value bias = matchBiasFill(fill, matmul.output)) {
+    matmul.bias = bias;
+    matmul.biasFill = fill;
+  }
+  return matmul;
+}
+
+class KernelEmitter {
+public:
+  KernelEmitter(RewriterBase &rewriter, const PackedMatmul &matmul,
+                int64_t vectorWidth, int64_t tileRows, int64_t blockFloats)
+      : b(rewriter), loc(matmul.op->getLoc()), matmul(matmul),
+        vectorWidth(vectorWidth), tileRows(tileRows), blockFloats(blockFloats) {
+    auto weightType = cast<MemRefType>(matmul.weight.getType());
+    panels = weightType.getDimSize(0);
+    depth = weightType.getDimSize(1);
+    tile = weightType.getDimSize(2);
+    auto outputType = cast<MemRefType>(matmul.output.getType());
+    rank = outputType.getRank();
+    columns = outputType.getDimSize(rank - 1);
+    vectorType = VectorType::get({vectorWidth}, b.getF32Type());
+  }
+
+  void emit() {
+    // Rows: the product of C's leading sizes.
+    SmallVector<Value> leadingSizes;
+    Value rows = index(1);
+    for (unsigned dim = 0; dim + 1 < rank; ++dim) {
+      leadingSizes.push_back(
+          memref::DimOp::create(b, loc, matmul.output, dim).getResult());
+      rows = arith::MulIOp::create(b, loc, rows, leadingSizes.back());
+    }
+    this->leadingSizes = leadingSizes;
+    // A block of rows of A fills its L2 share; a whole number of tiles.
+    int64_t blockRows =
+        std::max(tileRows, blockFloats / depth / tileRows * tileRows);
+    Value blocks = arith::CeilDivUIOp::create(b, loc, rows, index(blockRows));
+    scf::ParallelOp::create(
+        b, loc, ValueRange{index(0), index(0)},
+        ValueRange{blocks, index(panels)}, ValueRange{index(1), index(1)},
+        [&](OpBuilder &nested, Location, ValueRange ivs) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          Value first = arith::MulIOp::create(b, loc, ivs[0], index(blockRows));
+          Value end = arith::MinUIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, first, index(blockRows)),
+              rows);
+          Value count = arith::SubIOp::create(b, loc, end, first);
+          Value fullEnd = arith::AddIOp::create(
+              b, loc, first,
+              arith::MulIOp::create(
+                  b, loc,
+                  arith::DivUIOp::create(b, loc, count, index(tileRows)),
+                  index(tileRows)));
+          Value panel = ivs[1];
+          tileLoop(first, fullEnd, panel, tileRows);
+          tileLoop(fullEnd, end, panel, 1);
+        });
+  }
+
+private:
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+
+  /// Tiles of `height` rows from `first` to `end` (a multiple apart).
+  void tileLoop(Value first, Value end, Value panel, int64_t height) {
+    scf::ForOp::create(b, loc, first, end, index(height), ValueRange{},
+                       [&](OpBuilder &nested, Location, Value row, ValueRange) {
+                         OpBuilder::InsertionGuard guard(b);
+                         b.setInsertionPoint(nested.getInsertionBlock(),
+                                             nested.getInsertionPoint());
+                         registerTile(row, panel, height);
+                         scf::YieldOp::create(b, loc);
+                       });
+  }
+
+  /// The indices into C's (and A's) leading dimensions of row `row`.
+  SmallVector<Value> leadingIndices(Value row) {
+    SmallVector<Value> indices(leadingSizes.size());
+    for (size_t dim = leadingSizes.size(); dim-- > 0;) {
+      if (dim == 0) {
+        indices[dim] = row;
+        break;
+      }
+      indices[dim] = arith::RemUIOp::create(b, loc, row, leadingSizes[dim]);
+      row = arith::DivUIOp::create(b, loc, row, leadingSizes[dim]);
+    }
+    return indices;
+  }
+
+  SmallVector<Value> withLast(ArrayRef<Value> leading, Value last) {
+    SmallVector<Value> indices(leading);
+    indices.push_back(last);
+    return indices;
+  }
+
+  /// C[row .. row + height, panel * t .. + t] in registers over all of K.
+  void registerTile(Value firstRow, Value panel, int64_t height) {
+    int64_t vectors = tile / vectorWidth;
+    // Every column of the tile is inside C unless t does not divide N.
+    bool inBounds = columns % tile == 0;
+    Value firstColumn = arith::MulIOp::create(b, loc, panel, index(tile));
+    SmallVector<Value> columnOf;
+    for (int64_t v = 0; v < vectors; ++v)
+      columnOf.push_back(
+          arith::AddIOp::create(b, loc, firstColumn, index(v * vectorWidth)));
+    SmallVector<SmallVector<Value>> rowIndices;
+    for (int64_t r = 0; r < height; ++r)
+      rowIndices.push_back(leadingIndices(
+          r ? arith::AddIOp::create(b, loc, firstRow, index(r)).getResult()
+            : firstRow));
+
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                           b.getF32FloatAttr(0.0f));
+    SmallVector<Value> initial;
+    if (matmul.bias) {
+      SmallVector<Value> biasVectors;
+      for (int64_t v = 0; v < vectors; ++v)
+        biasVectors.push_back(vector::TransferReadOp::create(
+            b, loc, vectorType, matmul.bias, ValueRange{columnOf[v]}, zero,
+            ArrayRef<bool>{inBounds}));
+      for (int64_t r = 0; r < height; ++r)
+        llvm::append_range(initial, biasVectors);
+    } else {
+      for (int64_t r = 0; r < height; ++r)
+        for (int64_t v = 0; v < vectors; ++v)
+          initial.push_back(vector::TransferReadOp::create(
+              b, loc, vectorType, matmul.output,
+              withLast(rowIndices[r], columnOf[v]), zero,
+              ArrayRef<bool>{inBounds}));
+    }
+
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), index(depth), index(1), initial,
+        [&](OpBuilder &nested, Location, Value k, ValueRange accumulators) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          SmallVector<Value> weights;
+          for (int64_t v = 0; v < vectors; ++v)
+            weights.push_back(vector::LoadOp::create(
+                b, loc, vectorType, matmul.weight,
+                ValueRange{panel, k, index(v * vectorWidth)}));
+          SmallVector<Value> next;
+          for (int64_t r = 0; r < height; ++r) {
+            Value a = memref::LoadOp::create(b, loc, matmul.input,
+                                             withLast(rowIndices[r], k));
+            Value broadcast =
+                vector::BroadcastOp::create(b, loc, vectorType, a);
+            for (int64_t v = 0; v < vectors; ++v)
+              next.push_back(
+                  vector::FMAOp::create(b, loc, broadcast, weights[v],
+                                        accumulators[r * vectors + v]));
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+
+    for (int64_t r = 0; r < height; ++r)
+      for (int64_t v = 0; v < vectors; ++v)
+        vector::TransferWriteOp::create(
+            b, loc, loop.getResult(r * vectors + v), matmul.output,
+            withLast(rowIndices[r], columnOf[v]), ArrayRef<bool>{inBounds});
+  }
+
+  RewriterBase &b;
+  Location loc;
+  const PackedMatmul &matmul;
+  int64_t vectorWidth, tileRows, blockFloats;
+  int64_t panels = 0, depth = 0, tile = 0, columns = 0;
+  unsigned rank = 0;
+  VectorType vectorType;
+  SmallVector<Value> leadingSizes;
+};
+
+struct VectorizePackedMatmulsPass
+    : mlir::recur::impl::VectorizePackedMatmulsBase<
+          VectorizePackedMatmulsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (vectorWidth <= 0 || rows <= 0 || blockFloats <= 0) {
+      getOperation()->emitError(
+          "recur-vectorize-packed-matmuls needs positive vector-width, rows "
+          "and block-floats");
+      return signalPassFailure();
+    }
+    SmallVector<PackedMatmul> matmuls;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (auto matmul = matchPackedMatmul(op, vectorWidth))
+        matmuls.push_back(*matmul);
+    });
+    IRRewriter rewriter(&getContext());
+    for (const PackedMatmul &matmul : matmuls) {
+      rewriter.setInsertionPoint(matmul.op);
+      KernelEmitter(rewriter, matmul, vectorWidth, rows, blockFloats).emit();
+      rewriter.eraseOp(matmul.op);
+      if (matmul.biasFill)
+        rewriter.eraseOp(matmul.biasFill);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,136 @@
+// RUN: recur-opt %s -split-input-file --recur-vectorize-packed-matmuls="vector-width=16 rows=6" --canonicalize | FileCheck %s
+// RUN: recur-opt %s -split-input-file --recur-vectorize-packed-matmuls="vector-width=8 rows=6" --canonicalize | FileCheck %s --check-prefix=AVX2
+
+#x = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#w = affine_map<(d0, d1, d2, d3) -> (d2 floordiv 32, d3, d2 mod 32)>
+#y = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#bias = affine_map<(d0, d1, d2) -> (d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// The projection of a [T, B, K] sequence with a bias: rows m = t * B + b in
+// blocks, panels of 32 columns, all in parallel. A 6 x 32 tile (two vectors
+// per row) starts from the bias (whose broadcast into C is gone) and stays in
+// registers over K: per step one row of the panel, one broadcast of x per
+// row, 12 FMAs. N = 37 is not a multiple of 32: the stores are masked.
+// CHECK-LABEL: func.func @projection(
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x?x8xf32>, %[[W:[^:]*]]: memref<2x8x32xf32>, %[[B:[^:]*]]: memref<37xf32>, %[[Y:[^:]*]]: memref<?x?x37xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: %[[ROWS:.*]] = arith.muli
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[ROWS]], %c8190
+// CHECK: scf.parallel (%[[BLOCK:[^,]*]], %[[PANEL:[^)]*]]) = (%c0, %c0) to (%[[BLOCKS]], %c2)
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %c6 {
+// CHECK: %[[COL:.*]] = arith.muli %[[PANEL]], %c32
+// CHECK: %[[BIAS0:.*]] = vector.transfer_read %[[B]][%[[COL]]], %{{.*}} : memref<37xf32>, vector<16xf32>
+// CHECK: %[[ACC:.*]]:12 = scf.for %[[K:.*]] = %c0 to %c8 step %c1 iter_args(%[[A0:[^ ]*]] = %[[BIAS0]],
+// CHECK-DAG: %[[W0:.*]] = vector.load %[[W]][%[[PANEL]], %[[K]], %c0] : memref<2x8x32xf32>, vector<16xf32>
+// CHECK-DAG: %[[W1:.*]] = vector.load %[[W]][%[[PANEL]], %[[K]], %c16] : memref<2x8x32xf32>, vector<16xf32>
+// CHECK: %[[X0:.*]] = memref.load %[[X]][%{{.*}}, %{{.*}}, %[[K]]] : memref<?x?x8xf32>
+// CHECK: %[[XB:.*]] = vector.broadcast %[[X0]] : f32 to vector<16xf32>
+// CHECK: vector.fma %[[XB]], %[[W0]], %[[A0]] : vector<16xf32>
+// CHECK: vector.fma %[[XB]], %[[W1]], %{{.*}} : vector<16xf32>
+// CHECK-COUNT-10: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK-COUNT-12: vector.transfer_write %{{.*}}, %[[Y]][{{.*}}] : vector<16xf32>, memref<?x?x37xf32>
+// Rows left at the end of a block: a one-row tile.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 {
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-2: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// With 8 lanes a row of the tile is four vectors.
+// AVX2-LABEL: func.func @projection(
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>,
+// AVX2-COUNT-24: vector.fma {{.*}} : vector<8xf32>
+func.func @projection(%x: memref<?x?x8xf32>, %w: memref<2x8x32xf32>, %b: memref<37xf32>,
+                      %y: memref<?x?x37xf32>) {
+  linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%b : memref<37xf32>) outs(%y : memref<?x?x37xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x?x8xf32>, memref<2x8x32xf32>) outs(%y : memref<?x?x37xf32>) {
+  ^bb0(%a: f32, %b2: f32, %acc: f32):
+    %p = arith.mulf %a, %b2 : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// Without a bias fill right before, the tile starts from C; 32 columns in
+// panels of 16 need no mask. Five rows are fewer than a tile: with static
+// sizes only the one-row tiles remain.
+// CHECK-LABEL: func.func @accumulate(
+// CHECK-SAME: %[[X:[^:]*]]: memref<5x4xf32>, %[[W:[^:]*]]: memref<2x4x16xf32>, %[[Y:[^:]*]]: memref<5x32xf32>)
+// CHECK: scf.parallel
+// CHECK: %[[C:.*]] = vector.transfer_read %[[Y]][{{.*}}], %{{.*}} {in_bounds = [true]} : memref<5x32xf32>, vector<16xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[C]]
+// CHECK: vector.transfer_write %{{.*}}, %[[Y]][{{.*}}] {in_bounds = [true]} : vector<16xf32>, memref<5x32xf32>
+// AVX2-LABEL: func.func @accumulate(
+// AVX2: scf.parallel (%{{.*}}) = (%c0) to (%c2)
+// AVX2: scf.for %{{.*}} = %c0 to %c5 step %c1 {
+// AVX2-COUNT-2: vector.fma {{.*}} : vector<8xf32>
+// AVX2-NOT: vector.fma
+// AVX2: return
+func.func @accumulate(%x: memref<5x4xf32>, %w: memref<2x4x16xf32>, %y: memref<5x32xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<5x4xf32>, memref<2x4x16xf32>) outs(%y : memref<5x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %b, %a : f32
+    %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 12, d2, d1 mod 12)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// Panels of 12 columns are not a whole number of 16- (or 8-) lane vectors:
+// left to the loop lowering.
+// CHECK-LABEL: func.func @ragged_panel(
+// CHECK: linalg.generic
+// CHECK-NOT: vector.fma
+func.func @ragged_panel(%x: memref<5x4xf32>, %w: memref<2x4x12xf32>, %y: memref<5x24xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<5x4xf32>, memref<2x4x12xf32>) outs(%y : memref<5x24xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// Not a multiply-accumulate: left alone.
+// CHECK-LABEL: func.func @not_a_contraction(
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+// CHECK-NOT: vector.fma
+func.func @not_a_contraction(%x: memref<5x4xf32>, %w: memref<1x4x16xf32>, %y: memref<5x16xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<5x4xf32>, memref<1x4x16xf32>) outs(%y : memref<5x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.maximumf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

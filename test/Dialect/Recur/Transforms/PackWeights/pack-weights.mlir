@@ -1,0 +1,48 @@
+// RUN: recur-opt %s -split-input-file --recur-pack-weights=tile=16 | FileCheck %s
+// RUN: recur-opt %s -split-input-file --recur-pack-weights=tile=16 --recur-outline-weight-prologue | FileCheck %s --check-prefix=PROLOGUE
+// RUN: recur-opt %s -split-input-file --recur-pack-weights | FileCheck %s --check-prefix=NONE
+
+// A model weight is packed once, however many projections read it; the
+// projections keep their input, bias and result.
+// CHECK-LABEL: func.func @projections(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<?x?x8xf32>
+// CHECK-SAME: %[[W:[^:]*]]: tensor<37x8xf32>
+// CHECK-SAME: %[[B:[^:]*]]: tensor<37xf32>
+// CHECK: %[[P:.*]] = recur.pack_panels %[[W]] tile(16) : tensor<37x8xf32> -> tensor<3x8x16xf32>
+// CHECK-NOT: recur.pack_panels
+// CHECK: recur.linear %[[X]], %[[P]] bias(%[[B]]) : (tensor<?x?x8xf32>, tensor<3x8x16xf32>, tensor<37xf32>) -> tensor<?x?x37xf32>
+// CHECK: recur.linear %[[X]], %[[P]] : (tensor<?x?x8xf32>, tensor<3x8x16xf32>) -> tensor<?x?x37xf32>
+// The packing reads weights only: it runs in the prologue.
+// PROLOGUE-LABEL: func.func @projections(
+// PROLOGUE-SAME: tensor<3x8x16xf32> {recur.derived = "pack_panels(w)"}
+// PROLOGUE-NOT: recur.pack_panels
+// PROLOGUE-LABEL: func.func @projections_prepare(
+// PROLOGUE: recur.pack_panels
+// Without a tile nothing changes.
+// NONE-LABEL: func.func @projections(
+// NONE-NOT: recur.pack_panels
+func.func @projections(%x: tensor<?x?x8xf32> {recur.input = "x"},
+                       %w: tensor<37x8xf32> {recur.weight = "w"},
+                       %b: tensor<37xf32> {recur.weight = "b"})
+    -> (tensor<?x?x37xf32> {recur.output = "y"}, tensor<?x?x37xf32> {recur.output = "z"}) {
+  %y = recur.linear %x, %w bias(%b)
+      : (tensor<?x?x8xf32>, tensor<37x8xf32>, tensor<37xf32>) -> tensor<?x?x37xf32>
+  %z = recur.linear %x, %w : (tensor<?x?x8xf32>, tensor<37x8xf32>) -> tensor<?x?x37xf32>
+  return %y, %z : tensor<?x?x37xf32>, tensor<?x?x37xf32>
+}
+
+// -----
+
+// A weight that is a model input, or computed at run time, would be packed in
+// every run: it stays as it is.
+// CHECK-LABEL: func.func @not_weights(
+// CHECK-NOT: recur.pack_panels
+// CHECK: return
+func.func @not_weights(%x: tensor<4x8xf32> {recur.input = "x"},
+                       %w: tensor<16x8xf32> {recur.input = "w"})
+    -> (tensor<4x16xf32> {recur.output = "y"}) {
+  %y = recur.linear %x, %w : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %n = arith.negf %w : tensor<16x8xf32>
+  %z = recur.linear %x, %n : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %z : tensor<4x16xf32>
+}
