@@ -228,6 +228,25 @@ void LSTMOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 static FailureOr<SmallVector<SymbolicShape>>
 checkLSTMRecurrence(ShapeChecker &checker, Type inputGates, Type wHh, Type h0,
                     Type c0) {
+  auto packed = dyn_cast<RankedTensorType>(wHh);
+  if (packed && packed.getRank() == 3) {
+    // Packed by recur.pack_panels: [ceil(4H / t), H, t].
+    std::string what = operandName("w_hh");
+    if (failed(checker.checkShape(what, wHh, {"P", "H", "t"},
+                                  /*requireStatic=*/true)) ||
+        failed(checker.checkFloatElementType(what, wHh)))
+      return failure();
+    int64_t panels = llvm::divideCeilSigned(4 * packed.getDimSize(1),
+                                            packed.getDimSize(2));
+    if (panels != packed.getDimSize(0))
+      return checker.fail(what, " packed in panels of ", packed.getDimSize(2),
+                          " rows for 4*H = ", 4 * packed.getDimSize(1),
+                          " needs ", panels, " panels, got ",
+                          packed.getDimSize(0));
+    return checkLSTMOperands(
+        checker, {{"input_gates", inputGates, {"T", "B", {"H", 4}}, false}},
+        h0, c0);
+  }
   // w_hh fixes H first, so that a wrong gate width is reported against it.
   return checkLSTMOperands(
       checker,
@@ -256,6 +275,10 @@ LogicalResult LSTMRecurrenceOp::verify() {
   if (failed(shapes) ||
       failed(verifyResults(*this, checker, {"y", "h_n", "c_n"}, *shapes)))
     return failure();
+  if (cast<ShapedType>(getWHh().getType()).getRank() == 3 &&
+      (getCell() != CellSchedule::separate || getGateTile()))
+    return emitOpError("a packed w_hh is read by the separate schedule's "
+                       "GEMM; it needs cell<separate>");
   if (std::optional<int64_t> tile = getGateTile()) {
     if (getCell() != CellSchedule::fused)
       return emitOpError("an interleaved w_hh needs cell<fused>; the "

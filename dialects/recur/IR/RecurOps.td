@@ -108,6 +108,10 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
     units `j` in `[jK, jK + K)` for gates i, f, g, o are adjacent. Only the
     fused schedule reads that layout; `K` divides `H`.
 
+    With the separate schedule `w_hh` may instead come packed by
+    `recur.pack_panels`, `[ceil(4H / t), H, t]`, for the CPU's register-tiled
+    GEMM (`recur-pack-weights`).
+
     ```mlir
     %w = recur.interleave_gates %w_hh tile(8) : tensor<1024x256xf32>
     %y, %h, %c = recur.lstm_recurrence %gates, %w interleaved(8) cell<fused>

@@ -37,20 +37,29 @@ struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
   void runOnOperation() override {
     if (tile <= 0)
       return;
-    // One packed copy per weight, however many projections read it.
+    // One packed copy per weight, however many ops read it.
     llvm::DenseMap<Value, Value> packed;
-    getOperation()->walk([&](LinearOp op) {
-      Value weight = op.getWeight();
-      auto type = dyn_cast<RankedTensorType>(weight.getType());
-      if (!type || type.getRank() != 2 || !isModelWeight(weight))
+    auto pack = [&](OpOperand &weight) {
+      auto type = dyn_cast<RankedTensorType>(weight.get().getType());
+      if (!type || type.getRank() != 2 || !isModelWeight(weight.get()))
         return;
-      Value &panels = packed[weight];
+      Value &panels = packed[weight.get()];
       if (!panels) {
-        auto argument = cast<BlockArgument>(weight);
+        auto argument = cast<BlockArgument>(weight.get());
         OpBuilder builder = OpBuilder::atBlockBegin(argument.getOwner());
-        panels = PackPanelsOp::create(builder, op.getLoc(), weight, tile);
+        panels = PackPanelsOp::create(builder, argument.getLoc(), argument,
+                                      tile);
       }
-      op.getWeightMutable().assign(panels);
+      weight.assign(panels);
+    };
+    getOperation()->walk([&](Operation *op) {
+      if (auto linear = dyn_cast<LinearOp>(op))
+        pack(linear.getWeightMutable());
+      // The separate schedule's recurrent GEMM is a GEMM like any other.
+      if (auto recurrence = dyn_cast<LSTMRecurrenceOp>(op))
+        if (recurrence.getCell() == CellSchedule::separate &&
+            !recurrence.getGateTile())
+          pack(recurrence.getWHhMutable());
     });
   }
 };

@@ -112,8 +112,10 @@ def Wavefront : Pass<"recur-wavefront"> {
 def PackWeights : Pass<"recur-pack-weights"> {
   let summary = "Pack the weights of recur.linear into panels for a register-tiled GEMM";
   let description = [{
-    Gives every `recur.linear` whose weight is a model weight (a
-    `recur.weight` argument) that weight packed by `recur.pack_panels`:
+    Gives every `recur.linear`, and every `recur.lstm_recurrence` with the
+    separate cell schedule (whose per-step recurrent GEMM is a GEMM like any
+    other), whose weight is a model weight (a `recur.weight` argument) that
+    weight packed by `recur.pack_panels`:
     `[ceil(N / tile), K, tile]`, so that a register tile of `tile` output
     columns reads one contiguous run of `tile` weights per step of its K
     loop. `recur-outline-weight-prologue`, which runs after it, moves the

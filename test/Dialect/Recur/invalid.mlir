@@ -609,3 +609,19 @@ func.func @packed_linear_depth(%x: tensor<2x9xf32>, %w: tensor<3x8x16xf32>) {
   %0 = recur.linear %x, %w : (tensor<2x9xf32>, tensor<3x8x16xf32>) -> tensor<2x37xf32>
   return
 }
+
+// -----
+
+func.func @packed_w_hh_fused(%g: tensor<3x2x24xf32>, %w: tensor<2x6x16xf32>) {
+  // expected-error @below {{'recur.lstm_recurrence' op a packed w_hh is read by the separate schedule's GEMM; it needs cell<separate>}}
+  %y, %h, %c = recur.lstm_recurrence %g, %w cell<fused> : (tensor<3x2x24xf32>, tensor<2x6x16xf32>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  return
+}
+
+// -----
+
+func.func @packed_w_hh_panels(%g: tensor<3x2x24xf32>, %w: tensor<1x6x16xf32>) {
+  // expected-error @below {{'recur.lstm_recurrence' op operand 'w_hh' packed in panels of 16 rows for 4*H = 24 needs 2 panels, got 1}}
+  %y, %h, %c = recur.lstm_recurrence %g, %w : (tensor<3x2x24xf32>, tensor<1x6x16xf32>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  return
+}

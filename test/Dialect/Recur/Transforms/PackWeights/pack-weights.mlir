@@ -46,3 +46,23 @@ func.func @not_weights(%x: tensor<4x8xf32> {recur.input = "x"},
   %z = recur.linear %x, %n : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
   return %z : tensor<4x16xf32>
 }
+
+// -----
+
+// The separate schedule's recurrent GEMM reads w_hh packed too; a fused step
+// reads its own (interleaved) layout and keeps it.
+// CHECK-LABEL: func.func @recurrences(
+// CHECK-SAME: %[[G:[^:]*]]: tensor<?x?x24xf32>
+// CHECK-SAME: %[[W:[^:]*]]: tensor<24x6xf32>
+// CHECK: %[[P:.*]] = recur.pack_panels %[[W]] tile(16) : tensor<24x6xf32> -> tensor<2x6x16xf32>
+// CHECK: recur.lstm_recurrence %[[G]], %[[P]] : (tensor<?x?x24xf32>, tensor<2x6x16xf32>)
+// CHECK: recur.lstm_recurrence %[[G]], %[[W]] cell<fused>
+func.func @recurrences(%g: tensor<?x?x24xf32> {recur.input = "g"},
+                       %w: tensor<24x6xf32> {recur.weight = "w_hh"})
+    -> (tensor<?x?x6xf32> {recur.output = "y"}, tensor<?x?x6xf32> {recur.output = "z"}) {
+  %y, %h, %c = recur.lstm_recurrence %g, %w
+      : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  %z, %h2, %c2 = recur.lstm_recurrence %g, %w cell<fused>
+      : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  return %y, %z : tensor<?x?x6xf32>, tensor<?x?x6xf32>
+}
