@@ -1,5 +1,6 @@
 """What the benchmark ran on: CPU, GPU, commit."""
 import ctypes
+import json
 import os
 import platform
 import re
@@ -54,14 +55,51 @@ def slug(text):
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
+def cpu_isa():
+    """The widest fp32 vector ISA of this CPU: avx512, avx2, sse (x86) or the
+    machine's name elsewhere. Recur picks its GEMM tiles by it, so results of
+    different classes never share a folder."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f
+                          if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    if "avx512f" in flags:
+        return "avx512"
+    if "avx2" in flags and "fma" in flags:
+        return "avx2"
+    if flags:
+        return "sse"
+    return slug(platform.machine() or "unknown")
+
+
 def machine_slug(gpus):
     """bench/results/<slug>: the GPU's name where there is one, else the CPU
-    model and core count (hostnames say nothing about speed)."""
+    model, its vector ISA and core count (hostnames say nothing about speed)."""
     if gpus:
         return slug(gpus[0])
     model = re.sub(r"\((r|tm)\)|\bcpu\b|\bprocessor\b|@.*", "", cpu_model(), flags=re.I)
     model = re.sub(r"\b\d+-core\b", "", model, flags=re.I)
-    return f"cpu-{slug(model)}-{cpu_count()}c"
+    return f"cpu-{slug(model)}-{cpu_isa()}-{cpu_count()}c"
+
+
+def fma_peak(probe, threads):
+    """{"isa", "vector_width", "gflops": fp32 FMA GFLOP/s on `threads` threads,
+    "method"} measured by bench-fma-peak, or None without the probe."""
+    if not probe or not os.path.exists(probe):
+        return None
+    try:
+        run = subprocess.run([probe, "--threads", str(threads), "--json"],
+                             capture_output=True, text=True, check=True, timeout=120)
+        data = json.loads(run.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return {"isa": data["isa"], "vector_width": data["vector_width"],
+            "gflops": data["gflops"].get(str(threads)),
+            "by_threads": data["gflops"],
+            "method": "bench-fma-peak: independent vector FMA chains on every thread, "
+                      "best of 3"}
 
 
 def recur_commit(root):
@@ -81,7 +119,8 @@ def recur_commit(root):
 
 
 def describe(gpus):
-    return {"slug": machine_slug(gpus), "cpu": cpu_model(), "cores": cpu_count(),
+    return {"slug": machine_slug(gpus), "cpu": cpu_model(), "isa": cpu_isa(),
+            "cores": cpu_count(),
             "memory_gib": memory_gib(), "gpus": gpus,
             "os": f"{platform.system()} {platform.release()}",
             "python": platform.python_version()}

@@ -68,10 +68,12 @@ def _number(value, digits=3):
     return f"{value:.{digits}g}"
 
 
-def _table(entry):
+def _table(entry, fma_peak=None):
+    """`fma_peak`: the CPU's fp32 FMA GFLOP/s, for the CPU rows' share of it."""
     lines = ["| system | device | check | ms/batch median | min | max | sequences/s | "
+             "GFLOP/s | of FMA peak | "
              "Recur speedup | compile/JIT s | peak RSS MiB | max abs error | max rel error |",
-             "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+             "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     notes = []
     skipped = {}
     for row in entry["results"]:
@@ -85,10 +87,14 @@ def _table(entry):
         peak = _number(row.get("peak_rss_mib"))
         if row.get("peak_device_mib") is not None:
             peak += f" (GPU {_number(row['peak_device_mib'])})"
+        gflops = entry["gflop_per_batch"] / (row["ms"]["median"] / 1000) \
+            if row["ms"]["median"] else None
+        share = f"{100 * gflops / fma_peak:.0f}%" \
+            if gflops and fma_peak and row["device"] == "cpu" else "—"
         lines.append(
             f"| {name} | {row['device']} | {status} | {_number(row['ms']['median'], 4)} | "
             f"{_number(row['ms']['min'], 4)} | {_number(row['ms']['max'], 4)} | "
-            f"{_number(row['sequences_per_second'])} | "
+            f"{_number(row['sequences_per_second'])} | {_number(gflops)} | {share} | "
             f"{'—' if speedup is None else f'{speedup:.2f}×'} | {_number(row.get('compile_s'))} | "
             f"{peak} | {_number(c.get('max_abs_error'), 2)} | {_number(c.get('max_rel_error'), 2)} |")
         for text in ([f"{row['status']}: {row['reason']}"] if row.get("reason") else []) + \
@@ -111,6 +117,10 @@ def markdown(result, plots):
         out += ["**Quick run** (at most 1 warm-up and 3 timed batches): not for comparison.", ""]
     out += [
         f"- machine: `{m['slug']}`: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB; {gpus}",
+        *([f"- fp32 FMA peak ({m['fp32_peak']['isa']}, {result['threads']} threads): "
+           f"{m['fp32_peak']['gflops']} GFLOP/s, measured by {m['fp32_peak']['method']}; "
+           "GFLOP/s counts a batch's GEMM multiply-adds × 2"]
+          if m.get("fp32_peak") and m["fp32_peak"].get("gflops") else []),
         f"- precision: {', '.join(precisions)}"
         + (" (TF32 off everywhere)" if precisions == ["fp32"] else ""),
         f"- Recur: commit {result['recur']['commit']}, {result['recur']['llvm'] or 'LLVM ?'}; "
@@ -133,7 +143,7 @@ def markdown(result, plots):
             out += [title, "", describe + ". Not run: " + "; ".join(reasons) + ".", ""]
             continue
         reference = entry.get("reference", {})
-        lines, notes = _table(entry)
+        lines, notes = _table(entry, (m.get("fp32_peak") or {}).get("gflops"))
         out += [title, "", describe + ".", "",
                 f"Reference: {reference.get('what') or reference.get('error')}"
                 + (f" ({reference['seconds']} s)" if "seconds" in reference else "") + ".", ""]
