@@ -1,6 +1,7 @@
 //===- CpuBackend.cpp - models compiled for the host CPU ------------------===//
 
 #include "Backend.h"
+#include "HostHeap.h"
 #include "TensorChecks.h"
 #include "recur/runtime.h"
 
@@ -48,16 +49,18 @@ void *track(void *pointer) noexcept {
   try {
     liveBuffers->push_back(pointer);
   } catch (const std::bad_alloc &) {
-    std::free(pointer);
+    hostFree(pointer);
     return nullptr;
   }
   return pointer;
 }
 
-void *trackedMalloc(size_t bytes) noexcept { return track(std::malloc(bytes)); }
+void *trackedMalloc(size_t bytes) noexcept {
+  return track(hostAllocate(bytes, alignof(std::max_align_t)));
+}
 
 void *trackedAlignedAlloc(size_t alignment, size_t bytes) noexcept {
-  return track(std::aligned_alloc(alignment, bytes));
+  return track(hostAllocate(bytes, alignment));
 }
 
 void trackedFree(void *pointer) noexcept {
@@ -67,7 +70,7 @@ void trackedFree(void *pointer) noexcept {
     if (found != liveBuffers->rend())
       liveBuffers->erase(std::next(found).base());
   }
-  std::free(pointer);
+  hostFree(pointer);
 }
 
 class CpuBackend : public Backend {
@@ -129,8 +132,10 @@ public:
     // held are nobody's. After a successful run they are its results, which
     // the caller owns.
     if (int64_t bytes = failedAllocation ? failedAllocation() : 0) {
+      // Memory is short: what the run held and what the heap keeps go back.
       for (void *buffer : live)
-        std::free(buffer);
+        hostFree(buffer, /*keep=*/false);
+      releaseHostCache();
       throw Failure("out of memory: the model could not allocate " +
                     std::to_string(bytes) + " bytes for this run");
     }
@@ -142,7 +147,7 @@ public:
                           const std::string &what) const override {
     if (owned)
       return {allocated, data, false, true};
-    void *copy = std::malloc(bytes ? bytes : 1);
+    void *copy = hostAllocate(bytes ? bytes : 1, alignof(std::max_align_t));
     if (!copy)
       throw Failure("out of memory copying " + what + " (" +
                     std::to_string(bytes) + " bytes)");
@@ -151,7 +156,7 @@ public:
     return {copy, copy, false, false};
   }
 
-  void freeResult(void *allocated) const override { std::free(allocated); }
+  void freeResult(void *allocated) const override { hostFree(allocated); }
 
   void setHostOutputs(bool) override {} // always host tensors
   DLDevice outputDevice(bool) const override { return {kDLCPU, 0}; }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
+#include "HostHeap.h"
 #include "Cuda.h"
 #include "TensorChecks.h"
 
@@ -145,5 +146,5 @@ void recur::runtime::freeOutputBuffer(void *allocated, bool onDevice) {
   if (onDevice)
     cuda::ModelGpu::freeModelAllocation(allocated);
   else
-    std::free(allocated);
+    hostFree(allocated);
 }
