@@ -67,8 +67,9 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
     are one row index m. A parallel loop runs over blocks of rows (sized so
     that a block of A stays in the core's L2 cache) and panels of `t`
     columns. In each block, a register tile of `rows` x `t` outputs, `t` /
-    `vector-width` vectors per row, starts from the bias (when C was just
-    filled with a broadcast bias, which is then not written) or from C, and
+    `vector-width` vectors per row, starts from what C was set to right
+    before (a broadcast bias, or a copy into a freshly allocated C: the
+    separate LSTM step's gates; that write is then left out) or from C, and
     stays in registers for the whole K loop. There each step loads one row
     of the panel (contiguous in the packed layout), broadcasts one element
     of A per row, and issues `rows` x `t` / `vector-width` `vector.fma`.

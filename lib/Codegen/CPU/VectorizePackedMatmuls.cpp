@@ -29,9 +29,12 @@ struct PackedMatmul {
   Value input;  // A [d..., K]
   Value weight; // W [P, K, t]
   Value output; // C [d..., N]
-  /// [N]: C was filled with it by `biasFill` right before the contraction.
+  /// [N]: C was filled with it by `initialization` right before the
+  /// contraction.
   Value bias;
-  linalg::GenericOp biasFill;
+  /// Shaped like C: C was a fresh buffer that `initialization` copied it into.
+  Value initial;
+  Operation *initialization = nullptr;
 };
 
 bool isF32MemRef(Value value) {
@@ -132,10 +135,24 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
   if (op.getIndexingMapsArray() != expected)
     return std::nullopt;
 
-  auto fill = dyn_cast_or_null<linalg::GenericOp>(op->getPrevNode());
-  if (Value bias = matchBiasFill(fill, matmul.output)) {
+  // What C was set to right before: the tiles start from it instead.
+  Operation *previous = op->getPrevNode();
+  if (Value bias = matchBiasFill(dyn_cast_or_null<linalg::GenericOp>(previous),
+                                 matmul.output)) {
     matmul.bias = bias;
-    matmul.biasFill = fill;
+    matmul.initialization = previous;
+  } else if (auto copy = dyn_cast_or_null<linalg::CopyOp>(previous)) {
+    // A fresh C cannot alias the source it was copied from.
+    Value source = copy.getInputs()[0];
+    auto sourceType = dyn_cast<MemRefType>(source.getType());
+    if (copy.getOutputs()[0] == matmul.output &&
+        matmul.output.getDefiningOp<memref::AllocOp>() && sourceType &&
+        sourceType.getShape() == outputType.getShape() &&
+        sourceType.getElementType() == outputType.getElementType() &&
+        sourceType.isLastDimUnitStride()) {
+      matmul.initial = source;
+      matmul.initialization = copy;
+    }
   }
   return matmul;
 }
@@ -259,12 +276,12 @@ private:
       for (int64_t r = 0; r < height; ++r)
         llvm::append_range(initial, biasVectors);
     } else {
+      Value start = matmul.initial ? matmul.initial : matmul.output;
       for (int64_t r = 0; r < height; ++r)
         for (int64_t v = 0; v < vectors; ++v)
           initial.push_back(vector::TransferReadOp::create(
-              b, loc, vectorType, matmul.output,
-              withLast(rowIndices[r], columnOf[v]), zero,
-              ArrayRef<bool>{inBounds}));
+              b, loc, vectorType, start, withLast(rowIndices[r], columnOf[v]),
+              zero, ArrayRef<bool>{inBounds}));
     }
 
     auto loop = scf::ForOp::create(
@@ -330,8 +347,8 @@ struct VectorizePackedMatmulsPass
       rewriter.setInsertionPoint(matmul.op);
       KernelEmitter(rewriter, matmul, vectorWidth, rows, blockFloats).emit();
       rewriter.eraseOp(matmul.op);
-      if (matmul.biasFill)
-        rewriter.eraseOp(matmul.biasFill);
+      if (matmul.initialization)
+        rewriter.eraseOp(matmul.initialization);
     }
   }
 };

@@ -134,3 +134,55 @@ func.func @not_a_contraction(%x: memref<5x4xf32>, %w: memref<1x4x16xf32>, %y: me
   }
   return
 }
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// The separate LSTM step: a fresh C that the step's gates were copied into.
+// The tiles start from the gates and the copy is gone.
+// CHECK-LABEL: func.func @from_copy(
+// CHECK-SAME: %[[X:[^:]*]]: memref<6x4xf32>, %[[W:[^:]*]]: memref<1x4x16xf32>, %[[G:[^:]*]]: memref<6x16xf32, strided<[32, 1]>>)
+// CHECK: %[[C:.*]] = memref.alloc() : memref<6x16xf32>
+// CHECK-NOT: linalg.copy
+// CHECK: %[[G0:.*]] = vector.transfer_read %[[G]][{{.*}}], %{{.*}} {in_bounds = [true]} : memref<6x16xf32, strided<[32, 1]>>, vector<16xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[G0]]
+// CHECK: vector.transfer_write %{{.*}}, %[[C]]
+func.func @from_copy(%x: memref<6x4xf32>, %w: memref<1x4x16xf32>, %g: memref<6x16xf32, strided<[32, 1]>>) -> memref<6x16xf32> {
+  %c = memref.alloc() : memref<6x16xf32>
+  linalg.copy ins(%g : memref<6x16xf32, strided<[32, 1]>>) outs(%c : memref<6x16xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<6x4xf32>, memref<1x4x16xf32>) outs(%c : memref<6x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return %c : memref<6x16xf32>
+}
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A copy into a C that is not fresh might alias its source: it stays, and
+// the tiles start from C.
+// CHECK-LABEL: func.func @copy_into_argument(
+// CHECK-SAME: %{{[^:]*}}: memref<6x4xf32>, %{{[^:]*}}: memref<1x4x16xf32>, %[[G:[^:]*]]: memref<6x16xf32>, %[[C:[^:]*]]: memref<6x16xf32>)
+// CHECK: linalg.copy
+// CHECK: vector.transfer_read %[[C]]
+func.func @copy_into_argument(%x: memref<6x4xf32>, %w: memref<1x4x16xf32>, %g: memref<6x16xf32>, %c: memref<6x16xf32>) {
+  linalg.copy ins(%g : memref<6x16xf32>) outs(%c : memref<6x16xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<6x4xf32>, memref<1x4x16xf32>) outs(%c : memref<6x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
