@@ -73,8 +73,9 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
     stays in registers for the whole K loop. There each step loads one row
     of the panel (contiguous in the packed layout), broadcasts one element
     of A per row, and issues `rows` x `t` / `vector-width` `vector.fma`.
-    The tile is stored once, masked at the edge of N; rows left over at the
-    end of a block take a one-row tile.
+    The tile is stored once, masked at the edge of N; the rows left over at
+    the end of a block (fewer than `rows`) take one tile of their own height
+    (an `scf.index_switch` over the heights).
 
     Contractions of other shapes, and panels that are not a whole number of
     vectors, are left to the loop lowering.

@@ -207,8 +207,28 @@ public:
                   index(tileRows)));
           Value panel = ivs[1];
           tileLoop(first, fullEnd, panel, tileRows);
-          tileLoop(fullEnd, end, panel, 1);
+          remainderTile(fullEnd, arith::SubIOp::create(b, loc, end, fullEnd),
+                        panel);
         });
+  }
+
+  /// The rows left after the full tiles (fewer than `tileRows`) as one tile
+  /// of exactly that height, so that e.g. B = 16 runs 6 + 6 + 4 rows rather
+  /// than four one-row tiles that load a panel row per FMA.
+  void remainderTile(Value firstRow, Value count, Value panel) {
+    SmallVector<int64_t> heights;
+    for (int64_t height = 1; height < tileRows; ++height)
+      heights.push_back(height);
+    auto cases = scf::IndexSwitchOp::create(b, loc, TypeRange{}, count, heights,
+                                            heights.size());
+    OpBuilder::InsertionGuard guard(b);
+    b.createBlock(&cases.getDefaultRegion());
+    scf::YieldOp::create(b, loc); // no rows left
+    for (auto [region, height] : llvm::zip(cases.getCaseRegions(), heights)) {
+      b.createBlock(&region);
+      registerTile(firstRow, panel, height);
+      scf::YieldOp::create(b, loc);
+    }
   }
 
 private:

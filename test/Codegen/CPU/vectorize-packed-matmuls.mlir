@@ -32,12 +32,19 @@
 // CHECK-NOT: vector.fma
 // CHECK: scf.yield
 // CHECK-COUNT-12: vector.transfer_write %{{.*}}, %[[Y]][{{.*}}] : vector<16xf32>, memref<?x?x37xf32>
-// Rows left at the end of a block: a one-row tile.
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 {
+// The 1 to 5 rows left at the end of a block: one tile of that height.
+// CHECK: %[[LEFT:.*]] = arith.subi
+// CHECK: scf.index_switch %[[LEFT]]
+// CHECK: case 1 {
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>)
 // CHECK-COUNT-2: vector.fma
+// CHECK: case 2 {
+// CHECK-COUNT-4: vector.fma
+// CHECK: case 5 {
+// CHECK-COUNT-10: vector.fma
+// CHECK: default {
 // CHECK-NOT: vector.fma
-// CHECK: scf.yield
+// CHECK: return
 // With 8 lanes a row of the tile is four vectors.
 // AVX2-LABEL: func.func @projection(
 // AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>,
@@ -67,7 +74,7 @@ func.func @projection(%x: memref<?x?x8xf32>, %w: memref<2x8x32xf32>, %b: memref<
 
 // Without a bias fill right before, the tile starts from C; 32 columns in
 // panels of 16 need no mask. Five rows are fewer than a tile: with static
-// sizes only the one-row tiles remain.
+// sizes only the five-row tile remains.
 // CHECK-LABEL: func.func @accumulate(
 // CHECK-SAME: %[[X:[^:]*]]: memref<5x4xf32>, %[[W:[^:]*]]: memref<2x4x16xf32>, %[[Y:[^:]*]]: memref<5x32xf32>)
 // CHECK: scf.parallel
@@ -76,8 +83,9 @@ func.func @projection(%x: memref<?x?x8xf32>, %w: memref<2x8x32xf32>, %b: memref<
 // CHECK: vector.transfer_write %{{.*}}, %[[Y]][{{.*}}] {in_bounds = [true]} : vector<16xf32>, memref<5x32xf32>
 // AVX2-LABEL: func.func @accumulate(
 // AVX2: scf.parallel (%{{.*}}) = (%c0) to (%c2)
-// AVX2: scf.for %{{.*}} = %c0 to %c5 step %c1 {
-// AVX2-COUNT-2: vector.fma {{.*}} : vector<8xf32>
+// AVX2-NOT: scf.index_switch
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2-COUNT-10: vector.fma {{.*}} : vector<8xf32>
 // AVX2-NOT: vector.fma
 // AVX2: return
 func.func @accumulate(%x: memref<5x4xf32>, %w: memref<2x4x16xf32>, %y: memref<5x32xf32>) {
