@@ -86,9 +86,12 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   // llvm.func.
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createLowerCopiesToLinalg());
-  if (CpuGemmTile tile = options.gemmTile(); tile.enabled())
+  if (CpuGemmTile tile = options.gemmTile(); tile.enabled()) {
     pm.addPass(createVectorizePackedMatmuls(
         VectorizePackedMatmulsOptions{tile.vectorWidth, tile.rows}));
+    pm.addPass(createVectorizeElementwise(
+        VectorizeElementwiseOptions{tile.vectorWidth}));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // exp and tanh inline instead of libm calls in every cell update.
   pm.addPass(createApproximateMath());

@@ -94,6 +94,29 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def VectorizeElementwise : Pass<"recur-vectorize-elementwise"> {
+  let summary = "Elementwise linalg.generic ops on buffers as loops over vectors";
+  let description = [{
+    An elementwise `linalg.generic` on buffers (every loop parallel, every
+    operand read and written at the same index, a body of arith and math
+    ops: the LSTM cell of the separate schedule) becomes a parallel loop
+    over its leading dimensions and, along the last one, a loop over
+    vectors of `vector-width` lanes whose body is the generic's body on
+    vectors; the last, partial vector is masked. LLVM's loop vectorizer
+    gives up on such loops (too many buffers that might alias), which left
+    the cell's five transcendentals per element scalar; as vector ops they
+    are also what `recur-approximate-math` expands into vector polynomials.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector register">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def ApproximateMath : Pass<"recur-approximate-math"> {
   let summary = "Replace f32 exp, log, tanh and friends by inline polynomial approximations";
   let description = [{
