@@ -28,7 +28,7 @@ class System:
     kind: str  # "recur", "python" (a runner script) or "binary" (a C++ baseline)
     what: str  # one line for the report
     target: str = ""  # recur: recur-compile --target
-    fusion: str = "all"  # recur: recur-compile --fusion
+    fusion: str = "default"  # recur: recur-compile --fusion (default: none given)
     script: str = ""  # python: runner in bench/systems/
     variant: str = ""  # python: what the runner builds
     binary: str = ""  # binary: executable in --bin
@@ -43,7 +43,8 @@ class System:
 TORCH_CPU_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 SYSTEMS = [
-    System("recur-cpu", "cpu", "recur", "Recur, compiled for this CPU (recur-compile --target=cpu)",
+    System("recur-cpu", "cpu", "recur",
+           "Recur, compiled for this CPU (recur-compile --target=cpu; its default fusion level)",
            target="cpu", precisions=("fp32",)),
     # The staged table: each fusion level on its own (recur-compile --fusion).
     System("recur-cpu-none", "cpu", "recur", "Recur, CPU, unfused (--fusion=none)",
@@ -54,6 +55,8 @@ SYSTEMS = [
            target="cpu", fusion="cell", precisions=("fp32",)),
     System("recur-cpu-wavefront", "cpu", "recur", "Recur, CPU, + layer wavefront (--fusion=wavefront)",
            target="cpu", fusion="wavefront", precisions=("fp32",)),
+    System("recur-cpu-all", "cpu", "recur", "Recur, CPU, every fusion stage (--fusion=all)",
+           target="cpu", fusion="all", precisions=("fp32",)),
     System("onednn-cpu", "cpu", "binary", "oneDNN lstm_forward + inner_product (C++)",
            binary="bench-onednn-lm", precisions=("fp32",)),
     System("torch-nn-lstm", "cpu", "python", "PyTorch nn.LSTM (aten, BLAS)",

@@ -433,6 +433,16 @@ LogicalResult linkSharedLibrary(ModuleOp module, StringRef object,
 
 } // namespace
 
+FusionLevel mlir::recur::defaultFusionLevel(const CompileOptions &options) {
+  if (options.target != "cpu")
+    return FusionLevel::all;
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(options.cpu, error);
+  return machine && gemmTileFor(*machine).enabled() ? FusionLevel::hoist
+                                                    : FusionLevel::all;
+}
+
 std::string mlir::recur::checkCompileOptions(const CompileOptions &options) {
   bool cuda = options.target == "cuda";
   if (options.target != "cpu" && !cuda)
@@ -482,8 +492,9 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
       createTargetMachine(options.cpu, hostError);
   // The GPU runs every kernel; host code has no GEMM.
   CpuGemmTile gemmTile = cuda || !host ? CpuGemmTile() : gemmTileFor(*host);
+  FusionLevel level = options.fusion.value_or(defaultFusionLevel(options));
   PassManager fusion(module.getContext());
-  buildFusionPipeline(fusion, options.fusion, gemmTile.columns);
+  buildFusionPipeline(fusion, level, gemmTile.columns);
   if (failed(fusion.run(module)))
     return failure();
 
@@ -492,24 +503,24 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   bool openmp = options.openmp && !cuda;
   if (cuda) {
     CudaPipelineOptions cudaOptions;
-    cudaOptions.fusion = options.fusion;
+    cudaOptions.fusion = level;
     cudaOptions.chip = options.cudaArch;
     if (options.emit == EmitKind::Ptx)
       cudaOptions.format = "isa";
     buildCudaBackEndPipeline(pm, cudaOptions);
     pipeline = "recur-lower-to-cuda{fusion=" +
-               stringifyFusionLevel(options.fusion).str() +
+               stringifyFusionLevel(level).str() +
                " chip=" + options.cudaArch +
                " format=" + cudaOptions.format.getValue() + "}";
   } else {
     CpuPipelineOptions cpuOptions;
-    cpuOptions.fusion = options.fusion;
+    cpuOptions.fusion = level;
     cpuOptions.openmp = openmp;
     cpuOptions.vectorWidth = gemmTile.vectorWidth;
     cpuOptions.vectorRegisters = gemmTile.vectorRegisters;
     buildCpuBackEndPipeline(pm, cpuOptions);
     pipeline = "recur-lower-to-cpu{fusion=" +
-               stringifyFusionLevel(options.fusion).str() +
+               stringifyFusionLevel(level).str() +
                " openmp=" + std::string(openmp ? "true" : "false") +
                " vector-width=" + std::to_string(gemmTile.vectorWidth) +
                " vector-registers=" +
@@ -517,7 +528,7 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   }
   FailureOr<std::string> description = describeModel(
       unfused, entry, options.target, pipeline,
-      stringifyFusionLevel(options.fusion), cuda ? options.cudaArch : "");
+      stringifyFusionLevel(level), cuda ? options.cudaArch : "");
   if (failed(description))
     return failure();
   unsigned numArguments = entry.getNumArguments();

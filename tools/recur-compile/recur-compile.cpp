@@ -1,7 +1,8 @@
 //===- recur-compile.cpp - AOT-compile a recur model to a shared library --===//
 //
 //   recur-compile model.mlir --target=cpu [--cpu=native] [--emit=lib] \
-//                 [--fusion=none|hoist|cell|all] [--no-openmp] -o libmodel.so
+//                 [--fusion=none|hoist|cell|wavefront|all] [--no-openmp]
+//                 -o libmodel.so
 //   recur-compile model.mlir --target=cuda [--cuda-arch=sm_90] -o libmodel.so
 //
 //===----------------------------------------------------------------------===//
@@ -59,7 +60,8 @@ static cl::opt<EmitKind> emit(
 static cl::opt<FusionLevel>
     fusion("fusion",
            cl::desc("Loop fusion before lowering; each level includes the "
-                    "ones before it (default: all)"),
+                    "ones before it (default: hoist on CPUs with vector GEMM "
+                    "kernels, all elsewhere)"),
            cl::init(FusionLevel::all), RECUR_FUSION_LEVEL_VALUES);
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"));
 
@@ -74,7 +76,8 @@ int main(int argc, char **argv) {
   options.cpu = cpu;
   options.cudaArch = cudaArch;
   options.openmp = !noOpenmp;
-  options.fusion = fusion;
+  if (fusion.getNumOccurrences())
+    options.fusion = fusion;
   options.emit = emit;
   // Option mistakes are reported alone, before any IR is read.
   if (std::string message = checkCompileOptions(options); !message.empty()) {
@@ -113,7 +116,10 @@ int main(int argc, char **argv) {
                          .count();
     outs() << "recur-compile: wrote " << outputFilename << " (target "
            << target << (target == "cuda" ? " " + cudaArch : "") << ", cpu "
-           << cpu << ", fusion " << stringifyFusionLevel(fusion) << ", "
+           << cpu << ", fusion "
+           << stringifyFusionLevel(
+                  options.fusion.value_or(defaultFusionLevel(options)))
+           << ", "
            << format("%.1f", seconds) << " s)\n";
   }
   return 0;

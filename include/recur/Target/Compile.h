@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "recur/Pipelines/Pipelines.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::recur {
@@ -27,10 +28,17 @@ struct CompileOptions {
   /// GPU architecture of the cubin (the fatbin also carries its PTX).
   std::string cudaArch = "sm_90";
   bool openmp = true;
-  /// Loop fusion before lowering (recur-fusion).
-  FusionLevel fusion = FusionLevel::all;
+  /// Loop fusion before lowering (recur-fusion); unset: the target's
+  /// default (defaultFusionLevel).
+  std::optional<FusionLevel> fusion;
   EmitKind emit = EmitKind::SharedLibrary;
 };
+
+/// The fusion level a compile without one uses: `all` on the GPU and where
+/// the CPU has no vector GEMM kernels; `hoist` on CPUs that have them, whose
+/// fused step (cell, wavefront) is still a scalar loop nest and measures
+/// slower than the packed GEMM and the vectorized cell (docs/benchmarks.md).
+FusionLevel defaultFusionLevel(const CompileOptions &options);
 
 /// Checks `options` alone (target, CPU and GPU names, emit kind), before any
 /// IR is read; returns the message of the first problem, or "" if none.
