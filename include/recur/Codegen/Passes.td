@@ -106,6 +106,11 @@ def VectorizeElementwise : Pass<"recur-vectorize-elementwise"> {
     gives up on such loops (too many buffers that might alias), which left
     the cell's five transcendentals per element scalar; as vector ops they
     are also what `recur-approximate-math` expands into vector polynomials.
+
+    A copy of one of the outputs that follows the generic into a buffer of
+    its own (the LSTM step's h into `y[t]`) is folded in: the loop writes
+    that buffer too, which saves a pass over the output and, on the CPU, a
+    parallel loop (a fork and a barrier) per step.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",

@@ -5,9 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopBuilders.h"
 #include "recur/Codegen/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_VECTORIZEELEMENTWISE
@@ -15,6 +17,7 @@ namespace mlir::recur {
 } // namespace mlir::recur
 
 using namespace mlir;
+using namespace mlir::recur;
 
 namespace {
 
@@ -52,11 +55,56 @@ bool isVectorizableElementwise(linalg::GenericOp op) {
   return true;
 }
 
+/// The allocation `value` is a view of, or null.
+memref::AllocOp rootAllocation(Value value) {
+  while (auto view = value.getDefiningOp<memref::SubViewOp>())
+    value = view.getSource();
+  return value.getDefiningOp<memref::AllocOp>();
+}
+
+/// A copy of one of `op`'s outputs that follows it (past ops without memory
+/// effects, such as the view it copies into), into
+/// a buffer of its own (an allocation none of `op`'s operands is a view of):
+/// the LSTM step's h copied into y[t]. The vector loop writes it too.
+linalg::CopyOp matchCopiedOutput(linalg::GenericOp op, Value &output) {
+  Operation *next = op->getNextNode();
+  while (next && isMemoryEffectFree(next) && next->getNumRegions() == 0)
+    next = next->getNextNode();
+  auto copy = dyn_cast_or_null<linalg::CopyOp>(next);
+  if (!copy)
+    return {};
+  Value source = copy.getInputs()[0], target = copy.getOutputs()[0];
+  auto targetType = dyn_cast<MemRefType>(target.getType());
+  memref::AllocOp targetRoot = rootAllocation(target);
+  if (!llvm::is_contained(op.getDpsInits(), source) || !targetType ||
+      targetType.getShape() != cast<MemRefType>(source.getType()).getShape() ||
+      !targetType.isLastDimUnitStride() || !targetRoot ||
+      llvm::any_of(op->getOperands(), [&](Value operand) {
+        return rootAllocation(operand) == targetRoot;
+      }))
+    return {};
+  // The target, or the view that makes it, can be built before `op`.
+  auto availableBefore = [&](Value value) {
+    Operation *definition = value.getDefiningOp();
+    return !definition || definition->getBlock() != op->getBlock() ||
+           definition->isBeforeInBlock(op);
+  };
+  if (!availableBefore(target)) {
+    auto view = target.getDefiningOp<memref::SubViewOp>();
+    if (!view || !llvm::all_of(view->getOperands(), availableBefore))
+      return {};
+  }
+  output = source;
+  return copy;
+}
+
 class ElementwiseEmitter {
 public:
   ElementwiseEmitter(RewriterBase &rewriter, linalg::GenericOp op,
-                     int64_t vectorWidth)
-      : b(rewriter), loc(op->getLoc()), op(op), vectorWidth(vectorWidth) {}
+                     int64_t vectorWidth, Value copied = {},
+                     Value copyTarget = {})
+      : b(rewriter), loc(op->getLoc()), op(op), vectorWidth(vectorWidth),
+        copied(copied), copyTarget(copyTarget) {}
 
   void emit() {
     Value first = op->getOperand(0);
@@ -79,14 +127,7 @@ public:
       inner({});
       return;
     }
-    scf::ParallelOp::create(
-        b, loc, lower, upper, steps,
-        [&](OpBuilder &nested, Location, ValueRange leading) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
-          inner(leading);
-        });
+    buildParallel(b, loc, lower, upper, steps, inner);
   }
 
 private:
@@ -97,16 +138,11 @@ private:
   /// Vectors at [leading..., j] for j from `begin` to `end`; masked past the
   /// end unless `inBounds`.
   void vectorLoop(ValueRange leading, Value begin, Value end, bool inBounds) {
-    scf::ForOp::create(b, loc, begin, end, index(vectorWidth), ValueRange{},
-                       [&](OpBuilder &nested, Location, Value j, ValueRange) {
-                         OpBuilder::InsertionGuard guard(b);
-                         b.setInsertionPoint(nested.getInsertionBlock(),
-                                             nested.getInsertionPoint());
-                         SmallVector<Value> indices(leading);
-                         indices.push_back(j);
-                         body(indices, inBounds);
-                         scf::YieldOp::create(b, loc);
-                       });
+    buildFor(b, loc, begin, end, index(vectorWidth), [&](Value j) {
+      SmallVector<Value> indices(leading);
+      indices.push_back(j);
+      body(indices, inBounds);
+    });
   }
 
   VectorType vectorOf(Type element) {
@@ -167,6 +203,9 @@ private:
                                              value);
       vector::TransferWriteOp::create(b, loc, mapped, init, indices,
                                       ArrayRef<bool>{inBounds});
+      if (init == copied)
+        vector::TransferWriteOp::create(b, loc, mapped, copyTarget, indices,
+                                        ArrayRef<bool>{inBounds});
     }
   }
 
@@ -174,6 +213,9 @@ private:
   Location loc;
   linalg::GenericOp op;
   int64_t vectorWidth;
+  /// An output that a following copy (then erased) also writes to
+  /// `copyTarget`.
+  Value copied, copyTarget;
 };
 
 struct VectorizeElementwisePass
@@ -192,9 +234,20 @@ struct VectorizeElementwisePass
     });
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : generics) {
+      Value copied;
+      linalg::CopyOp copy = matchCopiedOutput(op, copied);
+      // The copy's target view must exist where the loop writes it.
+      if (copy)
+        if (Operation *view = copy.getOutputs()[0].getDefiningOp())
+          if (view->getBlock() == op->getBlock() && op->isBeforeInBlock(view))
+            rewriter.moveOpBefore(view, op);
       rewriter.setInsertionPoint(op);
-      ElementwiseEmitter(rewriter, op, vectorWidth).emit();
+      ElementwiseEmitter(rewriter, op, vectorWidth, copied,
+                         copy ? copy.getOutputs()[0] : Value())
+          .emit();
       rewriter.eraseOp(op);
+      if (copy)
+        rewriter.eraseOp(copy);
     }
   }
 };

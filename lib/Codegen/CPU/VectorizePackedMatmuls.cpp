@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopBuilders.h"
 #include "recur/Codegen/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -18,6 +19,7 @@ namespace mlir::recur {
 } // namespace mlir::recur
 
 using namespace mlir;
+using namespace mlir::recur;
 
 namespace {
 
@@ -187,13 +189,10 @@ public:
     int64_t blockRows =
         std::max(tileRows, blockFloats / depth / tileRows * tileRows);
     Value blocks = arith::CeilDivUIOp::create(b, loc, rows, index(blockRows));
-    scf::ParallelOp::create(
+    buildParallel(
         b, loc, ValueRange{index(0), index(0)},
         ValueRange{blocks, index(panels)}, ValueRange{index(1), index(1)},
-        [&](OpBuilder &nested, Location, ValueRange ivs) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
+        [&](ValueRange ivs) {
           Value first = arith::MulIOp::create(b, loc, ivs[0], index(blockRows));
           Value end = arith::MinUIOp::create(
               b, loc, arith::AddIOp::create(b, loc, first, index(blockRows)),
@@ -238,14 +237,8 @@ private:
 
   /// Tiles of `height` rows from `first` to `end` (a multiple apart).
   void tileLoop(Value first, Value end, Value panel, int64_t height) {
-    scf::ForOp::create(b, loc, first, end, index(height), ValueRange{},
-                       [&](OpBuilder &nested, Location, Value row, ValueRange) {
-                         OpBuilder::InsertionGuard guard(b);
-                         b.setInsertionPoint(nested.getInsertionBlock(),
-                                             nested.getInsertionPoint());
-                         registerTile(row, panel, height);
-                         scf::YieldOp::create(b, loc);
-                       });
+    buildFor(b, loc, first, end, index(height),
+             [&](Value row) { registerTile(row, panel, height); });
   }
 
   /// The indices into C's (and A's) leading dimensions of row `row`.

@@ -99,3 +99,55 @@ func.func @not_elementwise(%x: memref<4x8xf32>, %r: memref<4xf32>, %y: memref<4x
   }
   return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The step's h is copied into y[t] right after the cell: the vector loop
+// writes y[t] too, and the copy (a pass over h and a parallel loop of its
+// own) is gone. The view of y[t] moves before the loop.
+// CHECK-LABEL: func.func @copied_output(
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x32xf32>, %[[H:[^:]*]]: memref<?x32xf32>, %[[T:[^:]*]]: index, %[[B:[^:]*]]: index)
+// CHECK: %[[Y:.*]] = memref.alloc(%[[B]]) : memref<4x?x32xf32>
+// CHECK: %[[ROW:.*]] = memref.subview %[[Y]][%[[T]], 0, 0]
+// CHECK: scf.parallel
+// CHECK: %[[V:.*]] = math.tanh
+// CHECK: vector.transfer_write %[[V]], %[[H]]
+// CHECK: vector.transfer_write %[[V]], %[[ROW]]
+// CHECK-NOT: linalg.copy
+// CHECK: return %[[Y]]
+func.func @copied_output(%x: memref<?x32xf32>, %h: memref<?x32xf32>, %t: index, %b: index) -> memref<4x?x32xf32> {
+  %y = memref.alloc(%b) : memref<4x?x32xf32>
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %h, %c0 : memref<?x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x32xf32>) outs(%h : memref<?x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.tanh %in : f32
+    linalg.yield %v : f32
+  }
+  %row = memref.subview %y[%t, 0, 0] [1, %n, 32] [1, 1, 1] : memref<4x?x32xf32> to memref<?x32xf32, strided<[32, 1], offset: ?>>
+  linalg.copy ins(%h : memref<?x32xf32>) outs(%row : memref<?x32xf32, strided<[32, 1], offset: ?>>)
+  return %y : memref<4x?x32xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A copy into a buffer the loop reads stays a copy after the loop.
+// CHECK-LABEL: func.func @copy_into_input(
+// CHECK: scf.parallel
+// CHECK: linalg.copy
+func.func @copy_into_input(%h: memref<8x32xf32>) {
+  %x = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<8x32xf32>) outs(%h : memref<8x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.tanh %in : f32
+    linalg.yield %v : f32
+  }
+  linalg.copy ins(%h : memref<8x32xf32>) outs(%x : memref<8x32xf32>)
+  return
+}
