@@ -433,14 +433,19 @@ LogicalResult linkSharedLibrary(ModuleOp module, StringRef object,
 
 } // namespace
 
+/// defaultFusionLevel for a target whose host GEMM tile is known.
+static FusionLevel defaultFusionLevelFor(bool cuda, const CpuGemmTile &tile) {
+  return !cuda && tile.enabled() ? FusionLevel::hoist : FusionLevel::all;
+}
+
 FusionLevel mlir::recur::defaultFusionLevel(const CompileOptions &options) {
   if (options.target != "cpu")
     return FusionLevel::all;
   std::string error;
   std::unique_ptr<llvm::TargetMachine> machine =
       createTargetMachine(options.cpu, error);
-  return machine && gemmTileFor(*machine).enabled() ? FusionLevel::hoist
-                                                    : FusionLevel::all;
+  return defaultFusionLevelFor(/*cuda=*/false,
+                               machine ? gemmTileFor(*machine) : CpuGemmTile());
 }
 
 std::string mlir::recur::checkCompileOptions(const CompileOptions &options) {
@@ -492,7 +497,8 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
       createTargetMachine(options.cpu, hostError);
   // The GPU runs every kernel; host code has no GEMM.
   CpuGemmTile gemmTile = cuda || !host ? CpuGemmTile() : gemmTileFor(*host);
-  FusionLevel level = options.fusion.value_or(defaultFusionLevel(options));
+  FusionLevel level =
+      options.fusion.value_or(defaultFusionLevelFor(cuda, gemmTile));
   PassManager fusion(module.getContext());
   buildFusionPipeline(fusion, level, gemmTile.columns);
   if (failed(fusion.run(module)))
@@ -508,10 +514,10 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     if (options.emit == EmitKind::Ptx)
       cudaOptions.format = "isa";
     buildCudaBackEndPipeline(pm, cudaOptions);
-    pipeline = "recur-lower-to-cuda{fusion=" +
-               stringifyFusionLevel(level).str() +
-               " chip=" + options.cudaArch +
-               " format=" + cudaOptions.format.getValue() + "}";
+    pipeline =
+        "recur-lower-to-cuda{fusion=" + stringifyFusionLevel(level).str() +
+        " chip=" + options.cudaArch +
+        " format=" + cudaOptions.format.getValue() + "}";
   } else {
     CpuPipelineOptions cpuOptions;
     cpuOptions.fusion = level;
@@ -519,16 +525,15 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     cpuOptions.vectorWidth = gemmTile.vectorWidth;
     cpuOptions.vectorRegisters = gemmTile.vectorRegisters;
     buildCpuBackEndPipeline(pm, cpuOptions);
-    pipeline = "recur-lower-to-cpu{fusion=" +
-               stringifyFusionLevel(level).str() +
-               " openmp=" + std::string(openmp ? "true" : "false") +
-               " vector-width=" + std::to_string(gemmTile.vectorWidth) +
-               " vector-registers=" +
-               std::to_string(gemmTile.vectorRegisters) + "}";
+    pipeline =
+        "recur-lower-to-cpu{fusion=" + stringifyFusionLevel(level).str() +
+        " openmp=" + std::string(openmp ? "true" : "false") +
+        " vector-width=" + std::to_string(gemmTile.vectorWidth) +
+        " vector-registers=" + std::to_string(gemmTile.vectorRegisters) + "}";
   }
-  FailureOr<std::string> description = describeModel(
-      unfused, entry, options.target, pipeline,
-      stringifyFusionLevel(level), cuda ? options.cudaArch : "");
+  FailureOr<std::string> description =
+      describeModel(unfused, entry, options.target, pipeline,
+                    stringifyFusionLevel(level), cuda ? options.cudaArch : "");
   if (failed(description))
     return failure();
   unsigned numArguments = entry.getNumArguments();

@@ -25,9 +25,8 @@
 using namespace llvm;
 using namespace mlir::recur;
 
-static cl::opt<std::string> inputFilename(cl::Positional,
-                                          cl::desc("<model.mlir>"),
-                                          cl::init("-"));
+static cl::opt<std::string>
+    inputFilename(cl::Positional, cl::desc("<model.mlir>"), cl::init("-"));
 static cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
                                            cl::value_desc("filename"),
                                            cl::Required);
@@ -68,7 +67,8 @@ static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"));
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(
-      argc, argv, "Recur ahead-of-time compiler: recur IR to a shared library\n");
+      argc, argv,
+      "Recur ahead-of-time compiler: recur IR to a shared library\n");
   auto start = std::chrono::steady_clock::now();
 
   CompileOptions options;
@@ -111,16 +111,15 @@ int main(int argc, char **argv) {
   if (mlir::failed(compileModel(*module, options, outputFilename)))
     return 1;
   if (!quiet) {
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
-    outs() << "recur-compile: wrote " << outputFilename << " (target "
-           << target << (target == "cuda" ? " " + cudaArch : "") << ", cpu "
-           << cpu << ", fusion "
-           << stringifyFusionLevel(
-                  options.fusion.value_or(defaultFusionLevel(options)))
-           << ", "
-           << format("%.1f", seconds) << " s)\n";
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    outs() << "recur-compile: wrote " << outputFilename << " (target " << target
+           << (target == "cuda" ? " " + cudaArch : "") << ", cpu " << cpu
+           << ", fusion "
+           << stringifyFusionLevel(options.fusion ? *options.fusion
+                                                  : defaultFusionLevel(options))
+           << ", " << format("%.1f", seconds) << " s)\n";
   }
   return 0;
 }

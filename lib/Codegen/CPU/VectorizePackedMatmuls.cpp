@@ -177,14 +177,12 @@ public:
 
   void emit() {
     // Rows: the product of C's leading sizes.
-    SmallVector<Value> leadingSizes;
     Value rows = index(1);
     for (unsigned dim = 0; dim + 1 < rank; ++dim) {
       leadingSizes.push_back(
           memref::DimOp::create(b, loc, matmul.output, dim).getResult());
       rows = arith::MulIOp::create(b, loc, rows, leadingSizes.back());
     }
-    this->leadingSizes = leadingSizes;
     // A block of rows of A fills its L2 share; a whole number of tiles.
     int64_t blockRows =
         std::max(tileRows, blockFloats / depth / tileRows * tileRows);
@@ -336,6 +334,7 @@ private:
   int64_t panels = 0, depth = 0, tile = 0, columns = 0;
   unsigned rank = 0;
   VectorType vectorType;
+  /// C's leading sizes, whose product is the row count (set by emit).
   SmallVector<Value> leadingSizes;
 };
 
