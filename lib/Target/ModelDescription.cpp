@@ -189,7 +189,8 @@ static bool isBatchMajor(Value argument) {
 /// {"name", "dtype", "shape", "dims"} of one tensor; `what` names it in errors.
 static FailureOr<llvm::json::Object>
 describeTensor(func::FuncOp entry, const std::string &what, StringRef name,
-               Type type, bool dynamicAllowed, bool batchMajor = false) {
+               Type type, bool dynamicAllowed, bool batchMajor = false,
+               bool isInput = false) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
     return entry.emitError()
@@ -203,7 +204,15 @@ describeTensor(func::FuncOp entry, const std::string &what, StringRef name,
   for (auto [index, size] : llvm::enumerate(tensor.getShape())) {
     shape.push_back(ShapedType::isDynamic(size) ? -1 : size);
     if (!ShapedType::isDynamic(size)) {
-      dims.push_back(nullptr);
+      // An input's static T and B are named too, so that tools (recur-run's
+      // sequences/s) find the batch of a model compiled for fixed sizes.
+      bool timeMajorInput = isInput && !batchMajor && tensor.getRank() >= 2;
+      if (timeMajorInput && index < 2)
+        dims.push_back(index == 0 ? "T" : "B");
+      else if (isInput && batchMajor && index == 0)
+        dims.push_back("B");
+      else
+        dims.push_back(nullptr);
       continue;
     }
     if (!dynamicAllowed)
@@ -365,7 +374,8 @@ mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
     std::string what = (input ? "input '" : "weight '") + name.str() + "'";
     FailureOr<llvm::json::Object> description =
         describeTensor(entry, what, name, argument.getType(),
-                       /*dynamicAllowed=*/bool(input), isBatchMajor(argument));
+                       /*dynamicAllowed=*/bool(input), isBatchMajor(argument),
+                       /*isInput=*/bool(input));
     if (failed(description))
       return failure();
     description->insert({"kind", input ? "input" : "weight"});

@@ -32,7 +32,7 @@ static TensorSpec parseSpec(const json &entry) {
                   std::to_string(spec.shape.size()) + " sizes but " +
                   std::to_string(spec.dims.size()) + " dims");
   for (size_t i = 0; i < spec.shape.size(); ++i)
-    if ((spec.shape[i] < 0) != (spec.dims[i] == "T" || spec.dims[i] == "B"))
+    if (spec.shape[i] < 0 && spec.dims[i] != "T" && spec.dims[i] != "B")
       throw Failure("tensor '" + spec.name + "' has a dynamic size that is " +
                     "not T or B");
   if (entry.contains("range"))

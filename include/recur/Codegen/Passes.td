@@ -95,22 +95,42 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
 }
 
 def VectorizeElementwise : Pass<"recur-vectorize-elementwise"> {
-  let summary = "Elementwise linalg.generic ops on buffers as loops over vectors";
+  let summary = "Elementwise and row-reduction linalg.generic ops on buffers as loops over vectors";
   let description = [{
-    An elementwise `linalg.generic` on buffers (every loop parallel, every
-    operand read and written at the same index, a body of arith and math
-    ops: the LSTM cell of the separate schedule) becomes a parallel loop
-    over its leading dimensions and, along the last one, a loop over
-    vectors of `vector-width` lanes whose body is the generic's body on
-    vectors; the last, partial vector is masked. LLVM's loop vectorizer
-    gives up on such loops (too many buffers that might alias), which left
-    the cell's five transcendentals per element scalar; as vector ops they
-    are also what `recur-approximate-math` expands into vector polynomials.
+    A `linalg.generic` on f32 buffers whose loops are all parallel but
+    possibly the last, which may reduce, and whose operands are each read
+    either at every loop index or once per row (the leading loops), with a
+    body of elementwise arith and math ops, becomes a parallel loop over the
+    rows and, along the last dimension, a loop over vectors of
+    `vector-width` lanes whose body is the generic's body on vectors; the
+    last, partial vector is masked. This covers the LSTM cell of the
+    separate schedule and the row statistics of `log_softmax` and
+    `cross_entropy`. LLVM's loop vectorizer gives up on such loops (too many
+    buffers that might alias, or a reduction through memory), which left the
+    cell's five transcendentals per element and the softmax's exp scalar; as
+    vector ops they are also what `recur-approximate-math` expands into
+    vector polynomials.
 
-    A copy of one of the outputs that follows the generic into a buffer of
-    its own (the LSTM step's h into `y[t]`) is folded in: the loop writes
-    that buffer too, which saves a pass over the output and, on the CPU, a
-    parallel loop (a fork and a barrier) per step.
+    A reduction (`out = combine(out, value)` with combine one of addf, mulf,
+    maximumf, minimumf, maxnumf, minnumf) keeps one vector accumulator per
+    row, started from the combiner's neutral element, masks the lanes past
+    the end in the last vector, and reduces across lanes once per row onto
+    the output's value; a `linalg.fill` of that output right before it (with
+    nothing reading the buffer in between) becomes that starting value.
+
+    Consecutive such generics over the same rows (each shares a buffer, in
+    the same role, with an earlier one; only ops without memory effects or
+    allocations in between) run in one parallel loop, one after another per
+    row: the maximum, the sum of exponentials, its log and the normalization
+    of a log-softmax read a row from memory once and then from cache. Every
+    access is to the row's own elements, so this is the same computation,
+    unless two operands are different views of a buffer that one of the
+    generics writes; then they stay separate loops.
+
+    A copy of one of an elementwise generic's outputs that follows it into a
+    buffer of its own (the LSTM step's h into `y[t]`) is folded in: the loop
+    writes that buffer too, which saves a pass over the output and, on the
+    CPU, a parallel loop (a fork and a barrier) per step.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",

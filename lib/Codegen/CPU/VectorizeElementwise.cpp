@@ -1,7 +1,12 @@
-//===- VectorizeElementwise.cpp - elementwise generics on vectors ---------===//
+//===- VectorizeElementwise.cpp - row-wise generics on vectors ------------===//
 //
-// out[i..., j] = f(in[i..., j], ...) on buffers, as
-//   scf.parallel (i...) { scf.for j step W { f on vector<W> } ; masked tail }
+// Elementwise generics and reductions along the last dimension, on buffers:
+//   scf.parallel (rows) { scf.for j step W { body on vector<W> } ; masked tail
+//   }
+// with a vector accumulator per reduction, reduced across lanes once per row.
+// Consecutive such generics over the same rows (max, sum of exp and the
+// normalization of a log-softmax) share one parallel loop, so a row is
+// still in cache when the next one reads it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +15,8 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <limits>
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_VECTORIZEELEMENTWISE
@@ -21,38 +28,140 @@ using namespace mlir::recur;
 
 namespace {
 
-/// Every operand an f32 buffer of one shape, read and written at the loop
-/// index; a body of elementwise arith/math ops on f32 (and i1) scalars.
-bool isVectorizableElementwise(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() != 0 ||
-      op.getNumLoops() == 0 ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
-    return false;
-  ArrayRef<int64_t> shape;
-  for (Value operand : op->getOperands()) {
-    auto type = dyn_cast<MemRefType>(operand.getType());
-    if (!type || !type.getElementType().isF32() || !type.isLastDimUnitStride())
-      return false;
-    if (shape.empty())
-      shape = type.getShape();
-    else if (type.getShape() != shape)
-      return false;
+using utils::IteratorType;
+
+/// (d0, ..., d{n-1}) -> (d0, ..., d{n-2}): one value per row.
+bool isRowMap(AffineMap map) {
+  unsigned dims = map.getNumDims();
+  return dims >= 1 && map.getNumSymbols() == 0 &&
+         map == AffineMap::getMultiDimIdentityMap(dims, map.getContext())
+                    .getMajorSubMap(dims - 1);
+}
+
+/// A reduction along the last dimension into one output: out = combiner(out,
+/// value), started from the combiner's neutral element in every lane.
+struct RowReduction {
+  Operation *combiner;
+  vector::CombiningKind kind;
+  double neutral;
+  /// The combiner's operand that is not the output's block argument.
+  Value value;
+  /// The scalar a `linalg.fill` (then erased) set the output to, or null: the
+  /// output's current value.
+  Value initial;
+};
+
+std::optional<std::pair<vector::CombiningKind, double>>
+combiningKind(Operation *op) {
+  constexpr double infinity = std::numeric_limits<double>::infinity();
+  using vector::CombiningKind;
+  if (isa<arith::AddFOp>(op))
+    return std::make_pair(CombiningKind::ADD, 0.0);
+  if (isa<arith::MulFOp>(op))
+    return std::make_pair(CombiningKind::MUL, 1.0);
+  if (isa<arith::MaximumFOp>(op))
+    return std::make_pair(CombiningKind::MAXIMUMF, -infinity);
+  if (isa<arith::MinimumFOp>(op))
+    return std::make_pair(CombiningKind::MINIMUMF, infinity);
+  if (isa<arith::MaxNumFOp>(op))
+    return std::make_pair(CombiningKind::MAXNUMF, -infinity);
+  if (isa<arith::MinNumFOp>(op))
+    return std::make_pair(CombiningKind::MINNUMF, infinity);
+  return std::nullopt;
+}
+
+/// A generic this pass vectorizes: on f32 buffers, every loop parallel but
+/// possibly the last, which may be a reduction; every operand either indexed
+/// by all loops (identity map, unit-stride rows) or one value per row (the
+/// leading loops), outputs by all loops unless the last loop reduces; a body
+/// of elementwise arith/math ops on f32 (and i1) scalars.
+struct RowOp {
+  linalg::GenericOp op;
+  /// One per output when the last loop is a reduction.
+  SmallVector<RowReduction> reductions;
+
+  unsigned loops() { return op.getNumLoops(); }
+  bool isRowOperand(OpOperand &operand) {
+    return !op.getMatchingIndexingMap(&operand).isIdentity();
   }
-  for (Operation &nested : op.getRegion().front().without_terminator()) {
+  /// An operand indexed by all loops: it gives the row count and length.
+  Value fullOperand() {
+    for (OpOperand &operand : op->getOpOperands())
+      if (!isRowOperand(operand))
+        return operand.get();
+    return {};
+  }
+};
+
+std::optional<RowOp> matchRowOp(linalg::GenericOp op) {
+  unsigned loops = op.getNumLoops();
+  if (!op.hasPureBufferSemantics() || loops == 0)
+    return std::nullopt;
+  SmallVector<IteratorType> iterators = op.getIteratorTypesArray();
+  bool reduces = iterators.back() == IteratorType::reduction;
+  if (llvm::any_of(ArrayRef(iterators).drop_back(), [](IteratorType iterator) {
+        return iterator != IteratorType::parallel;
+      }))
+    return std::nullopt;
+  ArrayRef<int64_t> shape;
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    bool full = map.isIdentity();
+    if (!full && !isRowMap(map))
+      return std::nullopt;
+    // A reduction writes one value per row, an elementwise op every element.
+    if (op.isDpsInit(&operand) && full == reduces)
+      return std::nullopt;
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.getElementType().isF32() ||
+        (full && !type.isLastDimUnitStride()))
+      return std::nullopt;
+    if (full && shape.empty())
+      shape = type.getShape();
+    if (full ? type.getShape() != shape
+             : !shape.empty() && type.getShape() != shape.drop_back())
+      return std::nullopt;
+  }
+  if (shape.empty())
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  for (Operation &nested : body.without_terminator()) {
     if (!isa<arith::ArithDialect, math::MathDialect>(nested.getDialect()) ||
         nested.getNumRegions() != 0)
-      return false;
+      return std::nullopt;
     if (isa<arith::ConstantOp>(nested))
       continue;
     if (!nested.hasTrait<OpTrait::Elementwise>())
-      return false;
+      return std::nullopt;
     for (Type type :
          llvm::concat<Type>(nested.getOperandTypes(), nested.getResultTypes()))
       if (!type.isF32() && !type.isInteger(1))
-        return false;
+        return std::nullopt;
   }
-  return true;
+  RowOp rowOp{op, {}};
+  if (!reduces)
+    return rowOp;
+  // Each output is yielded as combiner(its block argument, value), and the
+  // block argument is read nowhere else.
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    BlockArgument argument = op.getMatchingBlockArgument(&init);
+    Value yielded =
+        yield.getOperand(init.getOperandNumber() - op.getNumDpsInputs());
+    Operation *combiner = yielded.getDefiningOp();
+    if (!combiner || combiner->getBlock() != &body || !argument.hasOneUse() ||
+        !yielded.hasOneUse() ||
+        argument.getUses().begin()->getOwner() != combiner)
+      return std::nullopt;
+    auto kind = combiningKind(combiner);
+    Value value = combiner->getOperand(0) == argument ? combiner->getOperand(1)
+                                                      : combiner->getOperand(0);
+    if (!kind || value == argument)
+      return std::nullopt;
+    rowOp.reductions.push_back(
+        {combiner, kind->first, kind->second, value, {}});
+  }
+  return rowOp;
 }
 
 /// The allocation `value` is a view of, or null.
@@ -60,6 +169,42 @@ memref::AllocOp rootAllocation(Value value) {
   while (auto view = value.getDefiningOp<memref::SubViewOp>())
     value = view.getSource();
   return value.getDefiningOp<memref::AllocOp>();
+}
+
+/// The buffer `value` is a view of: an allocation, or `value` itself.
+Value rootBuffer(Value value) {
+  if (memref::AllocOp root = rootAllocation(value))
+    return root.getResult();
+  return value;
+}
+
+/// Ops a row loop may be moved past: they touch no memory the generics use
+/// (values, views, allocations of fresh buffers).
+bool canMovePast(Operation *op) {
+  return (isMemoryEffectFree(op) && op->getNumRegions() == 0) ||
+         isa<memref::AllocOp>(op);
+}
+
+/// The `linalg.fill` that initializes `output` just before `op` (nothing in
+/// between touches it), or null.
+linalg::FillOp findInitializingFill(Operation *op, Value output) {
+  Value root = rootBuffer(output);
+  for (Operation *previous = op->getPrevNode(); previous;
+       previous = previous->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(previous);
+        fill && fill.hasPureBufferSemantics() &&
+        fill.getOutputs()[0] == output && fill.getInputs()[0].getType().isF32())
+      return fill;
+    if (canMovePast(previous))
+      continue;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(previous);
+    if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
+        llvm::any_of(previous->getOperands(), [&](Value operand) {
+          return rootBuffer(operand) == root;
+        }))
+      return {};
+  }
+  return {};
 }
 
 /// A copy of one of `op`'s outputs that follows it (past ops without memory
@@ -98,36 +243,98 @@ linalg::CopyOp matchCopiedOutput(linalg::GenericOp op, Value &output) {
   return copy;
 }
 
-class ElementwiseEmitter {
+/// Generics that run in one parallel loop over the rows of the first one.
+/// A member has the group's rank (its rows are the group's: it shares a
+/// buffer with an earlier member, in the same role), or one loop less and no
+/// reduction (a `row-scalar` op on per-row values: the log of a row sum).
+/// Every operand is read at its own row only, so running the members row by
+/// row, in order, computes what running them one after another does, unless
+/// two operands are different views of one buffer that a member writes.
+struct RowGroup {
+  unsigned rank;
+  SmallVector<RowOp> members;
+
+  bool isRowScalar(RowOp &member) { return member.loops() < rank; }
+
+  /// Each operand of each member with whether it holds one value per row.
+  SmallVector<std::pair<Value, bool>> operandRoles() {
+    SmallVector<std::pair<Value, bool>> roles;
+    for (RowOp &member : members)
+      for (OpOperand &operand : member.op->getOpOperands())
+        roles.push_back({operand.get(),
+                         isRowScalar(member) || member.isRowOperand(operand)});
+    return roles;
+  }
+
+  bool tryAdd(RowOp candidate) {
+    bool rowScalar =
+        candidate.loops() + 1 == rank && candidate.reductions.empty() &&
+        llvm::all_of(candidate.op.getIndexingMapsArray(),
+                     [](AffineMap map) { return map.isIdentity(); });
+    if (candidate.loops() != rank && !rowScalar)
+      return false;
+    SmallVector<std::pair<Value, bool>> roles = operandRoles();
+    bool shares =
+        llvm::any_of(candidate.op->getOpOperands(), [&](OpOperand &operand) {
+          bool isRow = rowScalar || candidate.isRowOperand(operand);
+          return llvm::is_contained(roles,
+                                    std::make_pair(operand.get(), isRow));
+        });
+    if (!shares)
+      return false;
+    members.push_back(candidate);
+    if (viewsOfWrittenBuffer()) {
+      members.pop_back();
+      return false;
+    }
+    return true;
+  }
+
+  /// Whether a member writes a buffer that the group reaches through two
+  /// different values (views), whose rows need not line up.
+  bool viewsOfWrittenBuffer() {
+    DenseMap<Value, SmallVector<Value>> viewsOf;
+    for (auto [value, isRow] : operandRoles()) {
+      SmallVector<Value> &views = viewsOf[rootBuffer(value)];
+      if (!llvm::is_contained(views, value))
+        views.push_back(value);
+    }
+    for (RowOp &member : members)
+      for (Value output : member.op.getDpsInits())
+        if (viewsOf[rootBuffer(output)].size() > 1)
+          return true;
+    return false;
+  }
+};
+
+class RowGroupEmitter {
 public:
-  ElementwiseEmitter(RewriterBase &rewriter, linalg::GenericOp op,
-                     int64_t vectorWidth, Value copied = {},
-                     Value copyTarget = {})
-      : b(rewriter), loc(op->getLoc()), op(op), vectorWidth(vectorWidth),
-        copied(copied), copyTarget(copyTarget) {}
+  RowGroupEmitter(RewriterBase &rewriter, RowGroup &group, int64_t vectorWidth,
+                  Value copied = {}, Value copyTarget = {})
+      : b(rewriter), loc(group.members.back().op->getLoc()), group(group),
+        vectorWidth(vectorWidth), copied(copied), copyTarget(copyTarget) {}
 
   void emit() {
-    Value first = op->getOperand(0);
-    unsigned rank = cast<MemRefType>(first.getType()).getRank();
+    Value rows = group.members.front().fullOperand();
     SmallVector<Value> lower, upper, steps;
-    for (unsigned dim = 0; dim + 1 < rank; ++dim) {
+    for (unsigned dim = 0; dim + 1 < group.rank; ++dim) {
       lower.push_back(index(0));
-      upper.push_back(memref::DimOp::create(b, loc, first, dim));
+      upper.push_back(memref::DimOp::create(b, loc, rows, dim));
       steps.push_back(index(1));
     }
-    Value size = memref::DimOp::create(b, loc, first, rank - 1);
-    auto inner = [&](ValueRange leading) {
-      Value full = arith::MulIOp::create(
-          b, loc, arith::DivUIOp::create(b, loc, size, index(vectorWidth)),
-          index(vectorWidth));
-      vectorLoop(leading, index(0), full, /*inBounds=*/true);
-      vectorLoop(leading, full, size, /*inBounds=*/false);
+    auto eachRow = [&](ValueRange leading) {
+      for (RowOp &member : group.members) {
+        if (group.isRowScalar(member))
+          emitRowScalar(member, leading);
+        else
+          emitRow(member, leading);
+      }
     };
     if (lower.empty()) {
-      inner({});
+      eachRow({});
       return;
     }
-    buildParallel(b, loc, lower, upper, steps, inner);
+    buildParallel(b, loc, lower, upper, steps, eachRow);
   }
 
 private:
@@ -135,39 +342,173 @@ private:
     return arith::ConstantIndexOp::create(b, loc, value);
   }
 
-  /// Vectors at [leading..., j] for j from `begin` to `end`; masked past the
-  /// end unless `inBounds`.
-  void vectorLoop(ValueRange leading, Value begin, Value end, bool inBounds) {
-    buildFor(b, loc, begin, end, index(vectorWidth), [&](Value j) {
-      SmallVector<Value> indices(leading);
-      indices.push_back(j);
-      body(indices, inBounds);
-    });
-  }
-
   VectorType vectorOf(Type element) {
     return VectorType::get({vectorWidth}, element);
   }
 
-  void body(ArrayRef<Value> indices, bool inBounds) {
-    Block &block = op.getRegion().front();
+  Value splat(Type element, double value) {
+    auto type = vectorOf(element);
+    return arith::ConstantOp::create(
+        b, loc, type,
+        DenseElementsAttr::get(type, b.getFloatAttr(element, value)));
+  }
+
+  /// The row's value of a per-row operand at `leading`.
+  Value loadRowValue(Value buffer, ValueRange leading) {
+    return memref::LoadOp::create(b, loc, buffer, leading);
+  }
+
+  /// One row of an elementwise op or a reduction: vectors along the last
+  /// dimension, the partial last one masked.
+  void emitRow(RowOp &member, ValueRange leading) {
+    linalg::GenericOp op = member.op;
+    Value full = member.fullOperand();
+    Value size = memref::DimOp::create(b, loc, full, group.rank - 1);
+    Value whole = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, size, index(vectorWidth)),
+        index(vectorWidth));
+    // Per-row inputs are loaded once and broadcast.
+    IRMapping rowValues;
+    for (OpOperand *input : op.getDpsInputOperands())
+      if (member.isRowOperand(*input))
+        rowValues.map(
+            op.getMatchingBlockArgument(input),
+            vector::BroadcastOp::create(b, loc, vectorOf(b.getF32Type()),
+                                        loadRowValue(input->get(), leading)));
+
+    if (member.reductions.empty()) {
+      auto vectorLoop = [&](Value begin, Value end, bool inBounds) {
+        buildFor(b, loc, begin, end, index(vectorWidth), [&](Value j) {
+          IRMapping mapping = rowValues;
+          SmallVector<Value> indices(leading);
+          indices.push_back(j);
+          readFull(member, indices, inBounds, mapping);
+          cloneBody(op, mapping, {});
+          writeOutputs(op, mapping, indices, inBounds);
+        });
+      };
+      vectorLoop(index(0), whole, /*inBounds=*/true);
+      vectorLoop(whole, size, /*inBounds=*/false);
+      return;
+    }
+
+    SmallVector<Value> accumulators;
+    for (RowReduction &reduction : member.reductions)
+      accumulators.push_back(splat(b.getF32Type(), reduction.neutral));
+    auto reductionLoop = [&](Value begin, Value end, bool inBounds,
+                             ValueRange initial) {
+      auto loop =
+          scf::ForOp::create(b, loc, begin, end, index(vectorWidth), initial);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value j = loop.getInductionVar();
+      IRMapping mapping = rowValues;
+      SmallVector<Value> indices(leading);
+      indices.push_back(j);
+      readFull(member, indices, inBounds, mapping);
+      SmallVector<Operation *> combiners;
+      for (RowReduction &reduction : member.reductions)
+        combiners.push_back(reduction.combiner);
+      cloneBody(op, mapping, combiners);
+      // Lanes past the end keep their accumulator.
+      Value mask;
+      if (!inBounds)
+        mask = vector::CreateMaskOp::create(
+            b, loc, VectorType::get({vectorWidth}, b.getI1Type()),
+            ArrayRef<OpFoldResult>{
+                arith::SubIOp::create(b, loc, end, j).getResult()});
+      SmallVector<Value> next;
+      for (auto [reduction, accumulator] :
+           llvm::zip(member.reductions, loop.getRegionIterArgs())) {
+        IRMapping combine;
+        combine.map(reduction.value, vectorValue(mapping, reduction.value));
+        for (Value operand : reduction.combiner->getOperands())
+          if (operand != reduction.value)
+            combine.map(operand, accumulator);
+        Value combined = vectorize(reduction.combiner, combine)->getResult(0);
+        if (mask)
+          combined =
+              arith::SelectOp::create(b, loc, mask, combined, accumulator);
+        next.push_back(combined);
+      }
+      scf::YieldOp::create(b, loc, next);
+      return llvm::to_vector_of<Value>(loop.getResults());
+    };
+    accumulators = reductionLoop(index(0), whole, true, accumulators);
+    accumulators = reductionLoop(whole, size, false, accumulators);
+    for (auto [reduction, accumulator, output] :
+         llvm::zip(member.reductions, accumulators, op.getDpsInits())) {
+      Value initial =
+          reduction.initial ? reduction.initial : loadRowValue(output, leading);
+      Value result = vector::ReductionOp::create(b, loc, reduction.kind,
+                                                 accumulator, initial);
+      memref::StoreOp::create(b, loc, result, output, leading);
+    }
+  }
+
+  /// An elementwise op on per-row values, one scalar per row.
+  void emitRowScalar(RowOp &member, ValueRange leading) {
+    linalg::GenericOp op = member.op;
     IRMapping mapping;
+    for (OpOperand &operand : op->getOpOperands()) {
+      BlockArgument argument = op.getMatchingBlockArgument(&operand);
+      if (!argument.use_empty())
+        mapping.map(argument, loadRowValue(operand.get(), leading));
+    }
+    Block &body = op.getRegion().front();
+    for (Operation &nested : body.without_terminator())
+      b.clone(nested, mapping);
+    for (auto [value, output] :
+         llvm::zip(body.getTerminator()->getOperands(), op.getDpsInits()))
+      memref::StoreOp::create(b, loc, mapping.lookupOrDefault(value), output,
+                              leading);
+  }
+
+  /// Maps the block arguments of `member`'s operands indexed by all loops to
+  /// vectors read at `indices` (an output only when the body reads it: c of
+  /// the cell).
+  void readFull(RowOp &member, ArrayRef<Value> indices, bool inBounds,
+                IRMapping &mapping) {
     Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
                                            b.getF32FloatAttr(0.0f));
-    for (OpOperand *input : op.getDpsInputOperands())
-      mapping.map(op.getMatchingBlockArgument(input),
-                  vector::TransferReadOp::create(
-                      b, loc, vectorOf(b.getF32Type()), input->get(), indices,
-                      zero, ArrayRef<bool>{inBounds}));
-    // An output's block argument is its current value (c of the cell).
-    for (OpOperand &init : op.getDpsInitsMutable()) {
-      BlockArgument argument = op.getMatchingBlockArgument(&init);
-      if (!argument.use_empty())
-        mapping.map(argument, vector::TransferReadOp::create(
-                                  b, loc, vectorOf(b.getF32Type()), init.get(),
-                                  indices, zero, ArrayRef<bool>{inBounds}));
+    for (OpOperand &operand : member.op->getOpOperands()) {
+      BlockArgument argument = member.op.getMatchingBlockArgument(&operand);
+      if (member.isRowOperand(operand) || argument.use_empty())
+        continue;
+      mapping.map(argument, vector::TransferReadOp::create(
+                                b, loc, vectorOf(b.getF32Type()), operand.get(),
+                                indices, zero, ArrayRef<bool>{inBounds}));
     }
-    for (Operation &nested : block.without_terminator()) {
+  }
+
+  /// `value` as a vector: mapped, or a scalar from outside the body (the same
+  /// in every lane).
+  Value vectorValue(IRMapping &mapping, Value value) {
+    if (Value mapped = mapping.lookupOrNull(value))
+      return mapped;
+    return vector::BroadcastOp::create(b, loc, vectorOf(value.getType()),
+                                       value);
+  }
+
+  Operation *vectorize(Operation *op, IRMapping &mapping) {
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands())
+      operands.push_back(vectorValue(mapping, operand));
+    SmallVector<Type> types;
+    for (Type type : op->getResultTypes())
+      types.push_back(vectorOf(type));
+    OperationState state(loc, op->getName(), operands, types, op->getAttrs());
+    Operation *vectorized = b.create(state);
+    mapping.map(op->getResults(), vectorized->getResults());
+    return vectorized;
+  }
+
+  /// The body on vectors, but for `skipped` ops (the reductions' combiners).
+  void cloneBody(linalg::GenericOp op, IRMapping &mapping,
+                 ArrayRef<Operation *> skipped) {
+    for (Operation &nested : op.getRegion().front().without_terminator()) {
+      if (llvm::is_contained(skipped, &nested))
+        continue;
       if (auto constant = dyn_cast<arith::ConstantOp>(nested)) {
         auto type = vectorOf(constant.getType());
         mapping.map(constant.getResult(),
@@ -177,30 +518,16 @@ private:
                             type, cast<TypedAttr>(constant.getValue()))));
         continue;
       }
-      SmallVector<Value> operands;
-      for (Value operand : nested.getOperands()) {
-        Value mapped = mapping.lookupOrNull(operand);
-        // A scalar from outside the body is the same in every lane.
-        if (!mapped)
-          mapped = vector::BroadcastOp::create(
-              b, loc, vectorOf(operand.getType()), operand);
-        operands.push_back(mapped);
-      }
-      SmallVector<Type> types;
-      for (Type type : nested.getResultTypes())
-        types.push_back(vectorOf(type));
-      OperationState state(loc, nested.getName(), operands, types,
-                           nested.getAttrs());
-      Operation *vectorized = b.create(state);
-      mapping.map(nested.getResults(), vectorized->getResults());
+      vectorize(&nested, mapping);
     }
-    auto yield = cast<linalg::YieldOp>(block.getTerminator());
+  }
+
+  void writeOutputs(linalg::GenericOp op, IRMapping &mapping,
+                    ArrayRef<Value> indices, bool inBounds) {
+    auto yield = cast<linalg::YieldOp>(op.getRegion().front().getTerminator());
     for (auto [value, init] :
          llvm::zip(yield.getOperands(), op.getDpsInits())) {
-      Value mapped = mapping.lookupOrNull(value);
-      if (!mapped)
-        mapped = vector::BroadcastOp::create(b, loc, vectorOf(value.getType()),
-                                             value);
+      Value mapped = vectorValue(mapping, value);
       vector::TransferWriteOp::create(b, loc, mapped, init, indices,
                                       ArrayRef<bool>{inBounds});
       if (init == copied)
@@ -211,7 +538,7 @@ private:
 
   RewriterBase &b;
   Location loc;
-  linalg::GenericOp op;
+  RowGroup &group;
   int64_t vectorWidth;
   /// An output that a following copy (then erased) also writes to
   /// `copyTarget`.
@@ -227,28 +554,61 @@ struct VectorizeElementwisePass
           "recur-vectorize-elementwise needs a positive vector-width");
       return signalPassFailure();
     }
-    SmallVector<linalg::GenericOp> generics;
-    getOperation()->walk([&](linalg::GenericOp op) {
-      if (isVectorizableElementwise(op))
-        generics.push_back(op);
-    });
     IRRewriter rewriter(&getContext());
-    for (linalg::GenericOp op : generics) {
+    // A reduction's output filled just before it starts from the fill's
+    // value instead: the fill (a loop of its own) is gone.
+    SmallVector<RowOp> rowOps;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (std::optional<RowOp> rowOp = matchRowOp(op))
+        rowOps.push_back(*rowOp);
+    });
+    for (RowOp &rowOp : rowOps)
+      for (auto [reduction, output] :
+           llvm::zip(rowOp.reductions, rowOp.op.getDpsInits()))
+        if (linalg::FillOp fill = findInitializingFill(rowOp.op, output)) {
+          reduction.initial = fill.getInputs()[0];
+          rewriter.eraseOp(fill);
+        }
+
+    for (RowGroup &group : formGroups(rowOps)) {
+      Operation *last = group.members.back().op;
       Value copied;
-      linalg::CopyOp copy = matchCopiedOutput(op, copied);
+      linalg::CopyOp copy;
+      if (group.members.size() == 1)
+        copy = matchCopiedOutput(group.members.front().op, copied);
       // The copy's target view must exist where the loop writes it.
       if (copy)
         if (Operation *view = copy.getOutputs()[0].getDefiningOp())
-          if (view->getBlock() == op->getBlock() && op->isBeforeInBlock(view))
-            rewriter.moveOpBefore(view, op);
-      rewriter.setInsertionPoint(op);
-      ElementwiseEmitter(rewriter, op, vectorWidth, copied,
-                         copy ? copy.getOutputs()[0] : Value())
+          if (view->getBlock() == last->getBlock() &&
+              last->isBeforeInBlock(view))
+            rewriter.moveOpBefore(view, last);
+      rewriter.setInsertionPoint(last);
+      RowGroupEmitter(rewriter, group, vectorWidth, copied,
+                      copy ? copy.getOutputs()[0] : Value())
           .emit();
-      rewriter.eraseOp(op);
+      for (RowOp &member : group.members)
+        rewriter.eraseOp(member.op);
       if (copy)
         rewriter.eraseOp(copy);
     }
+  }
+
+  /// Row ops in program order, grouped where consecutive ones (nothing but
+  /// movable ops between them) share rows.
+  static SmallVector<RowGroup> formGroups(ArrayRef<RowOp> rowOps) {
+    SmallVector<RowGroup> groups;
+    Operation *previous = nullptr;
+    for (RowOp rowOp : rowOps) {
+      bool adjacent = previous && previous->getBlock() == rowOp.op->getBlock();
+      for (Operation *between = previous ? previous->getNextNode() : nullptr;
+           adjacent && between != rowOp.op.getOperation();
+           between = between->getNextNode())
+        adjacent = between && canMovePast(between);
+      if (!adjacent || !groups.back().tryAdd(rowOp))
+        groups.push_back({rowOp.op.getNumLoops(), {rowOp}});
+      previous = rowOp.op;
+    }
+    return groups;
   }
 };
 

@@ -71,18 +71,12 @@ func.func @scale(%x: memref<40xf32>, %s: f32, %y: memref<40xf32>) {
 // -----
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
-#row = affine_map<(d0, d1) -> (d0)>
 
-// Left alone: a broadcast operand, an index, a reduction.
+// Left alone: a body that reads an index.
 // CHECK-LABEL: func.func @not_elementwise(
-// CHECK-COUNT-3: linalg.generic
+// CHECK: linalg.generic
 // CHECK-NOT: vector.
-func.func @not_elementwise(%x: memref<4x8xf32>, %r: memref<4xf32>, %y: memref<4x8xf32>) {
-  linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%r : memref<4xf32>) outs(%y : memref<4x8xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    linalg.yield %in : f32
-  }
+func.func @not_elementwise(%y: memref<4x8xf32>) {
   linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}
       outs(%y : memref<4x8xf32>) {
   ^bb0(%out: f32):
@@ -91,13 +85,214 @@ func.func @not_elementwise(%x: memref<4x8xf32>, %r: memref<4xf32>, %y: memref<4x
     %f = arith.sitofp %i : i32 to f32
     linalg.yield %f : f32
   }
-  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : memref<4x8xf32>) outs(%r : memref<4xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %s = arith.addf %in, %out : f32
-    linalg.yield %s : f32
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A per-row operand is loaded once per row and broadcast.
+// CHECK-LABEL: func.func @row_operand(
+// CHECK-SAME: %[[X:[^:]*]]: memref<4x40xf32>, %[[R:[^:]*]]: memref<4xf32>, %[[Y:[^:]*]]: memref<4x40xf32>)
+// CHECK: scf.parallel (%[[ROW:.*]]) =
+// CHECK: %[[RV:.*]] = memref.load %[[R]][%[[ROW]]] : memref<4xf32>
+// CHECK: %[[RB:.*]] = vector.broadcast %[[RV]] : f32 to vector<16xf32>
+// CHECK: scf.for
+// CHECK: %[[XV:.*]] = vector.transfer_read %[[X]][%[[ROW]], %{{.*}}]
+// CHECK: arith.subf %[[XV]], %[[RB]] : vector<16xf32>
+// CHECK-NOT: linalg.generic
+func.func @row_operand(%x: memref<4x40xf32>, %r: memref<4xf32>, %y: memref<4x40xf32>) {
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %r : memref<4x40xf32>, memref<4xf32>) outs(%y : memref<4x40xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    linalg.yield %d : f32
   }
   return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A row sum: a vector accumulator from 0 in every lane, the partial last
+// vector's lanes past the end masked off, one reduction across lanes per row
+// onto the value the fill (now gone) set.
+// CHECK-LABEL: func.func @row_sum(
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x40xf32>, %[[S:[^:]*]]: memref<?xf32>, %[[INIT:[^:]*]]: f32)
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: scf.parallel (%[[ROW:.*]]) =
+// CHECK: %[[WHOLE:.*]] = scf.for %{{.*}} = %c0 to %c32 step %c16 iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (vector<16xf32>) {
+// CHECK: %[[V:.*]] = vector.transfer_read %[[X]]
+// CHECK: %[[E:.*]] = math.exp %[[V]] : vector<16xf32>
+// CHECK: %[[NEXT:.*]] = arith.addf %[[ACC]], %[[E]] : vector<16xf32>
+// CHECK: scf.yield %[[NEXT]]
+// CHECK: %[[MASK:.*]] = vector.constant_mask [8] : vector<16xi1>
+// CHECK: %[[TAIL:.*]] = arith.addf %[[WHOLE]], %{{.*}} : vector<16xf32>
+// CHECK: %[[KEPT:.*]] = arith.select %[[MASK]], %[[TAIL]], %[[WHOLE]]
+// CHECK: %[[SUM:.*]] = vector.reduction <add>, %[[KEPT]], %[[INIT]] : vector<16xf32> into f32
+// CHECK: memref.store %[[SUM]], %[[S]][%[[ROW]]]
+// CHECK-NOT: linalg.generic
+func.func @row_sum(%x: memref<?x40xf32>, %s: memref<?xf32>, %init: f32) {
+  linalg.fill ins(%init : f32) outs(%s : memref<?xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x40xf32>) outs(%s : memref<?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    %a = arith.addf %out, %e : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+
+// log_softmax as recur lowers it: the row maximum, the sum of exp(x - max),
+// its log (one value per row) and x - max - log(sum), in place. All four run
+// in one parallel loop over the rows, in order, so a row is read from memory
+// once; both fills became the reductions' starting values.
+// CHECK-LABEL: func.func @log_softmax(
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x?x100xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: scf.parallel (%[[T:.*]], %[[B:.*]]) =
+// CHECK: vector.reduction <maximumf>
+// CHECK: memref.store %{{.*}}, %[[MAX:.*]][%[[T]], %[[B]]]
+// CHECK: memref.load %[[MAX]][%[[T]], %[[B]]]
+// CHECK: math.exp %{{.*}} : vector<16xf32>
+// CHECK: %[[SUM:.*]] = vector.reduction <add>
+// CHECK: memref.store %[[SUM]], %[[LOGSUM:.*]][%[[T]], %[[B]]]
+// CHECK: %[[S:.*]] = memref.load %[[LOGSUM]][%[[T]], %[[B]]]
+// CHECK: %[[L:.*]] = math.log %[[S]] : f32
+// CHECK: memref.store %[[L]], %[[LOGSUM]][%[[T]], %[[B]]]
+// CHECK: scf.for
+// CHECK: vector.transfer_write %{{.*}}, %[[X]][%[[T]], %[[B]], %{{.*}}] {in_bounds = [true]}
+// CHECK: scf.reduce
+// CHECK-NOT: scf.parallel
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @log_softmax(%x: memref<?x?x100xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = memref.dim %x, %c0 : memref<?x?x100xf32>
+  %b = memref.dim %x, %c1 : memref<?x?x100xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %sum = memref.alloc(%t, %b) : memref<?x?xf32>
+  %max = memref.alloc(%t, %b) : memref<?x?xf32>
+  linalg.fill ins(%ninf : f32) outs(%max : memref<?x?xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<?x?x100xf32>) outs(%max : memref<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %out, %in : f32
+    linalg.yield %m : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%sum : memref<?x?xf32>)
+  linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %max : memref<?x?x100xf32>, memref<?x?xf32>) outs(%sum : memref<?x?xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    %e = math.exp %d : f32
+    %a = arith.addf %out, %e fastmath<reassoc> : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%sum : memref<?x?xf32>) outs(%sum : memref<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %l = math.log %in : f32
+    linalg.yield %l : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %max, %sum : memref<?x?x100xf32>, memref<?x?xf32>, memref<?x?xf32>) outs(%x : memref<?x?x100xf32>) {
+  ^bb0(%in: f32, %m: f32, %l: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    %r = arith.subf %d, %l : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %max : memref<?x?xf32>
+  memref.dealloc %sum : memref<?x?xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// Three loops: the second op reads, through another view, rows of the
+// buffer the first writes (row r of one is not row r of the other), and a
+// dealloc stands between the second and the third.
+// CHECK-LABEL: func.func @separate_loops(
+// CHECK: scf.parallel
+// CHECK: math.tanh
+// CHECK: scf.reduce
+// CHECK: scf.parallel
+// CHECK: math.exp
+// CHECK: scf.reduce
+// CHECK: memref.dealloc
+// CHECK: scf.parallel
+// CHECK: vector.reduction <add>
+// CHECK: scf.reduce
+func.func @separate_loops(%x: memref<8x32xf32>, %y: memref<8x32xf32>, %s: memref<8xf32>) {
+  %a = memref.alloc() : memref<16x32xf32>
+  %top = memref.subview %a[0, 0] [8, 32] [1, 1] : memref<16x32xf32> to memref<8x32xf32, strided<[32, 1]>>
+  %bottom = memref.subview %a[4, 0] [8, 32] [1, 1] : memref<16x32xf32> to memref<8x32xf32, strided<[32, 1], offset: 128>>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<8x32xf32>) outs(%top : memref<8x32xf32, strided<[32, 1]>>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = math.tanh %in : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %bottom : memref<8x32xf32>, memref<8x32xf32, strided<[32, 1], offset: 128>>) outs(%y : memref<8x32xf32>) {
+  ^bb0(%in: f32, %b: f32, %out: f32):
+    %v = math.exp %b : f32
+    %w = arith.addf %v, %in : f32
+    linalg.yield %w : f32
+  }
+  memref.dealloc %a : memref<16x32xf32>
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%y : memref<8x32xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a2 = arith.addf %out, %in : f32
+    linalg.yield %a2 : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// The fill stays when the buffer is read between it and the reduction,
+// which then starts from the buffer's value.
+// CHECK-LABEL: func.func @fill_read_before(
+// CHECK-SAME: %{{[^:]*}}: memref<8x32xf32>, %[[S:[^:]*]]: memref<8xf32>)
+// CHECK: linalg.fill
+// CHECK: memref.load %[[S]][%c0]
+// CHECK: scf.parallel (%[[ROW:.*]]) =
+// CHECK: %[[OLD:.*]] = memref.load %[[S]][%[[ROW]]]
+// CHECK: vector.reduction <add>, %{{.*}}, %[[OLD]]
+func.func @fill_read_before(%x: memref<8x32xf32>, %s: memref<8xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%s : memref<8xf32>)
+  %first = memref.load %s[%c0] : memref<8xf32>
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x32xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  }
+  return %first : f32
 }
 
 // -----
