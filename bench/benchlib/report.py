@@ -11,9 +11,15 @@ MAX_BAR_PLOTS = 8
 
 def add_speedups(rows):
     """Recur's speedup over each row: the row's median ms/batch over Recur's on
-    the same device (> 1: Recur is faster)."""
-    recur = {r["device"]: r["ms"]["median"] for r in rows
-             if r["system"].startswith("recur-") and r["status"] in TIMED}
+    the same device (> 1: Recur is faster). Recur's is the default system's
+    row (`recur-cpu`, `recur-cuda`: the compiler's default fusion level), or,
+    in a run without it, the first Recur row of that device."""
+    recur = {}
+    for r in rows:
+        if not r["system"].startswith("recur-") or r["status"] not in TIMED:
+            continue
+        if r["system"] == f"recur-{r['device']}" or r["device"] not in recur:
+            recur[r["device"]] = r["ms"]["median"]
     for row in rows:
         if row["status"] in TIMED and row["device"] in recur:
             row["recur_speedup"] = round(row["ms"]["median"] / recur[row["device"]], 3)
