@@ -13,6 +13,8 @@
 
 #include "mlir/IR/PatternMatch.h"
 
+#include <algorithm>
+
 namespace mlir::recur {
 #define GEN_PASS_DEF_VECTORIZEPACKEDMATMULS
 #include "recur/Codegen/Passes.h.inc"
@@ -295,35 +297,73 @@ private:
               zero, ArrayRef<bool>{inBounds}));
     }
 
-    auto loop = scf::ForOp::create(
-        b, loc, index(0), index(depth), index(1), initial,
-        [&](OpBuilder &nested, Location, Value k, ValueRange accumulators) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
-          SmallVector<Value> weights;
-          for (int64_t v = 0; v < vectors; ++v)
-            weights.push_back(vector::LoadOp::create(
-                b, loc, vectorType, matmul.weight,
-                ValueRange{panel, k, index(v * vectorWidth)}));
+    // A short tile (B = 1's recurrent GEMV, a remainder tile) has too few
+    // accumulators to hide the FMA latency: it keeps `splits` sets, one per
+    // k mod splits, in the registers a full tile's accumulators would use,
+    // and adds them up after the K loop.
+    int64_t splits = std::clamp<int64_t>(tileRows / height, 1, 4);
+    int64_t splitDepth = depth / splits * splits;
+    int64_t perSet = height * vectors;
+    SmallVector<Value> sets(initial);
+    Value zeroVector = arith::ConstantOp::create(
+        b, loc, vectorType, DenseElementsAttr::get(vectorType, 0.0f));
+    for (int64_t set = 1; set < splits; ++set)
+      sets.append(perSet, zeroVector);
+
+    // Adds A[rows, k] * W[panel, k, :] to `accumulators`.
+    auto multiplyAdd = [&](Value k, ValueRange accumulators) {
+      SmallVector<Value> weights;
+      for (int64_t v = 0; v < vectors; ++v)
+        weights.push_back(vector::LoadOp::create(
+            b, loc, vectorType, matmul.weight,
+            ValueRange{panel, k, index(v * vectorWidth)}));
+      SmallVector<Value> next;
+      for (int64_t r = 0; r < height; ++r) {
+        Value a = memref::LoadOp::create(b, loc, matmul.input,
+                                         withLast(rowIndices[r], k));
+        Value broadcast = vector::BroadcastOp::create(b, loc, vectorType, a);
+        for (int64_t v = 0; v < vectors; ++v)
+          next.push_back(vector::FMAOp::create(b, loc, broadcast, weights[v],
+                                               accumulators[r * vectors + v]));
+      }
+      return next;
+    };
+    auto kLoop = [&](int64_t begin, int64_t end, int64_t step,
+                     ValueRange accumulators,
+                     function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+      auto loop = scf::ForOp::create(b, loc, index(begin), index(end),
+                                     index(step), accumulators);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      scf::YieldOp::create(
+          b, loc, body(loop.getInductionVar(), loop.getRegionIterArgs()));
+      return llvm::to_vector_of<Value>(loop.getResults());
+    };
+    sets = kLoop(
+        0, splitDepth, splits, sets, [&](Value k, ValueRange accumulators) {
           SmallVector<Value> next;
-          for (int64_t r = 0; r < height; ++r) {
-            Value a = memref::LoadOp::create(b, loc, matmul.input,
-                                             withLast(rowIndices[r], k));
-            Value broadcast =
-                vector::BroadcastOp::create(b, loc, vectorType, a);
-            for (int64_t v = 0; v < vectors; ++v)
-              next.push_back(
-                  vector::FMAOp::create(b, loc, broadcast, weights[v],
-                                        accumulators[r * vectors + v]));
+          for (int64_t set = 0; set < splits; ++set) {
+            Value kSet =
+                set ? arith::AddIOp::create(b, loc, k, index(set)).getResult()
+                    : k;
+            llvm::append_range(
+                next,
+                multiplyAdd(kSet, accumulators.slice(set * perSet, perSet)));
           }
-          scf::YieldOp::create(b, loc, next);
+          return next;
         });
+    SmallVector<Value> tileSums(ArrayRef(sets).take_front(perSet));
+    for (int64_t set = 1; set < splits; ++set)
+      for (int64_t i = 0; i < perSet; ++i)
+        tileSums[i] =
+            arith::AddFOp::create(b, loc, tileSums[i], sets[set * perSet + i]);
+    if (splitDepth < depth)
+      tileSums = kLoop(splitDepth, depth, 1, tileSums, multiplyAdd);
 
     for (int64_t r = 0; r < height; ++r)
       for (int64_t v = 0; v < vectors; ++v)
         vector::TransferWriteOp::create(
-            b, loc, loop.getResult(r * vectors + v), matmul.output,
+            b, loc, tileSums[r * vectors + v], matmul.output,
             withLast(rowIndices[r], columnOf[v]), ArrayRef<bool>{inBounds});
   }
 

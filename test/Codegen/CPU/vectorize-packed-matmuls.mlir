@@ -32,15 +32,33 @@
 // CHECK-NOT: vector.fma
 // CHECK: scf.yield
 // CHECK-COUNT-12: vector.transfer_write %{{.*}}, %[[Y]][{{.*}}] : vector<16xf32>, memref<?x?x37xf32>
-// The 1 to 5 rows left at the end of a block: one tile of that height.
+// The 1 to 5 rows left at the end of a block: one tile of that height. A
+// short tile keeps min(6 / height, 4) sets of accumulators, one per k mod
+// sets (more independent FMA chains than its rows give), steps k by that
+// many, and adds the sets up after the loop: one row has 4 sets of 2
+// vectors and steps k by 4; two rows 3 sets, with k = 6, 7 left over for a
+// loop on the summed tile; three rows 2 sets; four and five rows one.
 // CHECK: %[[LEFT:.*]] = arith.subi
 // CHECK: scf.index_switch %[[LEFT]]
 // CHECK: case 1 {
-// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>)
-// CHECK-COUNT-2: vector.fma
+// CHECK: %[[SETS:.*]]:8 = scf.for {{.*}} = %c0 to %c8 step %c4 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-COUNT-8: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: scf.yield
+// CHECK: %[[S01:.*]] = arith.addf %[[SETS]]#0, %[[SETS]]#2 : vector<16xf32>
+// CHECK: %[[S012:.*]] = arith.addf %[[S01]], %[[SETS]]#4 : vector<16xf32>
+// CHECK: %[[S0123:.*]] = arith.addf %[[S012]], %[[SETS]]#6 : vector<16xf32>
+// CHECK: vector.transfer_write %[[S0123]], %[[Y]]
 // CHECK: case 2 {
+// CHECK: scf.for {{.*}} = %c0 to %c6 step %c3 iter_args
+// CHECK-COUNT-12: vector.fma
+// CHECK: scf.for {{.*}} = %c6 to %c8 step %c1 iter_args
 // CHECK-COUNT-4: vector.fma
+// CHECK: case 3 {
+// CHECK: scf.for {{.*}} = %c0 to %c8 step %c2 iter_args
+// CHECK-COUNT-12: vector.fma
 // CHECK: case 5 {
+// CHECK: scf.for {{.*}} = %c0 to %c8 step %c1 iter_args
 // CHECK-COUNT-10: vector.fma
 // CHECK: default {
 // CHECK-NOT: vector.fma
