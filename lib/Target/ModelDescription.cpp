@@ -203,34 +203,28 @@ describeTensor(func::FuncOp entry, const std::string &what, StringRef name,
   llvm::json::Array shape, dims;
   for (auto [index, size] : llvm::enumerate(tensor.getShape())) {
     shape.push_back(ShapedType::isDynamic(size) ? -1 : size);
+    // B of a batch-major initial state; T and B of a time-major tensor.
+    const char *symbol = batchMajor  ? (index == 0 ? "B" : nullptr)
+                         : index < 2 ? (index == 0 ? "T" : "B")
+                                     : nullptr;
     if (!ShapedType::isDynamic(size)) {
       // An input's static T and B are named too, so that tools (recur-run's
       // sequences/s) find the batch of a model compiled for fixed sizes.
-      bool timeMajorInput = isInput && !batchMajor && tensor.getRank() >= 2;
-      if (timeMajorInput && index < 2)
-        dims.push_back(index == 0 ? "T" : "B");
-      else if (isInput && batchMajor && index == 0)
-        dims.push_back("B");
-      else
-        dims.push_back(nullptr);
+      bool named = isInput && (batchMajor || tensor.getRank() >= 2);
+      dims.push_back(named && symbol ? llvm::json::Value(symbol) : nullptr);
       continue;
     }
     if (!dynamicAllowed)
       return entry.emitError()
              << what << " must have a static shape, got " << type;
-    if (batchMajor) {
-      if (index > 0)
-        return entry.emitError()
-               << what << " has a dynamic dimension " << index
-               << "; only dimension 0 (B) of an initial state may be dynamic";
-      dims.push_back("B");
-      continue;
-    }
-    if (index > 1)
+    if (!symbol)
       return entry.emitError()
              << what << " has a dynamic dimension " << index
-             << "; only dimensions 0 (T) and 1 (B) may be dynamic";
-    dims.push_back(index == 0 ? "T" : "B");
+             << (batchMajor
+                     ? "; only dimension 0 (B) of an initial state may be "
+                       "dynamic"
+                     : "; only dimensions 0 (T) and 1 (B) may be dynamic");
+    dims.push_back(symbol);
   }
   return llvm::json::Object{{"name", name},
                             {"dtype", *dtype},

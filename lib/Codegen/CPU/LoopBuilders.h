@@ -22,6 +22,21 @@ inline void buildFor(OpBuilder &b, Location loc, Value begin, Value end,
   body(loop.getInductionVar());
 }
 
+/// scf.for from `begin` to `end` by `step` carrying `initial`; `body(iv,
+/// carried)` returns the values for the next iteration. Returns the loop's
+/// results. `b`'s insertion point is restored.
+inline SmallVector<Value>
+buildForWithValues(OpBuilder &b, Location loc, Value begin, Value end,
+                   Value step, ValueRange initial,
+                   function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto loop = scf::ForOp::create(b, loc, begin, end, step, initial);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  scf::YieldOp::create(b, loc,
+                       body(loop.getInductionVar(), loop.getRegionIterArgs()));
+  return llvm::to_vector_of<Value>(loop.getResults());
+}
+
 /// scf.parallel over [lower, upper) by `steps`; `body(ivs)` as for buildFor.
 inline void buildParallel(OpBuilder &b, Location loc, ValueRange lower,
                           ValueRange upper, ValueRange steps,

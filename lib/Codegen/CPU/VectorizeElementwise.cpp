@@ -103,7 +103,8 @@ std::optional<RowOp> matchRowOp(linalg::GenericOp op) {
         return iterator != IteratorType::parallel;
       }))
     return std::nullopt;
-  ArrayRef<int64_t> shape;
+  // (linalg's verifier has checked that the static sizes agree.)
+  bool hasFullOperand = false;
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
     bool full = map.isIdentity();
@@ -116,13 +117,10 @@ std::optional<RowOp> matchRowOp(linalg::GenericOp op) {
     if (!type || !type.getElementType().isF32() ||
         (full && !type.isLastDimUnitStride()))
       return std::nullopt;
-    if (full && shape.empty())
-      shape = type.getShape();
-    if (full ? type.getShape() != shape
-             : !shape.empty() && type.getShape() != shape.drop_back())
-      return std::nullopt;
+    hasFullOperand |= full;
   }
-  if (shape.empty())
+  // The rows and their length come from an operand indexed by all loops.
+  if (!hasFullOperand)
     return std::nullopt;
   Block &body = op.getRegion().front();
   for (Operation &nested : body.without_terminator()) {
@@ -397,42 +395,42 @@ private:
       accumulators.push_back(splat(b.getF32Type(), reduction.neutral));
     auto reductionLoop = [&](Value begin, Value end, bool inBounds,
                              ValueRange initial) {
-      auto loop =
-          scf::ForOp::create(b, loc, begin, end, index(vectorWidth), initial);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value j = loop.getInductionVar();
-      IRMapping mapping = rowValues;
-      SmallVector<Value> indices(leading);
-      indices.push_back(j);
-      readFull(member, indices, inBounds, mapping);
-      SmallVector<Operation *> combiners;
-      for (RowReduction &reduction : member.reductions)
-        combiners.push_back(reduction.combiner);
-      cloneBody(op, mapping, combiners);
-      // Lanes past the end keep their accumulator.
-      Value mask;
-      if (!inBounds)
-        mask = vector::CreateMaskOp::create(
-            b, loc, VectorType::get({vectorWidth}, b.getI1Type()),
-            ArrayRef<OpFoldResult>{
-                arith::SubIOp::create(b, loc, end, j).getResult()});
-      SmallVector<Value> next;
-      for (auto [reduction, accumulator] :
-           llvm::zip(member.reductions, loop.getRegionIterArgs())) {
-        IRMapping combine;
-        combine.map(reduction.value, vectorValue(mapping, reduction.value));
-        for (Value operand : reduction.combiner->getOperands())
-          if (operand != reduction.value)
-            combine.map(operand, accumulator);
-        Value combined = vectorize(reduction.combiner, combine)->getResult(0);
-        if (mask)
-          combined =
-              arith::SelectOp::create(b, loc, mask, combined, accumulator);
-        next.push_back(combined);
-      }
-      scf::YieldOp::create(b, loc, next);
-      return llvm::to_vector_of<Value>(loop.getResults());
+      return buildForWithValues(
+          b, loc, begin, end, index(vectorWidth), initial,
+          [&](Value j, ValueRange carried) {
+            IRMapping mapping = rowValues;
+            SmallVector<Value> indices(leading);
+            indices.push_back(j);
+            readFull(member, indices, inBounds, mapping);
+            SmallVector<Operation *> combiners;
+            for (RowReduction &reduction : member.reductions)
+              combiners.push_back(reduction.combiner);
+            cloneBody(op, mapping, combiners);
+            // Lanes past the end keep their accumulator.
+            Value mask;
+            if (!inBounds)
+              mask = vector::CreateMaskOp::create(
+                  b, loc, VectorType::get({vectorWidth}, b.getI1Type()),
+                  ArrayRef<OpFoldResult>{
+                      arith::SubIOp::create(b, loc, end, j).getResult()});
+            SmallVector<Value> next;
+            for (auto [reduction, accumulator] :
+                 llvm::zip(member.reductions, carried)) {
+              IRMapping combine;
+              combine.map(reduction.value,
+                          vectorValue(mapping, reduction.value));
+              for (Value operand : reduction.combiner->getOperands())
+                if (operand != reduction.value)
+                  combine.map(operand, accumulator);
+              Value combined =
+                  vectorize(reduction.combiner, combine)->getResult(0);
+              if (mask)
+                combined = arith::SelectOp::create(b, loc, mask, combined,
+                                                   accumulator);
+              next.push_back(combined);
+            }
+            return next;
+          });
     };
     accumulators = reductionLoop(index(0), whole, true, accumulators);
     accumulators = reductionLoop(whole, size, false, accumulators);

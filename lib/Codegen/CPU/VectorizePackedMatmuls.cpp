@@ -331,13 +331,8 @@ private:
     auto kLoop = [&](int64_t begin, int64_t end, int64_t step,
                      ValueRange accumulators,
                      function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-      auto loop = scf::ForOp::create(b, loc, index(begin), index(end),
-                                     index(step), accumulators);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      scf::YieldOp::create(
-          b, loc, body(loop.getInductionVar(), loop.getRegionIterArgs()));
-      return llvm::to_vector_of<Value>(loop.getResults());
+      return buildForWithValues(b, loc, index(begin), index(end), index(step),
+                                accumulators, body);
     };
     sets = kLoop(
         0, splitDepth, splits, sets, [&](Value k, ValueRange accumulators) {
