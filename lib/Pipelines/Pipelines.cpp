@@ -39,18 +39,23 @@ StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
 }
 
 void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
-                                      int64_t packTile) {
+                                      const CpuGemmTile &gemmTile) {
   if (level >= FusionLevel::hoist) {
     pm.addPass(createHoistInputProjection());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
+  // With vector GEMM kernels, a fused step's tile is the four gates of one
+  // vector of units.
   if (level >= FusionLevel::cell)
-    pm.addPass(createFuseLSTMCell());
+    pm.addPass(gemmTile.enabled() ? createFuseLSTMCell(FuseLSTMCellOptions{
+                                        gemmTile.vectorWidth, true})
+                                  : createFuseLSTMCell());
   if (level >= FusionLevel::wavefront)
     pm.addPass(createWavefront());
-  if (level > FusionLevel::none && packTile > 0)
-    pm.addPass(createPackWeights(PackWeightsOptions{packTile}));
+  if (level > FusionLevel::none && gemmTile.enabled())
+    pm.addPass(createPackWeights(
+        PackWeightsOptions{gemmTile.columns, gemmTile.vectorWidth}));
   // What fusion computed from the weights alone runs once per binding.
   if (level > FusionLevel::none)
     pm.addPass(createOutlineWeightPrologue());
@@ -88,7 +93,7 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   pm.addPass(createLowerCopiesToLinalg());
   if (CpuGemmTile tile = options.gemmTile(); tile.enabled()) {
     pm.addPass(createVectorizePackedMatmuls(
-        VectorizePackedMatmulsOptions{tile.vectorWidth, tile.rows}));
+        VectorizePackedMatmulsOptions{tile.vectorWidth, tile.vectorRegisters}));
     pm.addPass(createVectorizeElementwise(
         VectorizeElementwiseOptions{tile.vectorWidth}));
   }
@@ -120,7 +125,7 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
 
 void mlir::recur::buildLowerToCpuPipeline(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
-  buildFusionPipeline(pm, options.fusion, options.gemmTile().columns);
+  buildFusionPipeline(pm, options.fusion, options.gemmTile());
   buildCpuBackEndPipeline(pm, options);
 }
 

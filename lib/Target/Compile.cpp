@@ -435,7 +435,8 @@ LogicalResult linkSharedLibrary(ModuleOp module, StringRef object,
 
 /// defaultFusionLevel for a target whose host GEMM tile is known.
 static FusionLevel defaultFusionLevelFor(bool cuda, const CpuGemmTile &tile) {
-  return !cuda && tile.enabled() ? FusionLevel::hoist : FusionLevel::all;
+  // On the CPU the wavefront's fused step is still a scalar loop nest.
+  return !cuda && tile.enabled() ? FusionLevel::cell : FusionLevel::all;
 }
 
 FusionLevel mlir::recur::defaultFusionLevel(const CompileOptions &options) {
@@ -500,7 +501,7 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   FusionLevel level =
       options.fusion.value_or(defaultFusionLevelFor(cuda, gemmTile));
   PassManager fusion(module.getContext());
-  buildFusionPipeline(fusion, level, gemmTile.columns);
+  buildFusionPipeline(fusion, level, gemmTile);
   if (failed(fusion.run(module)))
     return failure();
 

@@ -236,16 +236,16 @@ checkLSTMRecurrence(ShapeChecker &checker, Type inputGates, Type wHh, Type h0,
                                   /*requireStatic=*/true)) ||
         failed(checker.checkFloatElementType(what, wHh)))
       return failure();
-    int64_t panels = llvm::divideCeilSigned(4 * packed.getDimSize(1),
-                                            packed.getDimSize(2));
+    int64_t panels =
+        llvm::divideCeilSigned(4 * packed.getDimSize(1), packed.getDimSize(2));
     if (panels != packed.getDimSize(0))
       return checker.fail(what, " packed in panels of ", packed.getDimSize(2),
                           " rows for 4*H = ", 4 * packed.getDimSize(1),
                           " needs ", panels, " panels, got ",
                           packed.getDimSize(0));
     return checkLSTMOperands(
-        checker, {{"input_gates", inputGates, {"T", "B", {"H", 4}}, false}},
-        h0, c0);
+        checker, {{"input_gates", inputGates, {"T", "B", {"H", 4}}, false}}, h0,
+        c0);
   }
   // w_hh fixes H first, so that a wrong gate width is reported against it.
   return checkLSTMOperands(
@@ -275,16 +275,23 @@ LogicalResult LSTMRecurrenceOp::verify() {
   if (failed(shapes) ||
       failed(verifyResults(*this, checker, {"y", "h_n", "c_n"}, *shapes)))
     return failure();
-  if (cast<ShapedType>(getWHh().getType()).getRank() == 3 &&
-      (getCell() != CellSchedule::separate || getGateTile()))
-    return emitOpError("a packed w_hh is read by the separate schedule's "
-                       "GEMM; it needs cell<separate>");
-  if (std::optional<int64_t> tile = getGateTile()) {
-    if (getCell() != CellSchedule::fused)
-      return emitOpError("an interleaved w_hh needs cell<fused>; the "
-                         "separate schedule reads PyTorch's layout");
-    return checkGateTile(*this, *tile, getHiddenSize());
-  }
+  std::optional<int64_t> tile = getGateTile();
+  if (tile && getCell() != CellSchedule::fused)
+    return emitOpError("an interleaved w_hh needs cell<fused>; the "
+                       "separate schedule reads PyTorch's layout");
+  if (tile && failed(checkGateTile(*this, *tile, getHiddenSize())))
+    return failure();
+  auto wHhType = cast<ShapedType>(getWHh().getType());
+  // The fused step's register tile reads the four gates of K units from one
+  // panel.
+  if (wHhType.getRank() == 3 && getCell() == CellSchedule::fused &&
+      (!tile || wHhType.getDimSize(2) != 4 * *tile))
+    return emitOpError("a packed w_hh read by cell<fused> needs "
+                       "interleaved(K) and panels of 4*K rows (the four "
+                       "gates of K units), got panels of ")
+           << wHhType.getDimSize(2) << " rows"
+           << (tile ? " for K = " + std::to_string(*tile)
+                    : std::string(" without interleaved(K)"));
   return success();
 }
 
@@ -504,7 +511,8 @@ static RankedTensorType packedType(Type input, int64_t tile) {
   if (!type || type.getRank() != 2 || !type.hasStaticShape())
     return {};
   return RankedTensorType::get(
-      {llvm::divideCeilSigned(type.getDimSize(0), tile), type.getDimSize(1), tile},
+      {llvm::divideCeilSigned(type.getDimSize(0), tile), type.getDimSize(1),
+       tile},
       type.getElementType());
 }
 
@@ -560,9 +568,10 @@ static LogicalResult checkPackedWeight(ShapeChecker &checker, Type weight,
   return checker.checkShape(resultName("result"), result, resultShape);
 }
 
-static FailureOr<SmallVector<SymbolicShape>>
-checkLinear(ShapeChecker &checker, Type input, Type weight, Type bias,
-            Type result) {
+static FailureOr<SmallVector<SymbolicShape>> checkLinear(ShapeChecker &checker,
+                                                         Type input,
+                                                         Type weight, Type bias,
+                                                         Type result) {
   std::string inputName = operandName("input");
   FailureOr<int64_t> rank = checker.checkRankAtLeast(inputName, input, 1);
   if (failed(rank))
@@ -609,11 +618,11 @@ SmallVector<Type> LinearOp::inferResultTypes() {
 void LinearOp::build(OpBuilder &builder, OperationState &state, Value input,
                      Value weight, Value bias) {
   ShapeChecker checker;
-  auto types = resultTypes(
-      builder.getContext(), checker,
-      checkLinear(checker, input.getType(), weight.getType(), typeOrNull(bias),
-                  /*result=*/{}),
-      1);
+  auto types = resultTypes(builder.getContext(), checker,
+                           checkLinear(checker, input.getType(),
+                                       weight.getType(), typeOrNull(bias),
+                                       /*result=*/{}),
+                           1);
   build(builder, state, types.front(), input, weight, bias);
 }
 

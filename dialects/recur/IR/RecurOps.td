@@ -108,9 +108,12 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
     units `j` in `[jK, jK + K)` for gates i, f, g, o are adjacent. Only the
     fused schedule reads that layout; `K` divides `H`.
 
-    With the separate schedule `w_hh` may instead come packed by
-    `recur.pack_panels`, `[ceil(4H / t), H, t]`, for the CPU's register-tiled
-    GEMM (`recur-pack-weights`).
+    `w_hh` may also come packed by `recur.pack_panels`, `[ceil(4H / t), H,
+    t]`, for the CPU's register-tiled GEMM (`recur-pack-weights`): in
+    PyTorch's layout with the separate schedule, and interleaved with
+    `t = 4K` with the fused one, so that a panel holds the four gates of `K`
+    units (`recur.pack_panels (recur.interleave_gates %w_hh tile(K))
+    tile(4K)`).
 
     ```mlir
     %w = recur.interleave_gates %w_hh tile(8) : tensor<1024x256xf32>

@@ -46,8 +46,10 @@ struct FuseLSTMCellPass
       // Already fused: its w_hh may be interleaved already.
       if (op.getCell() == CellSchedule::fused)
         return;
-      op.setCell(CellSchedule::fused);
       int64_t tile = gateTileFor(op.getHiddenSize(), gateTile);
+      if (wholeTilesOnly && tile != gateTile)
+        return;
+      op.setCell(CellSchedule::fused);
       OpBuilder builder(op);
       Value interleaved = InterleaveGatesOp::create(
           builder, op.getLoc(), op.getWHh().getType(), op.getWHh(), tile);

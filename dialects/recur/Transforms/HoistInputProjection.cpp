@@ -35,10 +35,10 @@ struct HoistLSTMInputProjection : OpRewritePattern<LSTMOp> {
     SmallVector<Value> results;
     for (auto [value, type] :
          llvm::zip_equal(recurrence.getResults(), op.getResultTypes()))
-      results.push_back(value.getType() == type
-                            ? Value(value)
-                            : tensor::CastOp::create(rewriter, loc, type, value)
-                                  .getResult());
+      results.push_back(
+          value.getType() == type
+              ? Value(value)
+              : tensor::CastOp::create(rewriter, loc, type, value).getResult());
     rewriter.replaceOp(op, results);
     return success();
   }

@@ -35,31 +35,43 @@ bool isModelWeight(Value value) {
 struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (tile <= 0)
-      return;
-    // One packed copy per weight, however many ops read it.
-    llvm::DenseMap<Value, Value> packed;
-    auto pack = [&](OpOperand &weight) {
-      auto type = dyn_cast<RankedTensorType>(weight.get().getType());
-      if (!type || type.getRank() != 2 || !isModelWeight(weight.get()))
-        return;
-      Value &panels = packed[weight.get()];
+    // One packed copy per weight and panel width, however many ops read it.
+    llvm::DenseMap<std::pair<Value, int64_t>, Value> packed;
+    // `weight` packed in panels of `panelRows`, right after its definition.
+    auto pack = [&](OpOperand &weight, int64_t panelRows) {
+      Value &panels = packed[{weight.get(), panelRows}];
       if (!panels) {
-        auto argument = cast<BlockArgument>(weight.get());
-        OpBuilder builder = OpBuilder::atBlockBegin(argument.getOwner());
-        panels = PackPanelsOp::create(builder, argument.getLoc(), argument,
-                                      tile);
+        OpBuilder builder(&getContext());
+        builder.setInsertionPointAfterValue(weight.get());
+        panels = PackPanelsOp::create(builder, weight.get().getLoc(),
+                                      weight.get(), panelRows);
       }
       weight.assign(panels);
     };
+    auto isMatrix = [](Value value) {
+      auto type = dyn_cast<RankedTensorType>(value.getType());
+      return type && type.getRank() == 2;
+    };
     getOperation()->walk([&](Operation *op) {
-      if (auto linear = dyn_cast<LinearOp>(op))
-        pack(linear.getWeightMutable());
+      if (auto linear = dyn_cast<LinearOp>(op)) {
+        if (tile > 0 && isMatrix(linear.getWeight()) &&
+            isModelWeight(linear.getWeight()))
+          pack(linear.getWeightMutable(), tile);
+        return;
+      }
+      auto recurrence = dyn_cast<LSTMRecurrenceOp>(op);
+      if (!recurrence || !isMatrix(recurrence.getWHh()))
+        return;
       // The separate schedule's recurrent GEMM is a GEMM like any other.
-      if (auto recurrence = dyn_cast<LSTMRecurrenceOp>(op))
-        if (recurrence.getCell() == CellSchedule::separate &&
-            !recurrence.getGateTile())
-          pack(recurrence.getWHhMutable());
+      if (tile > 0 && recurrence.getCell() == CellSchedule::separate &&
+          isModelWeight(recurrence.getWHh()))
+        pack(recurrence.getWHhMutable(), tile);
+      // The fused step's tile: the four gates of K units, one panel.
+      auto interleaved = recurrence.getWHh().getDefiningOp<InterleaveGatesOp>();
+      if (gateTile > 0 && recurrence.getCell() == CellSchedule::fused &&
+          recurrence.getGateTile() == gateTile && interleaved &&
+          isModelWeight(interleaved.getInput()))
+        pack(recurrence.getWHhMutable(), 4 * gateTile);
     });
   }
 };

@@ -70,11 +70,17 @@ def FuseLSTMCell : Pass<"recur-fuse-lstm-cell"> {
     moves it into the prologue the runtime runs once per weight binding.
 
     Left alone: `recur.lstm` ops (not hoisted; run
-    `recur-hoist-input-projection` first) and recurrences already fused.
+    `recur-hoist-input-projection` first), recurrences already fused and,
+    with `whole-tiles-only`, recurrences whose hidden size `gate-tile` does
+    not divide. The CPU pipeline sets both: `gate-tile` = its vector width,
+    the tile its fused-step kernel is made of; a recurrence it cannot tile
+    keeps the separate schedule, whose GEMM is a vector kernel too.
   }];
   let options = [
     Option<"gateTile", "gate-tile", "int64_t", /*default=*/"16",
            "Most hidden units per interleaved tile of w_hh">,
+    Option<"wholeTilesOnly", "whole-tiles-only", "bool", /*default=*/"false",
+           "Fuse only recurrences whose hidden size gate-tile divides">,
   ];
 }
 
@@ -121,13 +127,21 @@ def PackWeights : Pass<"recur-pack-weights"> {
     loop. `recur-outline-weight-prologue`, which runs after it, moves the
     packing into the prologue: it runs once per weight binding.
 
+    With `gate-tile` = K, the interleaved `w_hh` of every fused recurrence
+    with `interleaved(K)` is packed too, in panels of `4K` rows: each panel
+    holds the four gates of K hidden units, the register tile of the fused
+    step (`recur-vectorize-packed-matmuls` applies the cell to it).
+
     The CPU pipeline runs it with `tile` = the columns of its GEMM register
-    tile, which depend on the target's vector width (`recur-compile --cpu`).
-    `tile = 0` leaves every weight as it is.
+    tile and `gate-tile` = its vector width, which depend on the target
+    (`recur-compile --cpu`). Zero leaves the weights concerned as they are.
   }];
   let options = [
     Option<"tile", "tile", "int64_t", /*default=*/"0",
-           "Rows per panel (0: pack nothing)">,
+           "Rows per panel (0: pack no recur.linear or separate w_hh)">,
+    Option<"gateTile", "gate-tile", "int64_t", /*default=*/"0",
+           "Pack the w_hh of fused recurrences interleaved with this tile, "
+           "in panels of 4 x gate-tile rows (0: none)">,
   ];
 }
 

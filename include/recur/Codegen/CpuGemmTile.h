@@ -30,9 +30,17 @@ struct CpuGemmTile {
     if (vectorWidth <= 0 || vectorRegisters < 8)
       return {};
     int64_t vectorsPerRow = vectorRegisters >= 32 ? 4 : 2;
-    int64_t rows = std::min<int64_t>(6, (vectorRegisters - vectorsPerRow - 1) /
-                                            vectorsPerRow);
-    return {vectorWidth, vectorRegisters, rows, vectorsPerRow * vectorWidth};
+    return {vectorWidth, vectorRegisters,
+            rowsFor(vectorRegisters, vectorsPerRow),
+            vectorsPerRow * vectorWidth};
+  }
+
+  /// Rows of a tile `vectorsPerRow` vectors wide: its accumulators take all
+  /// registers but one row of weights and a broadcast input, up to 6 rows
+  /// (then the K loop's loads of A, one per row, begin to dominate).
+  static int64_t rowsFor(int64_t vectorRegisters, int64_t vectorsPerRow) {
+    return std::clamp<int64_t>(
+        (vectorRegisters - vectorsPerRow - 1) / vectorsPerRow, 1, 6);
   }
 
   bool enabled() const { return vectorWidth > 0; }

@@ -67,15 +67,26 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
     are one row index m. A parallel loop runs over blocks of rows (sized so
     that a block of A stays in the core's L2 cache) and panels of `t`
     columns. In each block, a register tile of `rows` x `t` outputs, `t` /
-    `vector-width` vectors per row, starts from what C was set to right
-    before (a broadcast bias, or a copy into a freshly allocated C: the
-    separate LSTM step's gates; that write is then left out) or from C, and
-    stays in registers for the whole K loop. There each step loads one row
+    `vector-width` vectors per row (`rows`: as many as the accumulators fit
+    in `vector-registers`, up to 6), starts from what C was set to right
+    before (a broadcast bias, a copy into a freshly allocated C: the
+    separate LSTM step's gates, or the fused step's transpose of its input
+    gates; that write is then left out) or from C, and stays in registers
+    for the whole K loop. There each step loads one row
     of the panel (contiguous in the packed layout), broadcasts one element
     of A per row, and issues `rows` x `t` / `vector-width` `vector.fma`.
     The tile is stored once, masked at the edge of N; the rows left over at
     the end of a block (fewer than `rows`) take one tile of their own height
     (an `scf.index_switch` over the heights).
+
+    The fused LSTM step (`recur.lstm_recurrence ... cell<fused>` on a w_hh
+    packed in panels of the four gates of K units) is that contraction
+    between a `linalg.transpose` that puts each unit's input gates side by
+    side in C and the cell, an elementwise generic that reads C as
+    `[d..., H/K, 4, K]`. When every buffer the cell writes is an allocation
+    no tile reads, the cell runs on the tile's accumulators (its body on
+    vectors), its outputs (and a copy of h into y[t] that follows) are
+    stored from there, and C, which nothing else reads, is not stored.
 
     Contractions of other shapes, and panels that are not a whole number of
     vectors, are left to the loop lowering.
@@ -83,8 +94,9 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "f32 lanes per vector register">,
-    Option<"rows", "rows", "int64_t", /*default=*/"6",
-           "Rows of the register tile">,
+    Option<"vectorRegisters", "vector-registers", "int64_t", /*default=*/"32",
+           "Vector registers of the target: the register tile has as many "
+           "rows as its accumulators fit, up to 6">,
     Option<"blockFloats", "block-floats", "int64_t", /*default=*/"65536",
            "Elements of A per block of rows (the L2 share of one block)">,
   ];

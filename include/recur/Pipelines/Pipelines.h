@@ -112,10 +112,10 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
 };
 
 /// recur-fusion: the recur -> recur loop-fusion stages up to `level`, then
-/// (above `none`) recur-pack-weights with `packTile` (0: none) and
+/// (above `none`) recur-pack-weights for `gemmTile` (none without one) and
 /// recur-outline-weight-prologue.
 void buildFusionPipeline(OpPassManager &pm, FusionLevel level,
-                         int64_t packTile = 0);
+                         const CpuGemmTile &gemmTile = {});
 
 /// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse.
 void buildConvertRecurPipeline(OpPassManager &pm);

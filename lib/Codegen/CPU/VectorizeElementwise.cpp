@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../BufferViews.h"
+#include "ElementwiseVectors.h"
 #include "LoopBuilders.h"
 #include "recur/Codegen/Passes.h"
 
@@ -123,19 +125,8 @@ std::optional<RowOp> matchRowOp(linalg::GenericOp op) {
   if (!hasFullOperand)
     return std::nullopt;
   Block &body = op.getRegion().front();
-  for (Operation &nested : body.without_terminator()) {
-    if (!isa<arith::ArithDialect, math::MathDialect>(nested.getDialect()) ||
-        nested.getNumRegions() != 0)
-      return std::nullopt;
-    if (isa<arith::ConstantOp>(nested))
-      continue;
-    if (!nested.hasTrait<OpTrait::Elementwise>())
-      return std::nullopt;
-    for (Type type :
-         llvm::concat<Type>(nested.getOperandTypes(), nested.getResultTypes()))
-      if (!type.isF32() && !type.isInteger(1))
-        return std::nullopt;
-  }
+  if (!isElementwiseF32Body(body))
+    return std::nullopt;
   RowOp rowOp{op, {}};
   if (!reduces)
     return rowOp;
@@ -160,20 +151,6 @@ std::optional<RowOp> matchRowOp(linalg::GenericOp op) {
         {combiner, kind->first, kind->second, value, {}});
   }
   return rowOp;
-}
-
-/// The allocation `value` is a view of, or null.
-memref::AllocOp rootAllocation(Value value) {
-  while (auto view = value.getDefiningOp<memref::SubViewOp>())
-    value = view.getSource();
-  return value.getDefiningOp<memref::AllocOp>();
-}
-
-/// The buffer `value` is a view of: an allocation, or `value` itself.
-Value rootBuffer(Value value) {
-  if (memref::AllocOp root = rootAllocation(value))
-    return root.getResult();
-  return value;
 }
 
 /// Ops a row loop may be moved past: they touch no memory the generics use
@@ -203,42 +180,6 @@ linalg::FillOp findInitializingFill(Operation *op, Value output) {
       return {};
   }
   return {};
-}
-
-/// A copy of one of `op`'s outputs that follows it (past ops without memory
-/// effects, such as the view it copies into), into
-/// a buffer of its own (an allocation none of `op`'s operands is a view of):
-/// the LSTM step's h copied into y[t]. The vector loop writes it too.
-linalg::CopyOp matchCopiedOutput(linalg::GenericOp op, Value &output) {
-  Operation *next = op->getNextNode();
-  while (next && isMemoryEffectFree(next) && next->getNumRegions() == 0)
-    next = next->getNextNode();
-  auto copy = dyn_cast_or_null<linalg::CopyOp>(next);
-  if (!copy)
-    return {};
-  Value source = copy.getInputs()[0], target = copy.getOutputs()[0];
-  auto targetType = dyn_cast<MemRefType>(target.getType());
-  memref::AllocOp targetRoot = rootAllocation(target);
-  if (!llvm::is_contained(op.getDpsInits(), source) || !targetType ||
-      targetType.getShape() != cast<MemRefType>(source.getType()).getShape() ||
-      !targetType.isLastDimUnitStride() || !targetRoot ||
-      llvm::any_of(op->getOperands(), [&](Value operand) {
-        return rootAllocation(operand) == targetRoot;
-      }))
-    return {};
-  // The target, or the view that makes it, can be built before `op`.
-  auto availableBefore = [&](Value value) {
-    Operation *definition = value.getDefiningOp();
-    return !definition || definition->getBlock() != op->getBlock() ||
-           definition->isBeforeInBlock(op);
-  };
-  if (!availableBefore(target)) {
-    auto view = target.getDefiningOp<memref::SubViewOp>();
-    if (!view || !llvm::all_of(view->getOperands(), availableBefore))
-      return {};
-  }
-  output = source;
-  return copy;
 }
 
 /// Generics that run in one parallel loop over the rows of the first one.
@@ -310,7 +251,8 @@ public:
   RowGroupEmitter(RewriterBase &rewriter, RowGroup &group, int64_t vectorWidth,
                   Value copied = {}, Value copyTarget = {})
       : b(rewriter), loc(group.members.back().op->getLoc()), group(group),
-        vectorWidth(vectorWidth), copied(copied), copyTarget(copyTarget) {}
+        vectorWidth(vectorWidth), vectors(rewriter, loc, vectorWidth),
+        copied(copied), copyTarget(copyTarget) {}
 
   void emit() {
     Value rows = group.members.front().fullOperand();
@@ -340,9 +282,7 @@ private:
     return arith::ConstantIndexOp::create(b, loc, value);
   }
 
-  VectorType vectorOf(Type element) {
-    return VectorType::get({vectorWidth}, element);
-  }
+  VectorType vectorOf(Type element) { return vectors.vectorOf(element); }
 
   Value splat(Type element, double value) {
     auto type = vectorOf(element);
@@ -381,7 +321,7 @@ private:
           SmallVector<Value> indices(leading);
           indices.push_back(j);
           readFull(member, indices, inBounds, mapping);
-          cloneBody(op, mapping, {});
+          vectors.cloneBody(op, mapping);
           writeOutputs(op, mapping, indices, inBounds);
         });
       };
@@ -405,7 +345,7 @@ private:
             SmallVector<Operation *> combiners;
             for (RowReduction &reduction : member.reductions)
               combiners.push_back(reduction.combiner);
-            cloneBody(op, mapping, combiners);
+            vectors.cloneBody(op, mapping, combiners);
             // Lanes past the end keep their accumulator.
             Value mask;
             if (!inBounds)
@@ -418,12 +358,12 @@ private:
                  llvm::zip(member.reductions, carried)) {
               IRMapping combine;
               combine.map(reduction.value,
-                          vectorValue(mapping, reduction.value));
+                          vectors.vectorValue(mapping, reduction.value));
               for (Value operand : reduction.combiner->getOperands())
                 if (operand != reduction.value)
                   combine.map(operand, accumulator);
               Value combined =
-                  vectorize(reduction.combiner, combine)->getResult(0);
+                  vectors.vectorize(reduction.combiner, combine)->getResult(0);
               if (mask)
                 combined = arith::SelectOp::create(b, loc, mask, combined,
                                                    accumulator);
@@ -479,53 +419,12 @@ private:
     }
   }
 
-  /// `value` as a vector: mapped, or a scalar from outside the body (the same
-  /// in every lane).
-  Value vectorValue(IRMapping &mapping, Value value) {
-    if (Value mapped = mapping.lookupOrNull(value))
-      return mapped;
-    return vector::BroadcastOp::create(b, loc, vectorOf(value.getType()),
-                                       value);
-  }
-
-  Operation *vectorize(Operation *op, IRMapping &mapping) {
-    SmallVector<Value> operands;
-    for (Value operand : op->getOperands())
-      operands.push_back(vectorValue(mapping, operand));
-    SmallVector<Type> types;
-    for (Type type : op->getResultTypes())
-      types.push_back(vectorOf(type));
-    OperationState state(loc, op->getName(), operands, types, op->getAttrs());
-    Operation *vectorized = b.create(state);
-    mapping.map(op->getResults(), vectorized->getResults());
-    return vectorized;
-  }
-
-  /// The body on vectors, but for `skipped` ops (the reductions' combiners).
-  void cloneBody(linalg::GenericOp op, IRMapping &mapping,
-                 ArrayRef<Operation *> skipped) {
-    for (Operation &nested : op.getRegion().front().without_terminator()) {
-      if (llvm::is_contained(skipped, &nested))
-        continue;
-      if (auto constant = dyn_cast<arith::ConstantOp>(nested)) {
-        auto type = vectorOf(constant.getType());
-        mapping.map(constant.getResult(),
-                    arith::ConstantOp::create(
-                        b, loc, type,
-                        DenseElementsAttr::get(
-                            type, cast<TypedAttr>(constant.getValue()))));
-        continue;
-      }
-      vectorize(&nested, mapping);
-    }
-  }
-
   void writeOutputs(linalg::GenericOp op, IRMapping &mapping,
                     ArrayRef<Value> indices, bool inBounds) {
     auto yield = cast<linalg::YieldOp>(op.getRegion().front().getTerminator());
     for (auto [value, init] :
          llvm::zip(yield.getOperands(), op.getDpsInits())) {
-      Value mapped = vectorValue(mapping, value);
+      Value mapped = vectors.vectorValue(mapping, value);
       vector::TransferWriteOp::create(b, loc, mapped, init, indices,
                                       ArrayRef<bool>{inBounds});
       if (init == copied)
@@ -538,6 +437,7 @@ private:
   Location loc;
   RowGroup &group;
   int64_t vectorWidth;
+  BodyVectorizer vectors;
   /// An output that a following copy (then erased) also writes to
   /// `copyTarget`.
   Value copied, copyTarget;
@@ -572,14 +472,13 @@ struct VectorizeElementwisePass
       Operation *last = group.members.back().op;
       Value copied;
       linalg::CopyOp copy;
-      if (group.members.size() == 1)
-        copy = matchCopiedOutput(group.members.front().op, copied);
+      if (linalg::GenericOp only = group.members.front().op;
+          group.members.size() == 1)
+        copy = matchCopiedOutput(only, only.getDpsInits(), only->getOperands(),
+                                 copied);
       // The copy's target view must exist where the loop writes it.
       if (copy)
-        if (Operation *view = copy.getOutputs()[0].getDefiningOp())
-          if (view->getBlock() == last->getBlock() &&
-              last->isBeforeInBlock(view))
-            rewriter.moveOpBefore(view, last);
+        moveCopyTargetBefore(rewriter, copy, last);
       rewriter.setInsertionPoint(last);
       RowGroupEmitter(rewriter, group, vectorWidth, copied,
                       copy ? copy.getOutputs()[0] : Value())

@@ -4,14 +4,19 @@
 // parallel loop over (blocks of rows, panels of t columns) whose body keeps a
 // rows x t tile of C in vector registers across the K loop: per step, one
 // contiguous row of the panel, one broadcast element of A per row, and an FMA
-// per (row, vector).
+// per (row, vector). The fused LSTM step's contraction takes the cell that
+// follows it into the tile: the cell runs on the accumulators.
 //
 //===----------------------------------------------------------------------===//
 
+#include "../BufferViews.h"
+#include "ElementwiseVectors.h"
 #include "LoopBuilders.h"
+#include "recur/Codegen/CpuGemmTile.h"
 #include "recur/Codegen/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <algorithm>
 
@@ -27,6 +32,24 @@ namespace {
 
 using utils::IteratorType;
 
+/// The elementwise op after the fused LSTM step's contraction, which reads C
+/// ([d..., Q * 4 * K], the columns of gate g of units qK..qK+K-1 at qK*4 +
+/// gK) as [d..., Q, 4, K] and its other operands ([d..., Q * K] buffers) as
+/// [d..., Q, K]: the cell, over loops (d..., q, l). Its kernel runs on the
+/// accumulators of the tile whose panel holds the four gates of those K
+/// units.
+struct FusedCell {
+  linalg::GenericOp op;
+  int64_t gateTile = 0;
+  /// Per operand: the gate it reads from C, or -1 for the others ...
+  SmallVector<int64_t> gateOf;
+  /// ... which are views of these [d..., Q * K] buffers.
+  SmallVector<Value> unitBuffers;
+  /// h_t copied into y[t] right after: the kernel writes it there too.
+  linalg::CopyOp copy;
+  Value copied;
+};
+
 /// A contraction over a packed weight and what its kernel reads.
 struct PackedMatmul {
   linalg::GenericOp op;
@@ -38,8 +61,78 @@ struct PackedMatmul {
   Value bias;
   /// Shaped like C: C was a fresh buffer that `initialization` copied it into.
   Value initial;
+  /// [d..., 4 * Q * K], gates in PyTorch's order (i, f, g, o): C was set to it
+  /// with the gates of K units side by side (columns in the interleaved order
+  /// of the fused LSTM step's w_hh, `gateTile` = K).
+  Value gateSource;
+  int64_t gateTile = 0;
   Operation *initialization = nullptr;
+  std::optional<FusedCell> cell;
+  /// The kernel's stores of C.
+  SmallVector<Operation *> outputWrites;
 };
+
+/// Whether `buffer`, or a view of it, is used by anything but views,
+/// deallocations, size queries and `ignored` ops.
+bool usedElsewhere(Value buffer, const DenseSet<Operation *> &ignored) {
+  for (Operation *user : buffer.getUsers()) {
+    if (ignored.contains(user) || isa<memref::DeallocOp, memref::DimOp>(user))
+      continue;
+    auto view = dyn_cast<ViewLikeOpInterface>(user);
+    if (!view || view.getViewSource() != buffer ||
+        usedElsewhere(view->getResult(0), ignored))
+      return true;
+  }
+  return false;
+}
+
+/// The op before `op` that may touch memory (ops without memory effects,
+/// such as views, skipped), or null.
+Operation *previousWithEffects(Operation *op) {
+  Operation *previous = op->getPrevNode();
+  while (previous && isMemoryEffectFree(previous) &&
+         previous->getNumRegions() == 0)
+    previous = previous->getPrevNode();
+  return previous;
+}
+
+Operation *nextWithEffects(Operation *op) {
+  Operation *next = op->getNextNode();
+  while (next && isMemoryEffectFree(next) && next->getNumRegions() == 0)
+    next = next->getNextNode();
+  return next;
+}
+
+/// `value` is defined (or is a view of values defined) before `op`.
+bool availableBefore(Value value, Operation *op) {
+  Operation *definition = value.getDefiningOp();
+  if (!definition || definition->getBlock() != op->getBlock() ||
+      definition->isBeforeInBlock(op))
+    return true;
+  auto view = dyn_cast<ViewLikeOpInterface>(definition);
+  return view && isMemoryEffectFree(definition) &&
+         llvm::all_of(definition->getOperands(), [&](Value operand) {
+           return availableBefore(operand, op);
+         });
+}
+
+/// `view` = memref.expand_shape of a buffer whose last dimension it splits
+/// into `parts` dimensions (the others kept); returns that buffer.
+Value splitLastSource(Value view, unsigned parts) {
+  auto expand = view.getDefiningOp<memref::ExpandShapeOp>();
+  if (!expand)
+    return {};
+  SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+  auto sourceType = cast<MemRefType>(expand.getSrc().getType());
+  unsigned rank = sourceType.getRank();
+  if (groups.size() != rank || groups.back().size() != parts ||
+      !sourceType.isLastDimUnitStride())
+    return {};
+  for (unsigned dim = 0; dim + 1 < rank; ++dim)
+    if (groups[dim].size() != 1)
+      return {};
+  return expand.getSrc();
+}
 
 bool isF32MemRef(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
@@ -87,6 +180,106 @@ Value matchBiasFill(linalg::GenericOp fill, Value output) {
       AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, context)),
       AffineMap::getMultiDimIdentityMap(rank, context)};
   return fill.getIndexingMapsArray() == expected ? bias : Value();
+}
+
+/// C [d..., N] set by `transpose` from the [d..., 4, Q, K] view of a
+/// [d..., N] buffer into C's [d..., Q, 4, K] view, with panels of 4K
+/// columns (the four gates of K units) and K a multiple of the vector width.
+bool matchGateTranspose(linalg::TransposeOp transpose, PackedMatmul &matmul,
+                        int64_t vectorWidth) {
+  if (!transpose || !transpose.hasPureBufferSemantics())
+    return false;
+  auto outputType = cast<MemRefType>(matmul.output.getType());
+  unsigned rank = outputType.getRank();
+  Value source = splitLastSource(transpose.getInput(), 3);
+  if (!source || splitLastSource(transpose.getInit(), 3) != matmul.output)
+    return false;
+  auto sourceType = cast<MemRefType>(source.getType());
+  ArrayRef<int64_t> split =
+      transpose.getInit().getType().getShape().take_back(3);
+  int64_t gateTile = split[2];
+  SmallVector<int64_t> permutation =
+      llvm::to_vector(llvm::seq<int64_t>(0, rank + 2));
+  std::swap(permutation[rank - 1], permutation[rank]);
+  int64_t tile = cast<MemRefType>(matmul.weight.getType()).getDimSize(2);
+  if (split[1] != 4 || tile != 4 * gateTile || gateTile % vectorWidth != 0 ||
+      sourceType.getShape() != outputType.getShape() ||
+      !sourceType.getElementType().isF32() ||
+      transpose.getPermutation() != ArrayRef(permutation))
+    return false;
+  matmul.gateSource = source;
+  matmul.gateTile = gateTile;
+  return true;
+}
+
+/// The cell that follows a contraction into gate-interleaved C (see
+/// FusedCell), if its kernel can run on the tiles: every buffer it writes is
+/// an allocation of its own, which no tile reads.
+std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul) {
+  auto op = dyn_cast_or_null<linalg::GenericOp>(nextWithEffects(matmul.op));
+  unsigned rank = cast<MemRefType>(matmul.output.getType()).getRank();
+  if (!op || !op.hasPureBufferSemantics() || op.getNumLoops() != rank + 1 ||
+      op.getNumParallelLoops() != rank + 1 ||
+      !isElementwiseF32Body(op.getRegion().front()))
+    return std::nullopt;
+  MLIRContext *context = op.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank + 1, context);
+  FusedCell cell{op, matmul.gateTile, {}, {}, {}, {}};
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (splitLastSource(operand.get(), 3) == matmul.output) {
+      // (d..., q, l) -> (d..., q, g, l)
+      auto gate = map.getNumResults() == rank + 2
+                      ? dyn_cast<AffineConstantExpr>(map.getResult(rank))
+                      : AffineConstantExpr();
+      if (op.isDpsInit(&operand) || !gate || gate.getValue() < 0 ||
+          gate.getValue() >= 4 || map.dropResult(rank) != identity)
+        return std::nullopt;
+      cell.gateOf.push_back(gate.getValue());
+      cell.unitBuffers.push_back({});
+      continue;
+    }
+    Value buffer = splitLastSource(operand.get(), 2);
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!buffer || map != identity || !type.getElementType().isF32() ||
+        type.getShape().back() != matmul.gateTile ||
+        !availableBefore(buffer, matmul.op))
+      return std::nullopt;
+    cell.gateOf.push_back(-1);
+    cell.unitBuffers.push_back(buffer);
+  }
+  // What the tiles read must not change under them: the outputs are
+  // allocations distinct from A, W, C, the gate source, each other and the
+  // cell's inputs (but the input an output updates in place, read at the
+  // same elements only).
+  SmallVector<Value> tileReads = {matmul.input, matmul.weight, matmul.output,
+                                  matmul.gateSource};
+  SmallVector<Value> cellReads, written;
+  for (auto [operand, buffer] :
+       llvm::zip(op->getOpOperands(), cell.unitBuffers))
+    if (buffer && !op.isDpsInit(&operand))
+      cellReads.push_back(buffer);
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    Value buffer = cell.unitBuffers[init.getOperandNumber()];
+    memref::AllocOp root = rootAllocation(buffer);
+    auto sharesRoot = [&](Value other) {
+      return rootBuffer(other) == root.getResult();
+    };
+    if (!root || llvm::any_of(tileReads, sharesRoot) ||
+        llvm::any_of(written, sharesRoot) ||
+        llvm::any_of(cellReads, [&](Value other) {
+          return other != buffer && sharesRoot(other);
+        }))
+      return std::nullopt;
+    written.push_back(buffer);
+  }
+  SmallVector<Value> operands(tileReads);
+  llvm::append_range(operands, cellReads);
+  llvm::append_range(operands, written);
+  if ((cell.copy = matchCopiedOutput(op, written, operands, cell.copied)) &&
+      !availableBefore(cell.copy.getOutputs()[0], matmul.op))
+    cell.copy = {};
+  return cell;
 }
 
 std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
@@ -140,9 +333,14 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
     return std::nullopt;
 
   // What C was set to right before: the tiles start from it instead.
-  Operation *previous = op->getPrevNode();
-  if (Value bias = matchBiasFill(dyn_cast_or_null<linalg::GenericOp>(previous),
-                                 matmul.output)) {
+  Operation *previous = previousWithEffects(op);
+  if (matchGateTranspose(dyn_cast_or_null<linalg::TransposeOp>(previous),
+                         matmul, vectorWidth)) {
+    matmul.initialization = previous;
+    matmul.cell = matchFusedCell(matmul);
+  } else if (Value bias =
+                 matchBiasFill(dyn_cast_or_null<linalg::GenericOp>(previous),
+                               matmul.output)) {
     matmul.bias = bias;
     matmul.initialization = previous;
   } else if (auto copy = dyn_cast_or_null<linalg::CopyOp>(previous)) {
@@ -163,7 +361,7 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
 
 class KernelEmitter {
 public:
-  KernelEmitter(RewriterBase &rewriter, const PackedMatmul &matmul,
+  KernelEmitter(RewriterBase &rewriter, PackedMatmul &matmul,
                 int64_t vectorWidth, int64_t tileRows, int64_t blockFloats)
       : b(rewriter), loc(matmul.op->getLoc()), matmul(matmul),
         vectorWidth(vectorWidth), tileRows(tileRows), blockFloats(blockFloats) {
@@ -279,6 +477,10 @@ private:
 
     Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
                                            b.getF32FloatAttr(0.0f));
+    // The panel's first unit when its columns are the gates of K units.
+    Value firstUnit;
+    if (matmul.gateTile)
+      firstUnit = arith::MulIOp::create(b, loc, panel, index(matmul.gateTile));
     SmallVector<Value> initial;
     if (matmul.bias) {
       SmallVector<Value> biasVectors;
@@ -288,6 +490,20 @@ private:
             ArrayRef<bool>{inBounds}));
       for (int64_t r = 0; r < height; ++r)
         llvm::append_range(initial, biasVectors);
+    } else if (matmul.gateSource) {
+      // Vector v of the panel: gate (v W) / K of units panel * K + (v W) % K,
+      // at column gate * H + unit of the source.
+      int64_t hidden = columns / 4, gateTile = matmul.gateTile;
+      for (int64_t r = 0; r < height; ++r)
+        for (int64_t v = 0; v < vectors; ++v) {
+          int64_t gate = v * vectorWidth / gateTile,
+                  lane = v * vectorWidth % gateTile;
+          Value column = arith::AddIOp::create(b, loc, firstUnit,
+                                               index(gate * hidden + lane));
+          initial.push_back(
+              vector::LoadOp::create(b, loc, vectorType, matmul.gateSource,
+                                     withLast(rowIndices[r], column)));
+        }
     } else {
       Value start = matmul.initial ? matmul.initial : matmul.output;
       for (int64_t r = 0; r < height; ++r)
@@ -357,14 +573,60 @@ private:
 
     for (int64_t r = 0; r < height; ++r)
       for (int64_t v = 0; v < vectors; ++v)
-        vector::TransferWriteOp::create(
+        matmul.outputWrites.push_back(vector::TransferWriteOp::create(
             b, loc, tileSums[r * vectors + v], matmul.output,
-            withLast(rowIndices[r], columnOf[v]), ArrayRef<bool>{inBounds});
+            withLast(rowIndices[r], columnOf[v]), ArrayRef<bool>{inBounds}));
+    if (matmul.cell)
+      for (int64_t r = 0; r < height; ++r)
+        applyCell(*matmul.cell, rowIndices[r], firstUnit,
+                  ArrayRef(tileSums).slice(r * vectors, vectors));
+  }
+
+  /// The fused cell on one row of the tile: `sums` holds the four gates of
+  /// K units (K / W vectors per gate), the cell's other operands are read
+  /// and its outputs written at those units.
+  void applyCell(FusedCell &cell, ArrayRef<Value> leading, Value firstUnit,
+                 ArrayRef<Value> sums) {
+    linalg::GenericOp op = cell.op;
+    int64_t chunks = cell.gateTile / vectorWidth;
+    BodyVectorizer vectors(b, loc, vectorWidth);
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      Value unit = chunk ? arith::AddIOp::create(b, loc, firstUnit,
+                                                 index(chunk * vectorWidth))
+                               .getResult()
+                         : firstUnit;
+      SmallVector<Value> indices = withLast(leading, unit);
+      IRMapping mapping;
+      for (OpOperand &operand : op->getOpOperands()) {
+        BlockArgument argument = op.getMatchingBlockArgument(&operand);
+        int64_t gate = cell.gateOf[operand.getOperandNumber()];
+        if (gate >= 0)
+          mapping.map(argument, sums[gate * chunks + chunk]);
+        else if (!argument.use_empty())
+          mapping.map(argument,
+                      vector::LoadOp::create(
+                          b, loc, vectorType,
+                          cell.unitBuffers[operand.getOperandNumber()],
+                          indices));
+      }
+      vectors.cloneBody(op, mapping);
+      auto yield =
+          cast<linalg::YieldOp>(op.getRegion().front().getTerminator());
+      for (auto [value, init] :
+           llvm::zip(yield.getOperands(), op.getDpsInitsMutable())) {
+        Value result = vectors.vectorValue(mapping, value);
+        Value buffer = cell.unitBuffers[init.getOperandNumber()];
+        vector::StoreOp::create(b, loc, result, buffer, indices);
+        if (cell.copy && buffer == cell.copied)
+          vector::StoreOp::create(b, loc, result, cell.copy.getOutputs()[0],
+                                  indices);
+      }
+    }
   }
 
   RewriterBase &b;
   Location loc;
-  const PackedMatmul &matmul;
+  PackedMatmul &matmul;
   int64_t vectorWidth, tileRows, blockFloats;
   int64_t panels = 0, depth = 0, tile = 0, columns = 0;
   unsigned rank = 0;
@@ -378,24 +640,52 @@ struct VectorizePackedMatmulsPass
           VectorizePackedMatmulsPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (vectorWidth <= 0 || rows <= 0 || blockFloats <= 0) {
+    if (vectorWidth <= 0 || vectorRegisters < 8 || blockFloats <= 0) {
       getOperation()->emitError(
-          "recur-vectorize-packed-matmuls needs positive vector-width, rows "
-          "and block-floats");
+          "recur-vectorize-packed-matmuls needs a positive vector-width and "
+          "block-floats, and vector-registers >= 8");
       return signalPassFailure();
     }
-    SmallVector<PackedMatmul> matmuls;
+    std::vector<PackedMatmul> matmuls;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (auto matmul = matchPackedMatmul(op, vectorWidth))
         matmuls.push_back(*matmul);
     });
     IRRewriter rewriter(&getContext());
-    for (const PackedMatmul &matmul : matmuls) {
+    for (PackedMatmul &matmul : matmuls) {
+      if (matmul.cell && matmul.cell->copy)
+        moveCopyTargetBefore(rewriter, matmul.cell->copy, matmul.op);
       rewriter.setInsertionPoint(matmul.op);
-      KernelEmitter(rewriter, matmul, vectorWidth, rows, blockFloats).emit();
+      int64_t tile = cast<MemRefType>(matmul.weight.getType()).getDimSize(2);
+      int64_t tileRows =
+          CpuGemmTile::rowsFor(vectorRegisters, tile / vectorWidth);
+      KernelEmitter(rewriter, matmul, vectorWidth, tileRows, blockFloats)
+          .emit();
       rewriter.eraseOp(matmul.op);
       if (matmul.initialization)
         rewriter.eraseOp(matmul.initialization);
+      if (matmul.cell) {
+        rewriter.eraseOp(matmul.cell->op);
+        if (matmul.cell->copy)
+          rewriter.eraseOp(matmul.cell->copy);
+      }
+    }
+    // A fused cell's kernels consume their tiles in registers: the gate
+    // buffer they still store is dead unless something else reads it.
+    DenseSet<Operation *> fusedWrites;
+    for (PackedMatmul &matmul : matmuls)
+      if (matmul.cell)
+        fusedWrites.insert(matmul.outputWrites.begin(),
+                           matmul.outputWrites.end());
+    for (PackedMatmul &matmul : matmuls) {
+      memref::AllocOp root = rootAllocation(matmul.output);
+      if (!matmul.cell || !root || usedElsewhere(root.getResult(), fusedWrites))
+        continue;
+      for (Operation *write : matmul.outputWrites) {
+        fusedWrites.erase(write);
+        rewriter.eraseOp(write);
+      }
+      matmul.outputWrites.clear();
     }
   }
 };

@@ -1,5 +1,6 @@
 //===- GpuDeviceMemory.cpp - host buffers become device buffers -----------===//
 
+#include "../BufferViews.h"
 #include "recur/Codegen/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -11,15 +12,9 @@ namespace mlir::recur {
 } // namespace mlir::recur
 
 using namespace mlir;
+using mlir::recur::rootBuffer;
 
 namespace {
-/// The buffer `memref` is a view of, looking through view-like ops.
-Value rootBuffer(Value memref) {
-  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
-    memref = view.getViewSource();
-  return memref;
-}
-
 /// Host-only scratch (e.g. the deallocation helpers' arrays) may stay on the
 /// host; everything else is device memory after this pass.
 bool isHostBuffer(Value memref) {

@@ -515,6 +515,146 @@ SmallVector<Value> fusedStep(OpBuilder &b, Location loc, Value inputGates,
   return {cell.getResult(0), cell.getResult(1), hPrev};
 }
 
+/// [d..., N] as [d..., parts...] (a view; N = the parts' product).
+Value splitLast(OpBuilder &b, Location loc, Value value,
+                ArrayRef<int64_t> parts) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape().drop_back());
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t dim = 0; dim < type.getRank() - 1; ++dim)
+    groups.push_back({dim});
+  groups.emplace_back();
+  for (int64_t part : parts) {
+    groups.back().push_back(shape.size());
+    shape.push_back(part);
+  }
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+      groups);
+}
+
+/// The inverse of splitLast: the last `parts` dimensions as one.
+Value joinLast(OpBuilder &b, Location loc, Value value, int64_t parts) {
+  int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t dim = 0; dim < rank - parts; ++dim)
+    groups.push_back({dim});
+  groups.emplace_back();
+  for (int64_t dim = rank - parts; dim < rank; ++dim)
+    groups.back().push_back(dim);
+  return tensor::CollapseShapeOp::create(b, loc, value, groups);
+}
+
+/// The fused step on a w_hh packed for the CPU's register tile: panels of
+/// 4K rows, each the four gates of K units ([H / K, H, 4K], w_hh interleaved
+/// with tile K). `gates` ([B, 4H], reused every step) gets the step's input
+/// gates in w_hh's interleaved order, then the packed contraction adds
+/// h_{t-1} · w_hhᵀ, then the cell reads gate g of unit qK + l at
+/// gates[b, q, g, l] and writes h_t into `hOut` (h_{t-1} stays readable in
+/// `hIn` until the step ends) and c_t in place.
+/// recur-vectorize-packed-matmuls makes the three one loop nest: a register
+/// tile per (rows, K units) whose K loop starts from the input gates and
+/// whose accumulators go through the cell.
+SmallVector<Value> fusedPackedStep(OpBuilder &b, Location loc, Value inputGates,
+                                   Value t, Value wHh, int64_t gateTile,
+                                   Value hIn, Value hOut, Value c, Value gates,
+                                   OpFoldResult batch, int64_t hidden) {
+  int64_t units = hidden / gateTile;
+  Value stepGates =
+      timeSlice(b, loc, inputGates, t, batch, 0, 4 * hidden); // [B, 4H]
+  Value interleaved =
+      linalg::TransposeOp::create(
+          b, loc, splitLast(b, loc, stepGates, {4, units, gateTile}),
+          splitLast(b, loc, gates, {units, 4, gateTile}),
+          ArrayRef<int64_t>{0, 2, 1, 3})
+          .getResult()[0];
+  gates = Emitter(b, loc).accumulateMatmulTransposed(
+      hIn, wHh, joinLast(b, loc, interleaved, 3));
+  Value gateTiles = splitLast(b, loc, gates, {units, 4, gateTile});
+  MLIRContext *context = b.getContext();
+  AffineExpr row = b.getAffineDimExpr(0), unitTile = b.getAffineDimExpr(1),
+             lane = b.getAffineDimExpr(2);
+  SmallVector<AffineMap> maps;
+  for (int64_t gate = 0; gate < 4; ++gate)
+    maps.push_back(AffineMap::get(
+        3, 0, {row, unitTile, b.getAffineConstantExpr(gate), lane}, context));
+  maps.append(2, AffineMap::getMultiDimIdentityMap(3, context));
+  Value hTiles = splitLast(b, loc, hOut, {units, gateTile});
+  Value cTiles = splitLast(b, loc, c, {units, gateTile});
+  // c_{t-1} is read through the output it is updated in.
+  auto cell = linalg::GenericOp::create(
+      b, loc, TypeRange{hTiles.getType(), cTiles.getType()},
+      ValueRange(SmallVector<Value>(4, gateTiles)), ValueRange{hTiles, cTiles},
+      maps, SmallVector<IteratorType>(3, IteratorType::parallel),
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        auto [hNext, cNext] =
+            lstmCell(nb, loc, args[0], args[1], args[2], args[3], args[5]);
+        linalg::YieldOp::create(nb, loc, ValueRange{hNext, cNext});
+      });
+  return {joinLast(b, loc, cell.getResult(0), 2),
+          joinLast(b, loc, cell.getResult(1), 2), gates};
+}
+
+/// The time loop of fusedPackedStep: two steps per iteration, the first
+/// from h into a second buffer, the second back into h, so that no step
+/// copies h_{t-1} (an odd T's last step is followed by that copy instead).
+/// Returns {y, h_T, c_T}.
+SmallVector<Value> fusedPackedTimeLoop(OpBuilder &b, Location loc,
+                                       LSTMRecurrenceOp op, OpFoldResult seq,
+                                       OpFoldResult batch) {
+  Emitter emit(b, loc);
+  int64_t hidden = op.getHiddenSize();
+  Type elementType =
+      cast<RankedTensorType>(op.getInputGates().getType()).getElementType();
+  OpFoldResult hiddenSize = b.getIndexAttr(hidden);
+  Value h0 = initialState(emit, op.getH0(), batch, hidden, elementType);
+  Value c0 = initialState(emit, op.getC0(), batch, hidden, elementType);
+  Value y = emit.empty({seq, batch, hiddenSize}, elementType);
+  Value hOther = emit.empty({batch, hiddenSize}, elementType);
+  Value gates = emit.empty({batch, b.getIndexAttr(4 * hidden)}, elementType);
+  Value steps = getValueOrCreateConstantIndexOp(b, loc, seq);
+  Value one = emit.constantIndex(1);
+  auto step = [&](OpBuilder &nb, Location loc, Value t, Value hIn, Value hOut,
+                  Value c, Value gates, Value y) {
+    SmallVector<Value> next =
+        fusedPackedStep(nb, loc, op.getInputGates(), t, op.getWHh(),
+                        *op.getGateTile(), hIn, hOut, c, gates, batch, hidden);
+    next.push_back(insertStep(nb, loc, next[0], y, t, batch, hidden));
+    return next; // h_t, c_t, gates, y
+  };
+  auto loop = scf::ForOp::create(
+      b, loc, emit.constantIndex(0), steps, emit.constantIndex(2),
+      ValueRange{y, h0, c0, hOther, gates},
+      [&](OpBuilder &nb, Location loc, Value t, ValueRange state) {
+        // state: y, h, c, the other h buffer, gates.
+        SmallVector<Value> first =
+            step(nb, loc, t, state[1], state[3], state[2], state[4], state[0]);
+        Value second = arith::AddIOp::create(nb, loc, t, one);
+        Value hasSecond = arith::CmpIOp::create(
+            nb, loc, arith::CmpIPredicate::ult, second, steps);
+        auto branch = scf::IfOp::create(
+            nb, loc, hasSecond,
+            [&](OpBuilder &tb, Location loc) {
+              SmallVector<Value> next =
+                  step(tb, loc, second, first[0], state[1], first[1], first[2],
+                       first[3]);
+              scf::YieldOp::create(tb, loc, next);
+            },
+            [&](OpBuilder &eb, Location loc) {
+              Value h = linalg::CopyOp::create(eb, loc, first[0], state[1])
+                            .getResult(0);
+              scf::YieldOp::create(eb, loc,
+                                   ValueRange{h, first[1], first[2], first[3]});
+            });
+        // h_t, c_t, gates, y -> y, h, c, the other h buffer, gates.
+        scf::YieldOp::create(
+            nb, loc,
+            ValueRange{branch.getResult(3), branch.getResult(0),
+                       branch.getResult(1), first[0], branch.getResult(2)});
+      });
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
 struct LowerLSTM : OpRewritePattern<LSTMOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LSTMOp op,
@@ -563,6 +703,11 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
         tensor::getMixedSizes(rewriter, loc, op.getInputGates());
     OpFoldResult batch = sizes[1];
     bool fused = op.getCell() == CellSchedule::fused;
+    if (fused && cast<RankedTensorType>(op.getWHh().getType()).getRank() == 3) {
+      replaceWithCasts(rewriter, op,
+                       fusedPackedTimeLoop(rewriter, loc, op, sizes[0], batch));
+      return success();
+    }
     SmallVector<Value> scratch;
     if (fused)
       scratch.push_back(Emitter(rewriter, loc)
@@ -929,7 +1074,8 @@ struct LowerPackPanels : OpRewritePattern<PackPanelsOp> {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     Type elementType = type.getElementType();
-    int64_t rows = cast<RankedTensorType>(op.getInput().getType()).getDimSize(0);
+    int64_t rows =
+        cast<RankedTensorType>(op.getInput().getType()).getDimSize(0);
     Value init =
         tensor::EmptyOp::create(rewriter, loc, type.getShape(), elementType);
     auto generic = linalg::GenericOp::create(
@@ -945,8 +1091,8 @@ struct LowerPackPanels : OpRewritePattern<PackPanelsOp> {
               arith::MulIOp::create(b, loc, linalg::IndexOp::create(b, loc, 0),
                                     constant(op.getTile())),
               linalg::IndexOp::create(b, loc, 2));
-          Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                               row, constant(rows));
+          Value inside = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ult, row, constant(rows));
           // Padding rows read row 0 and keep zero.
           Value safeRow =
               arith::SelectOp::create(b, loc, inside, row, constant(0));
@@ -956,8 +1102,8 @@ struct LowerPackPanels : OpRewritePattern<PackPanelsOp> {
           Value zero = arith::ConstantOp::create(
               b, loc, elementType, b.getFloatAttr(elementType, 0.0));
           linalg::YieldOp::create(
-              b, loc, arith::SelectOp::create(b, loc, inside, value, zero)
-                          .getResult());
+              b, loc,
+              arith::SelectOp::create(b, loc, inside, value, zero).getResult());
         });
     rewriter.replaceOp(op, generic.getResults());
     return success();
@@ -1072,8 +1218,7 @@ struct ConvertRecurToLinalgPass
     RewritePatternSet patterns(context);
     patterns.add<LowerEmbedding, LowerLinear, LowerLSTM, LowerLSTMRecurrence,
                  LowerLSTMWavefront, LowerInterleaveGates, LowerPackPanels,
-                 LowerLogSoftmax,
-                 LowerCrossEntropy>(context);
+                 LowerLogSoftmax, LowerCrossEntropy>(context);
     // Diagnose every op that cannot be lowered before changing anything.
     bool lowerable = true;
     getOperation().walk([&](Operation *op) {

@@ -1,5 +1,5 @@
-// RUN: recur-opt %s -split-input-file --recur-vectorize-packed-matmuls="vector-width=16 rows=6" --canonicalize | FileCheck %s
-// RUN: recur-opt %s -split-input-file --recur-vectorize-packed-matmuls="vector-width=8 rows=6" --canonicalize | FileCheck %s --check-prefix=AVX2
+// RUN: recur-opt %s -split-input-file --recur-vectorize-packed-matmuls="vector-width=16 vector-registers=32" --canonicalize | FileCheck %s
+// RUN: recur-opt %s -split-input-file --recur-vectorize-packed-matmuls="vector-width=8 vector-registers=16" --canonicalize | FileCheck %s --check-prefix=AVX2
 
 #x = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 #w = affine_map<(d0, d1, d2, d3) -> (d2 floordiv 32, d3, d2 mod 32)>
@@ -63,10 +63,17 @@
 // CHECK: default {
 // CHECK-NOT: vector.fma
 // CHECK: return
-// With 8 lanes a row of the tile is four vectors.
+// With 8 lanes a row of the tile is four vectors, and with 16 registers the
+// tile has two rows (8 accumulators, 4 weights, a broadcast); a one-row tile
+// keeps two sets of accumulators.
 // AVX2-LABEL: func.func @projection(
-// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>,
-// AVX2-COUNT-24: vector.fma {{.*}} : vector<8xf32>
+// AVX2: scf.for {{.*}} step %c2 {
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// AVX2-COUNT-8: vector.fma {{.*}} : vector<8xf32>
+// AVX2: case 1 {
+// AVX2: scf.for {{.*}} = %c0 to %c8 step %c2 iter_args
+// AVX2-COUNT-8: vector.fma {{.*}} : vector<8xf32>
+// AVX2: default {
 func.func @projection(%x: memref<?x?x8xf32>, %w: memref<2x8x32xf32>, %b: memref<37xf32>,
                       %y: memref<?x?x37xf32>) {
   linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel"]}
@@ -211,4 +218,126 @@ func.func @copy_into_argument(%x: memref<6x4xf32>, %w: memref<1x4x16xf32>, %g: m
     linalg.yield %s : f32
   }
   return
+}
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 64, d2, d1 mod 64)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+#i = affine_map<(d0, d1, d2) -> (d0, d1, 0, d2)>
+#f = affine_map<(d0, d1, d2) -> (d0, d1, 1, d2)>
+#g = affine_map<(d0, d1, d2) -> (d0, d1, 2, d2)>
+#o = affine_map<(d0, d1, d2) -> (d0, d1, 3, d2)>
+#unit = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// The fused LSTM step (H = 32, K = 16): C gets the input gates with each
+// unit's four gates side by side (the transpose), the contraction adds
+// h_{t-1} · w_hhᵀ, the cell reads C as [B, H/K, 4, K]. One kernel: the tile
+// starts from the input gates (gate g of the panel's units at column g·32),
+// the cell runs on its accumulators, h goes to h and to y[t] (the copy), c
+// in place; the gate buffer (an allocation nothing else reads) is never
+// written.
+// CHECK-LABEL: func.func @fused_step(
+// CHECK-SAME: %[[GATES:[^:]*]]: memref<?x128xf32, strided<[128, 1], offset: ?>>, %{{[^:]*}}: memref<?x32xf32>, %{{[^:]*}}: memref<2x32x64xf32>)
+// CHECK-NOT: linalg.
+// CHECK: scf.parallel
+// CHECK: case 2 {
+// CHECK: %[[U:.*]] = arith.muli %{{.*}}, %c16 : index
+// CHECK: vector.load %[[GATES]][%{{.*}}, %[[U]]] : memref<?x128xf32, strided<[128, 1], offset: ?>>, vector<16xf32>
+// CHECK: %[[F:.*]] = arith.addi %[[U]], %c32 : index
+// CHECK: vector.load %[[GATES]][%{{.*}}, %[[F]]] : memref<?x128xf32, strided<[128, 1], offset: ?>>, vector<16xf32>
+// CHECK: %[[G:.*]] = arith.addi %[[U]], %c64 : index
+// CHECK: vector.load %[[GATES]][%{{.*}}, %[[G]]] : memref<?x128xf32, strided<[128, 1], offset: ?>>, vector<16xf32>
+// CHECK: %[[O:.*]] = arith.addi %[[U]], %c96 : index
+// CHECK: vector.load %[[GATES]][%{{.*}}, %[[O]]] : memref<?x128xf32, strided<[128, 1], offset: ?>>, vector<16xf32>
+// CHECK: scf.for
+// CHECK: vector.fma
+// CHECK: %[[C:.*]] = vector.load %[[STATE:.*]][%{{.*}}, %[[U]]] : memref<?x32xf32>, vector<16xf32>
+// CHECK: %[[FC:.*]] = arith.mulf %{{.*}}, %[[C]] : vector<16xf32>
+// CHECK: %[[CN:.*]] = arith.addf %[[FC]], %{{.*}} : vector<16xf32>
+// CHECK: math.tanh %[[CN]] : vector<16xf32>
+// CHECK: vector.store %[[HN:.*]], %[[H:.*]][%{{.*}}, %[[U]]] : memref<?x32xf32>, vector<16xf32>
+// CHECK: vector.store %[[HN]], %[[Y:.*]][%{{.*}}, %[[U]]] : memref<?x32xf32>, vector<16xf32>
+// CHECK: vector.store %[[CN]], %[[STATE]][%{{.*}}, %[[U]]] : memref<?x32xf32>, vector<16xf32>
+// CHECK-NOT: memref<?x128xf32>, vector
+// CHECK: default {
+// CHECK: return %[[Y]], %[[STATE]]
+func.func @fused_step(%gates: memref<?x128xf32, strided<[128, 1], offset: ?>>, %x: memref<?x32xf32>, %w: memref<2x32x64xf32>)
+    -> (memref<?x32xf32>, memref<?x32xf32>) {
+  %zero = arith.constant 0 : index
+  %n = memref.dim %gates, %zero : memref<?x128xf32, strided<[128, 1], offset: ?>>
+  %c = memref.alloc(%n) : memref<?x128xf32>
+  %h = memref.alloc(%n) : memref<?x32xf32>
+  %state = memref.alloc(%n) : memref<?x32xf32>
+  %y = memref.alloc(%n) : memref<?x32xf32>
+  %source = memref.expand_shape %gates [[0], [1, 2, 3]] output_shape [%n, 4, 2, 16] : memref<?x128xf32, strided<[128, 1], offset: ?>> into memref<?x4x2x16xf32, strided<[128, 32, 16, 1], offset: ?>>
+  %tiles = memref.expand_shape %c [[0], [1, 2, 3]] output_shape [%n, 2, 4, 16] : memref<?x128xf32> into memref<?x2x4x16xf32>
+  linalg.transpose ins(%source : memref<?x4x2x16xf32, strided<[128, 32, 16, 1], offset: ?>>) outs(%tiles : memref<?x2x4x16xf32>) permutation = [0, 2, 1, 3]
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x32xf32>, memref<2x32x64xf32>) outs(%c : memref<?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %h3 = memref.expand_shape %h [[0], [1, 2]] output_shape [%n, 2, 16] : memref<?x32xf32> into memref<?x2x16xf32>
+  %c3 = memref.expand_shape %state [[0], [1, 2]] output_shape [%n, 2, 16] : memref<?x32xf32> into memref<?x2x16xf32>
+  linalg.generic {indexing_maps = [#i, #f, #g, #o, #unit, #unit], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%tiles, %tiles, %tiles, %tiles : memref<?x2x4x16xf32>, memref<?x2x4x16xf32>, memref<?x2x4x16xf32>, memref<?x2x4x16xf32>)
+      outs(%h3, %c3 : memref<?x2x16xf32>, memref<?x2x16xf32>) {
+  ^bb0(%in: f32, %forget: f32, %cand: f32, %out: f32, %hOld: f32, %cOld: f32):
+    %fc = arith.mulf %forget, %cOld : f32
+    %ig = arith.mulf %in, %cand : f32
+    %cn = arith.addf %fc, %ig : f32
+    %t = math.tanh %cn : f32
+    %hn = arith.mulf %out, %t : f32
+    linalg.yield %hn, %cn : f32, f32
+  }
+  linalg.copy ins(%h : memref<?x32xf32>) outs(%y : memref<?x32xf32>)
+  memref.dealloc %c : memref<?x128xf32>
+  memref.dealloc %h : memref<?x32xf32>
+  return %y, %state : memref<?x32xf32>, memref<?x32xf32>
+}
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 64, d2, d1 mod 64)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+#i = affine_map<(d0, d1, d2) -> (d0, d1, 0, d2)>
+#unit = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// A cell that writes the h_{t-1} the tiles read (other tiles still need it)
+// stays apart; the contraction still starts from the input gates.
+// CHECK-LABEL: func.func @cell_writes_input(
+// CHECK: scf.parallel
+// CHECK: vector.fma
+// CHECK: vector.transfer_write
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel"]
+func.func @cell_writes_input(%gates: memref<?x128xf32>, %w: memref<2x32x64xf32>) -> memref<?x32xf32> {
+  %zero = arith.constant 0 : index
+  %n = memref.dim %gates, %zero : memref<?x128xf32>
+  %c = memref.alloc(%n) : memref<?x128xf32>
+  %x = memref.alloc(%n) : memref<?x32xf32>
+  %source = memref.expand_shape %gates [[0], [1, 2, 3]] output_shape [%n, 4, 2, 16] : memref<?x128xf32> into memref<?x4x2x16xf32>
+  %tiles = memref.expand_shape %c [[0], [1, 2, 3]] output_shape [%n, 2, 4, 16] : memref<?x128xf32> into memref<?x2x4x16xf32>
+  linalg.transpose ins(%source : memref<?x4x2x16xf32>) outs(%tiles : memref<?x2x4x16xf32>) permutation = [0, 2, 1, 3]
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x32xf32>, memref<2x32x64xf32>) outs(%c : memref<?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %x3 = memref.expand_shape %x [[0], [1, 2]] output_shape [%n, 2, 16] : memref<?x32xf32> into memref<?x2x16xf32>
+  linalg.generic {indexing_maps = [#i, #unit], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%tiles : memref<?x2x4x16xf32>) outs(%x3 : memref<?x2x16xf32>) {
+  ^bb0(%in: f32, %old: f32):
+    %t = math.tanh %in : f32
+    linalg.yield %t : f32
+  }
+  memref.dealloc %c : memref<?x128xf32>
+  return %x : memref<?x32xf32>
 }

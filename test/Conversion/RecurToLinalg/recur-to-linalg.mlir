@@ -144,6 +144,39 @@ func.func @lstm_recurrence_interleaved(%gates: tensor<?x?x24xf32>, %whh: tensor<
 
 // -----
 
+// On a w_hh packed in panels of the four gates of K units (the CPU's fused
+// step), each step puts its input gates in w_hh's interleaved order
+// ([B, 4, H/K, K] -> [B, H/K, 4, K]), adds the packed contraction and runs
+// the cell on the [B, H/K, 4, K] view. Two steps per iteration: h_{t-1} is
+// read from one buffer while h_t goes to the other, no copy per step; an
+// odd T ends with the copy back.
+// CHECK-LABEL: func.func @lstm_recurrence_packed_fused
+// CHECK-SAME: (%[[GATES:[^:]*]]: tensor<?x?x32xf32>, %[[WHH:[^:]*]]: tensor<2x8x16xf32>)
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %c2 iter_args(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}, %[[OTHER:.*]] = %{{.*}}, %[[SCRATCH:.*]] = %{{.*}})
+// CHECK: %[[STEP:.*]] = tensor.extract_slice %[[GATES]][%[[T]], 0, 0]
+// CHECK: %[[BY_GATE:.*]] = tensor.expand_shape %[[STEP]] {{.*}} into tensor<?x4x2x4xf32>
+// CHECK: %[[BY_UNIT:.*]] = tensor.expand_shape %[[SCRATCH]] {{.*}} into tensor<?x2x4x4xf32>
+// CHECK: linalg.transpose ins(%[[BY_GATE]] : tensor<?x4x2x4xf32>) outs(%[[BY_UNIT]] : tensor<?x2x4x4xf32>) permutation = [0, 2, 1, 3]
+// CHECK: %[[SUMS:.*]] = linalg.generic {{.*}} ins(%[[H]], %[[WHH]] : tensor<?x8xf32>, tensor<2x8x16xf32>)
+// CHECK: %[[TILES:.*]] = tensor.expand_shape %[[SUMS]] {{.*}} into tensor<?x2x4x4xf32>
+// CHECK: %[[H3:.*]] = tensor.expand_shape %[[OTHER]] {{.*}} into tensor<?x2x4xf32>
+// CHECK: %[[C3:.*]] = tensor.expand_shape %[[C]] {{.*}} into tensor<?x2x4xf32>
+// CHECK: %[[CELL:.*]]:2 = linalg.generic {indexing_maps = [#[[I:.*]], #[[F:.*]], #[[G:.*]], #[[O:.*]], #[[U:.*]], #[[U]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[TILES]], %[[TILES]], %[[TILES]], %[[TILES]] : {{.*}}) outs(%[[H3]], %[[C3]] : {{.*}})
+// CHECK: %[[HT:.*]] = tensor.collapse_shape %[[CELL]]#0
+// CHECK: scf.if
+// CHECK: linalg.generic {{.*}} ins(%[[HT]], %[[WHH]] : tensor<?x8xf32>, tensor<2x8x16xf32>)
+// CHECK: tensor.expand_shape %[[H]] {{.*}} into tensor<?x2x4xf32>
+// CHECK: } else {
+// CHECK: linalg.copy ins(%[[HT]] : tensor<?x8xf32>) outs(%[[H]] : tensor<?x8xf32>)
+func.func @lstm_recurrence_packed_fused(%gates: tensor<?x?x32xf32>, %whh: tensor<2x8x16xf32>)
+    -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  %y, %h, %c = recur.lstm_recurrence %gates, %whh interleaved(4) cell<fused>
+      : (tensor<?x?x32xf32>, tensor<2x8x16xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
+  return %y, %h : tensor<?x?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
 // A gather: result row r = (j / K) * 4K + g * K + j % K reads input row
 // g * H + j.
 // CHECK-LABEL: func.func @interleave_gates

@@ -613,8 +613,16 @@ func.func @packed_linear_depth(%x: tensor<2x9xf32>, %w: tensor<3x8x16xf32>) {
 // -----
 
 func.func @packed_w_hh_fused(%g: tensor<3x2x24xf32>, %w: tensor<2x6x16xf32>) {
-  // expected-error @below {{'recur.lstm_recurrence' op a packed w_hh is read by the separate schedule's GEMM; it needs cell<separate>}}
+  // expected-error @below {{'recur.lstm_recurrence' op a packed w_hh read by cell<fused> needs interleaved(K) and panels of 4*K rows (the four gates of K units), got panels of 16 rows without interleaved(K)}}
   %y, %h, %c = recur.lstm_recurrence %g, %w cell<fused> : (tensor<3x2x24xf32>, tensor<2x6x16xf32>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  return
+}
+
+// -----
+
+func.func @packed_w_hh_fused_panel(%g: tensor<3x2x24xf32>, %w: tensor<2x6x16xf32>) {
+  // expected-error @below {{'recur.lstm_recurrence' op a packed w_hh read by cell<fused> needs interleaved(K) and panels of 4*K rows (the four gates of K units), got panels of 16 rows for K = 2}}
+  %y, %h, %c = recur.lstm_recurrence %g, %w interleaved(2) cell<fused> : (tensor<3x2x24xf32>, tensor<2x6x16xf32>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
   return
 }
 

@@ -91,6 +91,19 @@ func.func @interleaved_recurrence(%gates: tensor<?x?x1024xf32>, %w_hh: tensor<10
   return %y, %b2 : tensor<?x?x256xf32>, tensor<1024xf32>
 }
 
+// The fused step's register tile: panels of the four gates of 16 units.
+// CHECK-LABEL: func.func @packed_fused_recurrence
+func.func @packed_fused_recurrence(%gates: tensor<?x?x1024xf32>, %w_hh: tensor<1024x256xf32>)
+    -> tensor<?x?x256xf32> {
+  // CHECK: %[[P:.*]] = recur.pack_panels %{{.*}} tile(64) : tensor<1024x256xf32> -> tensor<16x256x64xf32>
+  // CHECK: recur.lstm_recurrence %{{.*}}, %[[P]] interleaved(16) cell<fused> :
+  %w = recur.interleave_gates %w_hh tile(16) : tensor<1024x256xf32>
+  %p = recur.pack_panels %w tile(64) : tensor<1024x256xf32> -> tensor<16x256x64xf32>
+  %y, %h, %c = recur.lstm_recurrence %gates, %p interleaved(16) cell<fused>
+      : (tensor<?x?x1024xf32>, tensor<16x256x64xf32>) -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
+  return %y : tensor<?x?x256xf32>
+}
+
 // CHECK-LABEL: func.func @packed_linear
 func.func @packed_linear(%x: tensor<?x?x8xf32>, %w: tensor<37x8xf32>, %b: tensor<37xf32>)
     -> tensor<?x?x37xf32> {

@@ -1,6 +1,7 @@
 // RUN: recur-opt %s -split-input-file --recur-fuse-lstm-cell | FileCheck %s
 // RUN: recur-opt %s -split-input-file --recur-fuse-lstm-cell="gate-tile=4" | FileCheck %s --check-prefix=TILE4
 // RUN: not recur-opt %s --recur-fuse-lstm-cell="gate-tile=0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: recur-opt %s -split-input-file --recur-fuse-lstm-cell="gate-tile=4 whole-tiles-only=true" | FileCheck %s --check-prefix=WHOLE
 
 // The fused step reads w_hh gate-interleaved: the tile is the largest power
 // of two up to gate-tile (16) that divides H.
@@ -13,6 +14,13 @@
 // CHECK: recur.lstm_recurrence %arg4, %[[W5]] interleaved(1) cell<fused>
 // TILE4-LABEL: func.func @tiles
 // TILE4: recur.interleave_gates %arg1 tile(4) : tensor<128x32xf32>
+// With whole tiles only (the CPU's fused register tile), H = 5 stays
+// separate.
+// WHOLE-LABEL: func.func @tiles
+// WHOLE: recur.lstm_recurrence %arg0, %{{.*}} interleaved(4) cell<fused>
+// WHOLE: recur.lstm_recurrence %arg2, %{{.*}} interleaved(4) cell<fused>
+// WHOLE-NOT: interleave_gates
+// WHOLE: recur.lstm_recurrence %arg4, %arg5 :
 func.func @tiles(%g32: tensor<?x?x128xf32>, %w32: tensor<128x32xf32>,
                  %g12: tensor<?x?x48xf32>, %w12: tensor<48x12xf32>,
                  %g5: tensor<?x?x20xf32>, %w5: tensor<20x5xf32>)

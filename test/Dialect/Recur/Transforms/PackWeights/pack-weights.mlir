@@ -1,6 +1,7 @@
 // RUN: recur-opt %s -split-input-file --recur-pack-weights=tile=16 | FileCheck %s
 // RUN: recur-opt %s -split-input-file --recur-pack-weights=tile=16 --recur-outline-weight-prologue | FileCheck %s --check-prefix=PROLOGUE
 // RUN: recur-opt %s -split-input-file --recur-pack-weights | FileCheck %s --check-prefix=NONE
+// RUN: recur-opt %s -split-input-file --recur-pack-weights="tile=16 gate-tile=2" | FileCheck %s --check-prefix=FUSED
 
 // A model weight is packed once, however many projections read it; the
 // projections keep their input, bias and result.
@@ -65,4 +66,33 @@ func.func @recurrences(%g: tensor<?x?x24xf32> {recur.input = "g"},
   %z, %h2, %c2 = recur.lstm_recurrence %g, %w cell<fused>
       : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
   return %y, %z : tensor<?x?x6xf32>, tensor<?x?x6xf32>
+}
+
+// -----
+
+// With gate-tile = K, a fused recurrence's w_hh interleaved with tile K is
+// packed in panels of 4K rows: the four gates of K units each. Another
+// tile, or a w_hh that is not an interleaved weight, stays as it is.
+// FUSED-LABEL: func.func @fused_recurrences(
+// FUSED: %[[I2:.*]] = recur.interleave_gates %[[W:.*]] tile(2)
+// FUSED: %[[P:.*]] = recur.pack_panels %[[I2]] tile(8) : tensor<24x6xf32> -> tensor<3x6x8xf32>
+// FUSED: recur.lstm_recurrence %{{.*}}, %[[P]] interleaved(2) cell<fused>
+// FUSED: %[[I1:.*]] = recur.interleave_gates %[[W]] tile(1)
+// FUSED: recur.lstm_recurrence %{{.*}}, %[[I1]] interleaved(1) cell<fused>
+// FUSED: recur.lstm_recurrence %{{.*}}, %[[W]] interleaved(2) cell<fused>
+// NONE-LABEL: func.func @fused_recurrences(
+// NONE-NOT: recur.pack_panels
+func.func @fused_recurrences(%g: tensor<?x?x24xf32> {recur.input = "g"},
+                             %w: tensor<24x6xf32> {recur.weight = "w_hh"})
+    -> (tensor<?x?x6xf32> {recur.output = "y"}, tensor<?x?x6xf32> {recur.output = "z"},
+        tensor<?x?x6xf32> {recur.output = "u"}) {
+  %i2 = recur.interleave_gates %w tile(2) : tensor<24x6xf32>
+  %y, %h, %c = recur.lstm_recurrence %g, %i2 interleaved(2) cell<fused>
+      : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  %i1 = recur.interleave_gates %w tile(1) : tensor<24x6xf32>
+  %z, %h2, %c2 = recur.lstm_recurrence %g, %i1 interleaved(1) cell<fused>
+      : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  %u, %h3, %c3 = recur.lstm_recurrence %g, %w interleaved(2) cell<fused>
+      : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  return %y, %z, %u : tensor<?x?x6xf32>, tensor<?x?x6xf32>, tensor<?x?x6xf32>
 }

@@ -1,0 +1,65 @@
+//===- ElementwiseVectors.h - scalar linalg bodies run on vectors ---------===//
+//
+// What the CPU kernel emitters share to run the body of an elementwise
+// linalg.generic on vectors of lanes: recur-vectorize-elementwise along a
+// row, recur-vectorize-packed-matmuls on the accumulators of a GEMM tile
+// (the fused LSTM cell).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECUR_LIB_CODEGEN_CPU_ELEMENTWISEVECTORS_H
+#define RECUR_LIB_CODEGEN_CPU_ELEMENTWISEVECTORS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::recur {
+
+/// Whether `body` holds only elementwise arith/math ops on f32 (and i1)
+/// scalars, and constants: what BodyVectorizer can run on vectors.
+bool isElementwiseF32Body(Block &body);
+
+/// Clones scalar ops as the same ops on vectors of `width` lanes.
+class BodyVectorizer {
+public:
+  BodyVectorizer(OpBuilder &b, Location loc, int64_t width)
+      : b(b), loc(loc), width(width) {}
+
+  VectorType vectorOf(Type element) const {
+    return VectorType::get({width}, element);
+  }
+
+  /// `value` as a vector: mapped, or a scalar from outside the body (the
+  /// same in every lane).
+  Value vectorValue(IRMapping &mapping, Value value);
+
+  /// `op` on vectors of its mapped operands; maps its results.
+  Operation *vectorize(Operation *op, IRMapping &mapping);
+
+  /// `op`'s body on vectors, but for `skipped` ops (a reduction's
+  /// combiners); the block arguments must be mapped.
+  void cloneBody(linalg::GenericOp op, IRMapping &mapping,
+                 ArrayRef<Operation *> skipped = {});
+
+private:
+  OpBuilder &b;
+  Location loc;
+  int64_t width;
+};
+
+/// A copy that follows `op` (past ops without memory effects, such as the
+/// view it copies into) of one of `outputs`, buffers `op` writes, into a
+/// buffer of its own (an allocation none of `operands` is a view of): the
+/// LSTM step's h copied into y[t]. A vectorized `op` writes the target too.
+/// Sets `copied` to the copy's source.
+linalg::CopyOp matchCopiedOutput(Operation *op, ValueRange outputs,
+                                 ValueRange operands, Value &copied);
+
+/// Makes the target of `copy` (the view it writes to) available before
+/// `op`, where a kernel replacing `op` writes it.
+void moveCopyTargetBefore(RewriterBase &rewriter, linalg::CopyOp copy,
+                          Operation *op);
+
+} // namespace mlir::recur
+
+#endif // RECUR_LIB_CODEGEN_CPU_ELEMENTWISEVECTORS_H
