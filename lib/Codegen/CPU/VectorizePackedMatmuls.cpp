@@ -228,11 +228,14 @@ std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul) {
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
     if (splitLastSource(operand.get(), 3) == matmul.output) {
-      // (d..., q, l) -> (d..., q, g, l)
+      // C as [d..., Q, 4, K], read at (d..., q, l) -> (d..., q, g, l).
+      ArrayRef<int64_t> split =
+          cast<MemRefType>(operand.get().getType()).getShape().take_back(3);
       auto gate = map.getNumResults() == rank + 2
                       ? dyn_cast<AffineConstantExpr>(map.getResult(rank))
                       : AffineConstantExpr();
-      if (op.isDpsInit(&operand) || !gate || gate.getValue() < 0 ||
+      if (op.isDpsInit(&operand) || split[1] != 4 ||
+          split[2] != matmul.gateTile || !gate || gate.getValue() < 0 ||
           gate.getValue() >= 4 || map.dropResult(rank) != identity)
         return std::nullopt;
       cell.gateOf.push_back(gate.getValue());
