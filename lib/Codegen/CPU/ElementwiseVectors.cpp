@@ -66,13 +66,33 @@ void BodyVectorizer::cloneBody(linalg::GenericOp op, IRMapping &mapping,
   }
 }
 
-linalg::CopyOp mlir::recur::matchCopiedOutput(Operation *op, ValueRange outputs,
-                                              ValueRange operands,
-                                              Value &copied) {
+Operation *mlir::recur::nextWithEffects(Operation *op) {
   Operation *next = op->getNextNode();
   while (next && isMemoryEffectFree(next) && next->getNumRegions() == 0)
     next = next->getNextNode();
-  auto copy = dyn_cast_or_null<linalg::CopyOp>(next);
+  return next;
+}
+
+bool mlir::recur::definedBefore(Value value, Operation *op) {
+  Operation *definition = value.getDefiningOp();
+  return !definition || definition->getBlock() != op->getBlock() ||
+         definition->isBeforeInBlock(op);
+}
+
+bool mlir::recur::availableBefore(Value value, Operation *op) {
+  if (definedBefore(value, op))
+    return true;
+  auto view = value.getDefiningOp<memref::SubViewOp>();
+  return view && llvm::all_of(view->getOperands(), [&](Value operand) {
+           return definedBefore(operand, op);
+         });
+}
+
+linalg::CopyOp mlir::recur::matchCopiedOutput(Operation *op, ValueRange outputs,
+                                              ValueRange operands,
+                                              Operation *kernelPosition,
+                                              Value &copied) {
+  auto copy = dyn_cast_or_null<linalg::CopyOp>(nextWithEffects(op));
   if (!copy)
     return {};
   Value source = copy.getInputs()[0], target = copy.getOutputs()[0];
@@ -85,17 +105,9 @@ linalg::CopyOp mlir::recur::matchCopiedOutput(Operation *op, ValueRange outputs,
         return rootAllocation(operand) == targetRoot;
       }))
     return {};
-  // The target, or the view that makes it, can be built before `op`.
-  auto availableBefore = [&](Value value) {
-    Operation *definition = value.getDefiningOp();
-    return !definition || definition->getBlock() != op->getBlock() ||
-           definition->isBeforeInBlock(op);
-  };
-  if (!availableBefore(target)) {
-    auto view = target.getDefiningOp<memref::SubViewOp>();
-    if (!view || !llvm::all_of(view->getOperands(), availableBefore))
-      return {};
-  }
+  // The target, or the view that makes it, can be built before the kernel.
+  if (!availableBefore(target, kernelPosition))
+    return {};
   copied = source;
   return copy;
 }

@@ -47,13 +47,26 @@ private:
   int64_t width;
 };
 
+/// The op after `op` that may touch memory (ops without memory effects,
+/// such as views, skipped), or null.
+Operation *nextWithEffects(Operation *op);
+
+/// `value` can be used before `op`: defined in another block or before it.
+bool definedBefore(Value value, Operation *op);
+
+/// `value` is defined before `op`, or is a subview of values that are (the
+/// view can be moved there: moveCopyTargetBefore).
+bool availableBefore(Value value, Operation *op);
+
 /// A copy that follows `op` (past ops without memory effects, such as the
 /// view it copies into) of one of `outputs`, buffers `op` writes, into a
 /// buffer of its own (an allocation none of `operands` is a view of): the
-/// LSTM step's h copied into y[t]. A vectorized `op` writes the target too.
-/// Sets `copied` to the copy's source.
+/// LSTM step's h copied into y[t]. The kernel that replaces `op`, built
+/// before `kernelPosition`, writes the target too. Sets `copied` to the
+/// copy's source.
 linalg::CopyOp matchCopiedOutput(Operation *op, ValueRange outputs,
-                                 ValueRange operands, Value &copied);
+                                 ValueRange operands, Operation *kernelPosition,
+                                 Value &copied);
 
 /// Makes the target of `copy` (the view it writes to) available before
 /// `op`, where a kernel replacing `op` writes it.

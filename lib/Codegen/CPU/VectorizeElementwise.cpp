@@ -475,7 +475,7 @@ struct VectorizeElementwisePass
       if (linalg::GenericOp only = group.members.front().op;
           group.members.size() == 1)
         copy = matchCopiedOutput(only, only.getDpsInits(), only->getOperands(),
-                                 copied);
+                                 only, copied);
       // The copy's target view must exist where the loop writes it.
       if (copy)
         moveCopyTargetBefore(rewriter, copy, last);

@@ -96,26 +96,6 @@ Operation *previousWithEffects(Operation *op) {
   return previous;
 }
 
-Operation *nextWithEffects(Operation *op) {
-  Operation *next = op->getNextNode();
-  while (next && isMemoryEffectFree(next) && next->getNumRegions() == 0)
-    next = next->getNextNode();
-  return next;
-}
-
-/// `value` is defined (or is a view of values defined) before `op`.
-bool availableBefore(Value value, Operation *op) {
-  Operation *definition = value.getDefiningOp();
-  if (!definition || definition->getBlock() != op->getBlock() ||
-      definition->isBeforeInBlock(op))
-    return true;
-  auto view = dyn_cast<ViewLikeOpInterface>(definition);
-  return view && isMemoryEffectFree(definition) &&
-         llvm::all_of(definition->getOperands(), [&](Value operand) {
-           return availableBefore(operand, op);
-         });
-}
-
 /// `view` = memref.expand_shape of a buffer whose last dimension it splits
 /// into `parts` dimensions (the others kept); returns that buffer.
 Value splitLastSource(Value view, unsigned parts) {
@@ -246,7 +226,7 @@ std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!buffer || map != identity || !type.getElementType().isF32() ||
         type.getShape().back() != matmul.gateTile ||
-        !availableBefore(buffer, matmul.op))
+        !definedBefore(buffer, matmul.op))
       return std::nullopt;
     cell.gateOf.push_back(-1);
     cell.unitBuffers.push_back(buffer);
@@ -279,9 +259,7 @@ std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul) {
   SmallVector<Value> operands(tileReads);
   llvm::append_range(operands, cellReads);
   llvm::append_range(operands, written);
-  if ((cell.copy = matchCopiedOutput(op, written, operands, cell.copied)) &&
-      !availableBefore(cell.copy.getOutputs()[0], matmul.op))
-    cell.copy = {};
+  cell.copy = matchCopiedOutput(op, written, operands, matmul.op, cell.copied);
   return cell;
 }
 
