@@ -364,18 +364,33 @@ public:
           memref::DimOp::create(b, loc, matmul.output, dim).getResult());
       rows = arith::MulIOp::create(b, loc, rows, leadingSizes.back());
     }
-    // A block of rows of A fills its L2 share; a whole number of tiles.
-    int64_t blockRows =
+    // A block of rows of A fills at most its L2 share. The rows are shared
+    // evenly among the blocks (boundaries on whole tiles): blocks of the
+    // largest size and a short last one would leave the threads that get the
+    // short block idle for most of the product (B = 16: 252 + 252 rows on one
+    // thread, 252 + 44 on the other).
+    int64_t maxBlockRows =
         std::max(tileRows, blockFloats / depth / tileRows * tileRows);
-    Value blocks = arith::CeilDivUIOp::create(b, loc, rows, index(blockRows));
+    Value blocks =
+        arith::CeilDivUIOp::create(b, loc, rows, index(maxBlockRows));
+    auto blockStart = [&](Value block) {
+      Value share = arith::DivUIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, block, rows), blocks);
+      return arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, share, index(tileRows)),
+          index(tileRows));
+    };
     buildParallel(
         b, loc, ValueRange{index(0), index(0)},
         ValueRange{blocks, index(panels)}, ValueRange{index(1), index(1)},
         [&](ValueRange ivs) {
-          Value first = arith::MulIOp::create(b, loc, ivs[0], index(blockRows));
-          Value end = arith::MinUIOp::create(
-              b, loc, arith::AddIOp::create(b, loc, first, index(blockRows)),
-              rows);
+          Value first = blockStart(ivs[0]);
+          Value next = arith::AddIOp::create(b, loc, ivs[0], index(1));
+          Value end = arith::SelectOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
+                                    blocks),
+              rows, blockStart(next));
           Value count = arith::SubIOp::create(b, loc, end, first);
           Value fullEnd = arith::AddIOp::create(
               b, loc, first,

@@ -18,7 +18,18 @@
 // CHECK: %[[ROWS:.*]] = arith.muli
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %[[ROWS]], %c8190
 // CHECK: scf.parallel (%[[BLOCK:[^,]*]], %[[PANEL:[^)]*]]) = (%c0, %c0) to (%[[BLOCKS]], %c2)
-// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %c6 {
+// Blocks share the rows evenly: block i starts at i * rows / blocks, rounded
+// down to whole tiles; the last one ends at the last row.
+// CHECK: %[[SHARE:.*]] = arith.muli %[[BLOCK]], %[[ROWS]]
+// CHECK: %[[QUOT:.*]] = arith.divui %[[SHARE]], %[[BLOCKS]]
+// CHECK: %[[TILES:.*]] = arith.divui %[[QUOT]], %c6
+// CHECK: %[[FIRST:.*]] = arith.muli %[[TILES]], %c6
+// CHECK: %[[NEXT:.*]] = arith.addi %[[BLOCK]], %c1
+// CHECK: %[[LAST:.*]] = arith.cmpi eq, %[[NEXT]], %[[BLOCKS]]
+// CHECK: arith.muli %[[NEXT]], %[[ROWS]]
+// CHECK: %[[NEXTFIRST:.*]] = arith.muli %{{.*}}, %c6
+// CHECK: %[[END:.*]] = arith.select %[[LAST]], %[[ROWS]], %[[NEXTFIRST]]
+// CHECK: scf.for %[[ROW:.*]] = %[[FIRST]] to %{{.*}} step %c6 {
 // CHECK: %[[COL:.*]] = arith.muli %[[PANEL]], %c32
 // CHECK: %[[BIAS0:.*]] = vector.transfer_read %[[B]][%[[COL]]], %{{.*}} : memref<37xf32>, vector<16xf32>
 // CHECK: %[[ACC:.*]]:12 = scf.for %[[K:.*]] = %c0 to %c8 step %c1 iter_args(%[[A0:[^ ]*]] = %[[BIAS0]],
