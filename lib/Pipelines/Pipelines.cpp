@@ -100,8 +100,11 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // exp and tanh inline instead of libm calls in every cell update.
   pm.addPass(createApproximateMath());
+  // One thread team per time loop rather than one per step.
+  if (options.openmp)
+    pm.addPass(createPersistentParallelLoops());
   // Keeps compile time linear in the number of layers (the OpenMP
-  // translation analyses a parallel loop's whole function).
+  // translation analyses a parallel region's whole function).
   pm.addPass(createOutlineParallelLoops());
   if (options.openmp)
     pm.addPass(createConvertSCFToOpenMPPass());

@@ -3,6 +3,9 @@
 // RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
 // RUN:   | recur-opt --recur-lower-to-cpu="openmp=false" | FileCheck %s --check-prefix=SERIAL
 // RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
+// RUN:   | recur-opt --recur-lower-to-cpu --mlir-print-ir-after=recur-outline-parallel-loops -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=TEAM
+// RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
 // RUN:   | recur-opt --convert-recur-to-linalg --canonicalize --recur-bufferize | FileCheck %s --check-prefix=BUFFERS
 // RUN: recur-gen lstm-lm --vocab 11 --embed 4 --hidden 6 --layers 2 \
 // RUN:   | recur-opt --recur-lower-to-cpu="vector-width=16 vector-registers=32" | FileCheck %s --check-prefix=AVX512
@@ -29,12 +32,10 @@
 // CHECK-NOT: memrefCopy
 // CHECK-DAG: llvm.func @malloc(i64) -> !llvm.ptr
 // CHECK-DAG: llvm.func @free(!llvm.ptr)
-// The entry keeps its name and gets the C interface the runtime calls. Its
-// time loops are loops (a back edge, not T copies of the step) that call one
-// function per parallel loop (recur-outline-parallel-loops).
+// The entry keeps its name and gets the C interface the runtime calls. It
+// calls one function per parallel region (recur-outline-parallel-loops).
 // CHECK: llvm.func @forward(
 // CHECK: llvm.call @forward_parallel
-// CHECK: llvm.cond_br
 // CHECK: llvm.func @_mlir_ciface_forward(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr
 // Parallel loops run on OpenMP threads.
 // CHECK: llvm.func internal @forward_parallel{{.*}}passthrough = ["noinline"]
@@ -56,3 +57,18 @@
 // BUFFERS: scf.for
 // BUFFERS-NOT: scf.for
 // BUFFERS: return %{{.*}} : memref<?x?x11xf32>
+
+// The time loop (one, in the wavefront form) is a loop (a back edge, not T
+// copies of the step) in one OpenMP team (recur-persistent-parallel-loops),
+// outlined from the entry: its steps' parallel loops are worksharing loops.
+// TEAM-LABEL: func.func @forward(
+// TEAM-NOT: scf.for
+// TEAM: return
+// TEAM: func.func private @forward_parallel
+// TEAM: omp.parallel {
+// TEAM-NEXT: scf.for
+// TEAM: omp.wsloop {
+// TEAM-NEXT: omp.loop_nest
+// TEAM: omp.wsloop {
+// TEAM-NEXT: omp.loop_nest
+// TEAM: omp.terminator

@@ -59,7 +59,7 @@ static cl::opt<EmitKind> emit(
 static cl::opt<FusionLevel>
     fusion("fusion",
            cl::desc("Loop fusion before lowering; each level includes the "
-                    "ones before it (default: hoist on CPUs with vector GEMM "
+                    "ones before it (default: cell on CPUs with vector GEMM "
                     "kernels, all elsewhere)"),
            cl::init(FusionLevel::all), RECUR_FUSION_LEVEL_VALUES);
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"));

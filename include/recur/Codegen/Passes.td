@@ -27,7 +27,7 @@ def LowerCopiesToLinalg : Pass<"recur-lower-copies-to-linalg"> {
 //===----------------------------------------------------------------------===//
 
 def OutlineParallelLoops : Pass<"recur-outline-parallel-loops", "::mlir::ModuleOp"> {
-  let summary = "Move every outermost scf.parallel into a function of its own";
+  let summary = "Move every outermost parallel region into a function of its own";
   let description = [{
     The OpenMP translation to LLVM IR outlines each `omp.parallel` region
     with LLVM's CodeExtractor, which analyses the whole enclosing function
@@ -37,7 +37,9 @@ def OutlineParallelLoops : Pass<"recur-outline-parallel-loops", "::mlir::ModuleO
     called in its place (values from above are arguments; constants are
     cloned, so bounds stay static), internal and never inlined (LLVM's
     optimizer and code generator are superlinear in a function's size too),
-    and compile time grows linearly with depth.
+    and compile time grows linearly with depth. The regions are the
+    outermost `scf.parallel` loops and the `omp.parallel` teams that
+    `recur-persistent-parallel-loops` put around time loops.
 
     ```mlir
     // before                           // after
@@ -50,6 +52,45 @@ def OutlineParallelLoops : Pass<"recur-outline-parallel-loops", "::mlir::ModuleO
   }];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect"];
+}
+
+def PersistentParallelLoops : Pass<"recur-persistent-parallel-loops"> {
+  let summary = "Run each serial loop of parallel loops in one OpenMP team";
+  let description = [{
+    Upstream's `convert-scf-to-openmp` makes every `scf.parallel` an
+    `omp.parallel` of its own: a time loop forks and joins the thread team at
+    every step, twice for a step split in two. Here a serial loop whose body
+    holds parallel loops and otherwise only computes values (index
+    arithmetic, subviews, `scf.if`/`scf.for` around such ops) is wrapped in
+    one `omp.parallel`: every thread runs the serial loop, and each outermost
+    parallel loop in it becomes an `omp.wsloop`, whose implicit barrier is
+    the step's one synchronization. The worksharing loop's default schedule
+    is static, so a thread gets the same share of a step's iterations (e.g.
+    the same weight panels) at every step: its slice of W_hh stays in its
+    cache across the whole sequence.
+
+    A loop is left alone when anything outside its parallel loops reads or
+    writes memory or calls a function (every thread would run it, racing
+    with the others' worksharing loops), when it has results, or when a
+    parallel loop has reductions or stack allocations. The outermost
+    qualifying loop is taken; the pass runs on the CPU pipeline with
+    `openmp=true`, before `recur-outline-parallel-loops`.
+
+    ```mlir
+    // before                           // after
+    scf.for %t = ... {                  omp.parallel {
+      scf.parallel (%i) = ... {           scf.for %t = ... {
+        ...                                 omp.wsloop {
+      }                                       omp.loop_nest (%i) : index = ... {
+    }                                           ...
+                                              }
+                                            }
+                                          }
+                                          omp.terminator
+                                        }
+    ```
+  }];
+  let dependentDialects = ["::mlir::omp::OpenMPDialect"];
 }
 
 def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {

@@ -18,14 +18,15 @@ using namespace mlir;
 
 namespace {
 
-/// Moves `loop` into a new private function next to `parent` and calls it in
-/// its place. Values the loop uses from above become arguments, except
+/// Moves `loop` (an scf.parallel, or an omp.parallel team around a serial
+/// loop) into a new private function next to `parent` and calls it in its
+/// place. Values the loop uses from above become arguments, except
 /// constants, which are cloned so the function's bounds stay static.
-void outline(scf::ParallelOp loop, func::FuncOp parent, SymbolTable &symbols) {
+void outline(Operation *loop, func::FuncOp parent, SymbolTable &symbols) {
   llvm::SetVector<Value> used;
   for (Value operand : loop->getOperands())
     used.insert(operand);
-  getUsedValuesDefinedAbove(loop.getRegion(), used);
+  getUsedValuesDefinedAbove(loop->getRegions(), used);
   SmallVector<Value> arguments;
   SmallVector<Operation *> constants;
   for (Value value : used) {
@@ -38,11 +39,11 @@ void outline(scf::ParallelOp loop, func::FuncOp parent, SymbolTable &symbols) {
 
   OpBuilder builder(parent);
   builder.setInsertionPointAfter(parent);
-  Location loc = loop.getLoc();
+  Location loc = loop->getLoc();
   auto function = func::FuncOp::create(
       builder, loc, (parent.getSymName() + "_parallel").str(),
       builder.getFunctionType(ValueRange(arguments).getTypes(),
-                              loop.getResultTypes()));
+                              loop->getResultTypes()));
   function.setPrivate();
   // Kept apart in LLVM too: one function holding every layer's loops makes
   // LLVM's optimizer and code generator superlinear in the number of layers.
@@ -64,22 +65,23 @@ void outline(scf::ParallelOp loop, func::FuncOp parent, SymbolTable &symbols) {
 
   builder.setInsertionPoint(loop);
   auto call = func::CallOp::create(builder, loc, function, arguments);
-  loop.replaceAllUsesWith(call.getResults());
-  loop.erase();
+  loop->replaceAllUsesWith(call.getResults());
+  loop->erase();
 }
 
 struct OutlineParallelLoopsPass
     : mlir::recur::impl::OutlineParallelLoopsBase<OutlineParallelLoopsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<scf::ParallelOp, func::FuncOp>> loops;
-    module.walk([&](scf::ParallelOp loop) {
-      // Outermost parallel loops only, in a function's body or its serial
+    SmallVector<std::pair<Operation *, func::FuncOp>> loops;
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      // Outermost parallel regions only, in a function's body or its serial
       // loops; nested ones go with them.
-      if (loop->getParentOfType<scf::ParallelOp>())
-        return;
-      if (auto function = loop->getParentOfType<func::FuncOp>())
-        loops.push_back({loop, function});
+      if (!isa<scf::ParallelOp, omp::ParallelOp>(op))
+        return WalkResult::advance();
+      if (auto function = op->getParentOfType<func::FuncOp>())
+        loops.push_back({op, function});
+      return WalkResult::skip();
     });
     SymbolTable symbols(module);
     for (auto [loop, parent] : loops)

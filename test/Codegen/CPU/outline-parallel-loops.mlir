@@ -70,3 +70,34 @@ func.func @serial(%buf: memref<4xf32>, %v: f32) {
   memref.store %v, %buf[%c0] : memref<4xf32>
   return
 }
+
+// -----
+
+// A team around a time loop (recur-persistent-parallel-loops) is outlined
+// whole, with the loop and its worksharing loops.
+// CHECK-LABEL: func.func @team(
+// CHECK-NOT: omp.
+// CHECK: call @team_parallel(%{{.*}}, %{{.*}}) : (memref<8xf32>, index) -> ()
+// CHECK-NEXT: return
+// CHECK: func.func private @team_parallel(
+// CHECK: omp.parallel {
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: omp.wsloop
+func.func @team(%buf: memref<8xf32>, %t: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %v = arith.constant 1.0 : f32
+  omp.parallel {
+    scf.for %i = %c0 to %t step %c1 {
+      omp.wsloop {
+        omp.loop_nest (%j) : index = (%c0) to (%c8) step (%c1) {
+          memref.store %v, %buf[%j] : memref<8xf32>
+          omp.yield
+        }
+      }
+    }
+    omp.terminator
+  }
+  return
+}
