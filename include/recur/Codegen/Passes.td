@@ -184,6 +184,10 @@ def VectorizeElementwise : Pass<"recur-vectorize-elementwise"> {
     buffer of its own (the LSTM step's h into `y[t]`) is folded in: the loop
     writes that buffer too, which saves a pass over the output and, on the
     CPU, a parallel loop (a fork and a barrier) per step.
+
+    An embedding lookup (the lowering of `recur.embedding`: `out[rows..., j]
+    = table[index_cast(ids[rows...]), j]`) becomes a parallel loop over the
+    rows that loads each row's id once and copies the table row in vectors.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",

@@ -443,6 +443,92 @@ private:
   Value copied, copyTarget;
 };
 
+/// A row gather, the lowering of recur.embedding on buffers:
+///   output[rows..., j] = table[index_cast(ids[rows...]), j]
+/// with one id per row and rows of the table and the output unit-stride.
+struct RowGather {
+  linalg::GenericOp op;
+  Value ids, table, output;
+};
+
+std::optional<RowGather> matchRowGather(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 ||
+      llvm::any_of(op.getIteratorTypesArray(), [](IteratorType iterator) {
+        return iterator != IteratorType::parallel;
+      }))
+    return std::nullopt;
+  OpOperand *ids = op.getDpsInputOperand(0);
+  OpOperand *output = op.getDpsInitOperand(0);
+  auto outputType = dyn_cast<MemRefType>(output->get().getType());
+  if (!isRowMap(op.getMatchingIndexingMap(ids)) ||
+      !op.getMatchingIndexingMap(output).isIdentity() || !outputType ||
+      !outputType.getElementType().isF32() || !outputType.isLastDimUnitStride())
+    return std::nullopt;
+  // The body: index_cast of the id, the last loop's index, the load, yield.
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto load = yield.getValues().size() == 1
+                  ? yield.getValues()[0].getDefiningOp<memref::LoadOp>()
+                  : memref::LoadOp();
+  if (!load || body.getOperations().size() != 4 ||
+      load.getIndices().size() != 2)
+    return std::nullopt;
+  auto row = load.getIndices()[0].getDefiningOp<arith::IndexCastOp>();
+  auto column = load.getIndices()[1].getDefiningOp<linalg::IndexOp>();
+  auto tableType = load.getMemRefType();
+  if (!row || row.getIn() != op.getMatchingBlockArgument(ids) || !column ||
+      column.getDim() != op.getNumLoops() - 1 ||
+      !tableType.getElementType().isF32() || !tableType.isLastDimUnitStride() ||
+      !definedBefore(load.getMemRef(), op))
+    return std::nullopt;
+  return RowGather{op, ids->get(), load.getMemRef(), output->get()};
+}
+
+/// A parallel loop over the rows; each row's id is loaded once, and the
+/// table row is copied in vectors (the partial last one masked).
+void emitRowGather(RewriterBase &b, RowGather &gather, int64_t vectorWidth) {
+  Location loc = gather.op.getLoc();
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  unsigned rank = gather.op.getNumLoops();
+  SmallVector<Value> lower, upper, steps;
+  for (unsigned dim = 0; dim + 1 < rank; ++dim) {
+    lower.push_back(index(0));
+    upper.push_back(memref::DimOp::create(b, loc, gather.output, dim));
+    steps.push_back(index(1));
+  }
+  Value size = memref::DimOp::create(b, loc, gather.output, rank - 1);
+  Value whole = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, size, index(vectorWidth)),
+      index(vectorWidth));
+  auto vectorType = VectorType::get({vectorWidth}, b.getF32Type());
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                         b.getF32FloatAttr(0.0f));
+  auto eachRow = [&](ValueRange leading) {
+    Value id = memref::LoadOp::create(b, loc, gather.ids, leading);
+    Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
+    auto copyRow = [&](Value begin, Value end, bool inBounds) {
+      buildFor(b, loc, begin, end, index(vectorWidth), [&](Value j) {
+        Value vector = vector::TransferReadOp::create(
+            b, loc, vectorType, gather.table, ValueRange{row, j}, zero,
+            ArrayRef<bool>{inBounds});
+        SmallVector<Value> indices(leading);
+        indices.push_back(j);
+        vector::TransferWriteOp::create(b, loc, vector, gather.output, indices,
+                                        ArrayRef<bool>{inBounds});
+      });
+    };
+    copyRow(index(0), whole, /*inBounds=*/true);
+    copyRow(whole, size, /*inBounds=*/false);
+  };
+  if (lower.empty())
+    eachRow({});
+  else
+    buildParallel(b, loc, lower, upper, steps, eachRow);
+}
+
 struct VectorizeElementwisePass
     : mlir::recur::impl::VectorizeElementwiseBase<VectorizeElementwisePass> {
   using Base::Base;
@@ -456,10 +542,18 @@ struct VectorizeElementwisePass
     // A reduction's output filled just before it starts from the fill's
     // value instead: the fill (a loop of its own) is gone.
     SmallVector<RowOp> rowOps;
+    SmallVector<RowGather> gathers;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (std::optional<RowOp> rowOp = matchRowOp(op))
         rowOps.push_back(*rowOp);
+      else if (std::optional<RowGather> gather = matchRowGather(op))
+        gathers.push_back(*gather);
     });
+    for (RowGather &gather : gathers) {
+      rewriter.setInsertionPoint(gather.op);
+      emitRowGather(rewriter, gather, vectorWidth);
+      rewriter.eraseOp(gather.op);
+    }
     for (RowOp &rowOp : rowOps)
       for (auto [reduction, output] :
            llvm::zip(rowOp.reductions, rowOp.op.getDpsInits()))

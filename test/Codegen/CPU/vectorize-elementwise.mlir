@@ -346,3 +346,55 @@ func.func @copy_into_input(%h: memref<8x32xf32>) {
   linalg.copy ins(%h : memref<8x32xf32>) outs(%x : memref<8x32xf32>)
   return
 }
+
+// -----
+
+#ids = affine_map<(d0, d1, d2) -> (d0, d1)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// An embedding lookup: a parallel loop over the [T, B] rows, the row's id
+// loaded once, the table row copied in vectors (E = 40: two whole vectors
+// and a masked one, whose one-trip loop canonicalization removed).
+// CHECK-LABEL: func.func @embedding(
+// CHECK-SAME: %[[IDS:[^:]*]]: memref<?x?xi64>, %[[TABLE:[^:]*]]: memref<11x40xf32>, %[[OUT:[^:]*]]: memref<?x?x40xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: scf.parallel (%[[T:.*]], %[[B:.*]]) =
+// CHECK: %[[ID:.*]] = memref.load %[[IDS]][%[[T]], %[[B]]] : memref<?x?xi64>
+// CHECK: %[[ROW:.*]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK: scf.for %[[J:.*]] = %c0 to %c32 step %c16 {
+// CHECK: %[[V:.*]] = vector.transfer_read %[[TABLE]][%[[ROW]], %[[J]]], %{{.*}} {in_bounds = [true]} : memref<11x40xf32>, vector<16xf32>
+// CHECK: vector.transfer_write %[[V]], %[[OUT]][%[[T]], %[[B]], %[[J]]] {in_bounds = [true]} : vector<16xf32>, memref<?x?x40xf32>
+// CHECK: %[[W:.*]] = vector.transfer_read %[[TABLE]][%[[ROW]], %c32], %{{.*}} : memref<11x40xf32>, vector<16xf32>
+// CHECK: vector.transfer_write %[[W]], %[[OUT]][%[[T]], %[[B]], %c32] : vector<16xf32>, memref<?x?x40xf32>
+func.func @embedding(%ids: memref<?x?xi64>, %table: memref<11x40xf32>, %out: memref<?x?x40xf32>) {
+  linalg.generic {indexing_maps = [#ids, #out], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ids : memref<?x?xi64>) outs(%out : memref<?x?x40xf32>) {
+  ^bb0(%id: i64, %o: f32):
+    %row = arith.index_cast %id : i64 to index
+    %col = linalg.index 2 : index
+    %v = memref.load %table[%row, %col] : memref<11x40xf32>
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+#ids = affine_map<(d0, d1) -> (d0)>
+#out = affine_map<(d0, d1) -> (d0, d1)>
+
+// Not a row gather: the column is not the last loop's index (a transposed
+// table), so the generic stays.
+// CHECK-LABEL: func.func @not_a_row_gather(
+// CHECK: linalg.generic
+func.func @not_a_row_gather(%ids: memref<?xi64>, %table: memref<40x11xf32>, %out: memref<?x40xf32>) {
+  linalg.generic {indexing_maps = [#ids, #out], iterator_types = ["parallel", "parallel"]}
+      ins(%ids : memref<?xi64>) outs(%out : memref<?x40xf32>) {
+  ^bb0(%id: i64, %o: f32):
+    %row = arith.index_cast %id : i64 to index
+    %col = linalg.index 1 : index
+    %v = memref.load %table[%col, %row] : memref<40x11xf32>
+    linalg.yield %v : f32
+  }
+  return
+}
