@@ -44,6 +44,7 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
     pm.addPass(createHoistInputProjection());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+    pm.addPass(createFoldEmbeddingProjection());
   }
   // With vector GEMM kernels, a fused step's tile is the four gates of one
   // vector of units.
@@ -219,7 +220,8 @@ void mlir::recur::registerRecurPipelines() {
   PassPipelineRegistration<FusionPipelineOptions>(
       "recur-fusion",
       "The recur -> recur loop-fusion stages up to a level: "
-      "recur-hoist-input-projection (hoist), recur-fuse-lstm-cell (cell), "
+      "recur-hoist-input-projection and recur-fold-embedding-projection "
+      "(hoist), recur-fuse-lstm-cell (cell), "
       "recur-wavefront (wavefront); then recur-outline-weight-prologue",
       [](OpPassManager &pm, const FusionPipelineOptions &options) {
         buildFusionPipeline(pm, options.fusion);

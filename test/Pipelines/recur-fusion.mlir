@@ -16,13 +16,14 @@
 // NONE-NOT: recur.lstm_recurrence
 
 // The bias sums depend on weights only: they move into the weight prologue
-// and come back as derived arguments.
+// and come back as derived arguments. So does layer 0's projection of the
+// whole embedding table (recur-fold-embedding-projection): the run gathers
+// its input gates from it.
 // HOIST-LABEL: func.func @forward
-// HOIST-SAME: %[[B0:[^:]*]]: tensor<24xf32> {recur.derived = "addf(lstm.bias_ih_l0, lstm.bias_hh_l0)"}
+// HOIST-SAME: %[[P0:[^:]*]]: tensor<11x24xf32> {recur.derived = "linear(embedding.weight, lstm.weight_ih_l0, addf(lstm.bias_ih_l0, lstm.bias_hh_l0))"}
 // HOIST-SAME: %[[B1:[^:]*]]: tensor<24xf32> {recur.derived = "addf(lstm.bias_ih_l1, lstm.bias_hh_l1)"}
 // HOIST-SAME: recur.prologue = @forward_prepare
-// HOIST: %[[X:.*]] = recur.embedding
-// HOIST: %[[G0:.*]] = recur.linear %[[X]], %{{.*}} bias(%[[B0]]) : {{.*}} -> tensor<?x?x24xf32>
+// HOIST: %[[G0:.*]] = recur.embedding %[[P0]][%{{.*}}] : (tensor<11x24xf32>, tensor<?x?xi64>) -> tensor<?x?x24xf32>
 // HOIST: %[[Y0:.*]], %{{.*}}, %{{.*}} = recur.lstm_recurrence %[[G0]], %{{.*}} : (tensor<?x?x24xf32>, tensor<24x6xf32>)
 // HOIST: %[[G1:.*]] = recur.linear %[[Y0]], %{{.*}} bias(%[[B1]])
 // HOIST: %[[Y1:.*]], %{{.*}}, %{{.*}} = recur.lstm_recurrence %[[G1]], %{{.*}} :
@@ -31,7 +32,9 @@
 // HOIST-NOT: cell<fused>
 // HOIST-LABEL: func.func @forward_prepare(
 // HOIST-SAME: {recur.weight = "lstm.bias_ih_l0"}
-// HOIST-COUNT-2: arith.addf
+// HOIST: %[[SUM0:.*]] = arith.addf
+// HOIST: recur.linear %{{.*}}, %{{.*}} bias(%[[SUM0]]) : (tensor<11x4xf32>, tensor<24x4xf32>, tensor<24xf32>) -> tensor<11x24xf32>
+// HOIST: arith.addf
 // HOIST: return
 
 // The fused cell reads w_hh gate-interleaved (tile 2: the largest power of
@@ -45,14 +48,14 @@
 
 // The two layers become one wavefront: layer 1's projection runs inside the
 // step, from its input weight and bias sum interleaved like its w_hh (all
-// three derived in the prologue); layer 0's input gates stay one GEMM.
+// three derived in the prologue); layer 0's input gates stay a gather.
 // WAVE-LABEL: func.func @forward
-// WAVE-SAME: %[[B0:[^:]*]]: tensor<24xf32> {recur.derived = "addf(lstm.bias_ih_l0, lstm.bias_hh_l0)"}
+// WAVE-SAME: %[[P0:[^:]*]]: tensor<11x24xf32> {recur.derived = "linear(embedding.weight, lstm.weight_ih_l0, addf(lstm.bias_ih_l0, lstm.bias_hh_l0))"}
 // WAVE-SAME: %[[W0:[^:]*]]: tensor<24x6xf32> {recur.derived = "interleave_gates(lstm.weight_hh_l0)"}
 // WAVE-SAME: %[[W1:[^:]*]]: tensor<24x6xf32> {recur.derived = "interleave_gates(lstm.weight_hh_l1)"}
 // WAVE-SAME: %[[U1:[^:]*]]: tensor<24x6xf32> {recur.derived = "interleave_gates(lstm.weight_ih_l1)"}
 // WAVE-SAME: %[[B1:[^:]*]]: tensor<24xf32> {recur.derived = "interleave_gates(addf(lstm.bias_ih_l1, lstm.bias_hh_l1))"}
-// WAVE: %[[G0:.*]] = recur.linear %{{.*}}, %{{.*}} bias(%[[B0]])
+// WAVE: %[[G0:.*]] = recur.embedding %[[P0]]
 // WAVE-NOT: recur.linear
 // WAVE: %[[Y:.*]], %{{.*}}:4 = recur.lstm_wavefront %[[G0]] w_hh(%[[W0]], %[[W1]]) w_ih(%[[U1]]) bias(%[[B1]]) interleaved([2, 2]) cell<fused> :
 // WAVE: recur.linear %[[Y]]

@@ -53,6 +53,34 @@ def HoistInputProjection : Pass<"recur-hoist-input-projection"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def FoldEmbeddingProjection : Pass<"recur-fold-embedding-projection"> {
+  let summary = "Project the embedding table once per binding; gather the projected rows per run";
+  let description = [{
+    A `recur.linear` whose input is a `recur.embedding` (layer 0's hoisted
+    input projection in an LM) computes, for each id, a row of
+    `table · wᵀ + b`. When the table, the weight and the bias are weights,
+    that product of the whole table is too:
+
+    ```mlir
+    %x     = recur.embedding %table[%ids]                  // [T, B, E]
+    %gates = recur.linear %x, %w_ih bias(%b)                // [T, B, 4H]: T·B·E·4H FMAs per run
+    // becomes
+    %proj  = recur.linear %table, %w_ih bias(%b)            // [V, 4H], weights only
+    %gates = recur.embedding %proj[%ids]                   // a gather per run
+    ```
+
+    `recur-outline-weight-prologue` then computes `%proj` once per weight
+    binding (a derived tensor of `V·4H` floats: 41 MB for the reference LM)
+    and each run only gathers rows. Sums are the same dot products of length
+    E. A table of more than `max-elements` floats is not made (the embedding
+    and the GEMM stay).
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"1 << 26",
+           "Largest projected table, in elements (default 64 Mi: 256 MiB of f32)">,
+  ];
+}
+
 def FuseLSTMCell : Pass<"recur-fuse-lstm-cell"> {
   let summary = "Fuse each step's recurrent GEMM with the LSTM cell's pointwise tail";
   let description = [{

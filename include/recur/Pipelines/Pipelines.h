@@ -39,7 +39,8 @@ llvm::StringRef stringifyFusionLevel(FusionLevel level);
       clEnumValN(::mlir::recur::FusionLevel::none, "none",                     \
                  "every recur op lowered on its own"),                         \
       clEnumValN(::mlir::recur::FusionLevel::hoist, "hoist",                   \
-                 "input projections as one GEMM over all steps"),              \
+                 "input projections as one GEMM over all steps (an LM's "      \
+                 "first: a gather from a table projected per binding)"),       \
       clEnumValN(::mlir::recur::FusionLevel::cell, "cell",                     \
                  "recurrent GEMM and LSTM cell in one loop nest per step"),    \
       clEnumValN(::mlir::recur::FusionLevel::wavefront, "wavefront",           \
