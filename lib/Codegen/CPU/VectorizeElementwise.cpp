@@ -246,6 +246,41 @@ struct RowGroup {
   }
 };
 
+/// The end of the whole vectors of `width` lanes in `size` elements.
+Value wholeVectorsEnd(OpBuilder &b, Location loc, Value size, int64_t width) {
+  Value lanes = arith::ConstantIndexOp::create(b, loc, width);
+  return arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, size, lanes), lanes);
+}
+
+/// `size` elements in vectors of `width` lanes: `body(j, inBounds)` in a loop
+/// over the whole vectors, then in one over the partial last one.
+void buildVectorLoops(OpBuilder &b, Location loc, Value size, int64_t width,
+                      function_ref<void(Value, bool)> body) {
+  Value whole = wholeVectorsEnd(b, loc, size, width);
+  Value step = arith::ConstantIndexOp::create(b, loc, width);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  buildFor(b, loc, zero, whole, step, [&](Value j) { body(j, true); });
+  buildFor(b, loc, whole, size, step, [&](Value j) { body(j, false); });
+}
+
+/// `eachRow(leading)` in a parallel loop over the rows of `buffer` (the
+/// indices of its leading `rank - 1` dimensions), or once when it has none.
+void buildRowLoop(OpBuilder &b, Location loc, Value buffer, unsigned rank,
+                  function_ref<void(ValueRange)> eachRow) {
+  if (rank <= 1) {
+    eachRow({});
+    return;
+  }
+  SmallVector<Value> lower, upper, steps;
+  for (unsigned dim = 0; dim + 1 < rank; ++dim) {
+    lower.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    upper.push_back(memref::DimOp::create(b, loc, buffer, dim));
+    steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+  }
+  buildParallel(b, loc, lower, upper, steps, eachRow);
+}
+
 class RowGroupEmitter {
 public:
   RowGroupEmitter(RewriterBase &rewriter, RowGroup &group, int64_t vectorWidth,
@@ -255,26 +290,15 @@ public:
         copied(copied), copyTarget(copyTarget) {}
 
   void emit() {
-    Value rows = group.members.front().fullOperand();
-    SmallVector<Value> lower, upper, steps;
-    for (unsigned dim = 0; dim + 1 < group.rank; ++dim) {
-      lower.push_back(index(0));
-      upper.push_back(memref::DimOp::create(b, loc, rows, dim));
-      steps.push_back(index(1));
-    }
-    auto eachRow = [&](ValueRange leading) {
-      for (RowOp &member : group.members) {
-        if (group.isRowScalar(member))
-          emitRowScalar(member, leading);
-        else
-          emitRow(member, leading);
-      }
-    };
-    if (lower.empty()) {
-      eachRow({});
-      return;
-    }
-    buildParallel(b, loc, lower, upper, steps, eachRow);
+    buildRowLoop(b, loc, group.members.front().fullOperand(), group.rank,
+                 [&](ValueRange leading) {
+                   for (RowOp &member : group.members) {
+                     if (group.isRowScalar(member))
+                       emitRowScalar(member, leading);
+                     else
+                       emitRow(member, leading);
+                   }
+                 });
   }
 
 private:
@@ -302,9 +326,6 @@ private:
     linalg::GenericOp op = member.op;
     Value full = member.fullOperand();
     Value size = memref::DimOp::create(b, loc, full, group.rank - 1);
-    Value whole = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, size, index(vectorWidth)),
-        index(vectorWidth));
     // Per-row inputs are loaded once and broadcast.
     IRMapping rowValues;
     for (OpOperand *input : op.getDpsInputOperands())
@@ -315,18 +336,14 @@ private:
                                         loadRowValue(input->get(), leading)));
 
     if (member.reductions.empty()) {
-      auto vectorLoop = [&](Value begin, Value end, bool inBounds) {
-        buildFor(b, loc, begin, end, index(vectorWidth), [&](Value j) {
-          IRMapping mapping = rowValues;
-          SmallVector<Value> indices(leading);
-          indices.push_back(j);
-          readFull(member, indices, inBounds, mapping);
-          vectors.cloneBody(op, mapping);
-          writeOutputs(op, mapping, indices, inBounds);
-        });
-      };
-      vectorLoop(index(0), whole, /*inBounds=*/true);
-      vectorLoop(whole, size, /*inBounds=*/false);
+      buildVectorLoops(b, loc, size, vectorWidth, [&](Value j, bool inBounds) {
+        IRMapping mapping = rowValues;
+        SmallVector<Value> indices(leading);
+        indices.push_back(j);
+        readFull(member, indices, inBounds, mapping);
+        vectors.cloneBody(op, mapping);
+        writeOutputs(op, mapping, indices, inBounds);
+      });
       return;
     }
 
@@ -372,6 +389,7 @@ private:
             return next;
           });
     };
+    Value whole = wholeVectorsEnd(b, loc, size, vectorWidth);
     accumulators = reductionLoop(index(0), whole, true, accumulators);
     accumulators = reductionLoop(whole, size, false, accumulators);
     for (auto [reduction, accumulator, output] :
@@ -489,44 +507,24 @@ std::optional<RowGather> matchRowGather(linalg::GenericOp op) {
 /// table row is copied in vectors (the partial last one masked).
 void emitRowGather(RewriterBase &b, RowGather &gather, int64_t vectorWidth) {
   Location loc = gather.op.getLoc();
-  auto index = [&](int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  };
   unsigned rank = gather.op.getNumLoops();
-  SmallVector<Value> lower, upper, steps;
-  for (unsigned dim = 0; dim + 1 < rank; ++dim) {
-    lower.push_back(index(0));
-    upper.push_back(memref::DimOp::create(b, loc, gather.output, dim));
-    steps.push_back(index(1));
-  }
   Value size = memref::DimOp::create(b, loc, gather.output, rank - 1);
-  Value whole = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, size, index(vectorWidth)),
-      index(vectorWidth));
   auto vectorType = VectorType::get({vectorWidth}, b.getF32Type());
   Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
                                          b.getF32FloatAttr(0.0f));
-  auto eachRow = [&](ValueRange leading) {
+  buildRowLoop(b, loc, gather.output, rank, [&](ValueRange leading) {
     Value id = memref::LoadOp::create(b, loc, gather.ids, leading);
     Value row = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
-    auto copyRow = [&](Value begin, Value end, bool inBounds) {
-      buildFor(b, loc, begin, end, index(vectorWidth), [&](Value j) {
-        Value vector = vector::TransferReadOp::create(
-            b, loc, vectorType, gather.table, ValueRange{row, j}, zero,
-            ArrayRef<bool>{inBounds});
-        SmallVector<Value> indices(leading);
-        indices.push_back(j);
-        vector::TransferWriteOp::create(b, loc, vector, gather.output, indices,
-                                        ArrayRef<bool>{inBounds});
-      });
-    };
-    copyRow(index(0), whole, /*inBounds=*/true);
-    copyRow(whole, size, /*inBounds=*/false);
-  };
-  if (lower.empty())
-    eachRow({});
-  else
-    buildParallel(b, loc, lower, upper, steps, eachRow);
+    buildVectorLoops(b, loc, size, vectorWidth, [&](Value j, bool inBounds) {
+      Value vector = vector::TransferReadOp::create(
+          b, loc, vectorType, gather.table, ValueRange{row, j}, zero,
+          ArrayRef<bool>{inBounds});
+      SmallVector<Value> indices(leading);
+      indices.push_back(j);
+      vector::TransferWriteOp::create(b, loc, vector, gather.output, indices,
+                                      ArrayRef<bool>{inBounds});
+    });
+  });
 }
 
 struct VectorizeElementwisePass
