@@ -7,10 +7,16 @@
 #   gpu-numerics   every run of the GPU suite vs the reference implementation
 #   cuobjdump      the reference LM carries sm_90 cubins
 #   memcheck-*     compute-sanitizer --tool memcheck on two models
+#   racecheck-*, synccheck-*  compute-sanitizer's race and barrier checks on
+#                  the persistent kernels (a stack of odd sizes, the
+#                  reference LM)
 #   pytorch        the reference LM vs PyTorch (cuDNN, TF32 off), same
 #                  weights and tokens, logits within 1e-4
-#   timing         the reference LM, T=50 B=128, 10 warm-up + 50 timed batches
-#   bench          bench/run --systems cuda on the LM workloads and fastrnns
+#   timing-*       the reference LM, T=50 B=128, 10 warm-up + 50 timed
+#                  batches: all fusion (one persistent kernel), all fusion
+#                  with a kernel launch per step (steps), unfused (none)
+#   bench          bench/run --systems cuda on the LM workloads, fastrnns and
+#                  lstm10-b1
 #                  (RECUR_DEVICE_BENCH: other workload files, e.g. deepbench)
 set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
@@ -73,17 +79,26 @@ if command -v compute-sanitizer >/dev/null; then
   step memcheck-lm compute-sanitizer --tool memcheck --error-exitcode 1 \
     "${run_model[@]}" "$lm" --random-weights 1 --seq 5 --batch 8 \
     --warmup 0 --iters 1
+  for tool in racecheck synccheck; do
+    step "$tool-odd-all" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+      "${run_model[@]}" "$bundle/gpu-suite/liblm_odd_a-all.so" --random-weights 1 \
+      --seq 9 --batch 6 --warmup 0 --iters 1 --check
+    step "$tool-lm" compute-sanitizer --tool "$tool" --error-exitcode 1 \
+      "${run_model[@]}" "$lm" --random-weights 1 --seq 5 --batch 8 \
+      --warmup 0 --iters 1
+  done
 fi
-for model in "$lm" "$lm_unfused"; do
+for model in "$lm" "$bundle/gpu-suite/liblm_reference-steps.so" "$lm_unfused"; do
   level=${model##*-}
   level=${level%.so}
   step "pytorch-$level" "$python" "$root/test/interop/pytorch_lm.py" --bin "$bundle/bin" \
     --model "$model" --vocab 10001 --embed 128 --hidden 256 --layers 3 \
     --seq 50 --batch 128 --torch-device cuda
+  # The JSON's "launches" says how the run executed (persistent kernels).
   step "timing-$level" "${run_model[@]}" "$model" --random-weights 1 --seq 50 \
     --batch 128 --warmup 10 --iters 50 --json
 done
-workloads=${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json}
+workloads=${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json bench/workloads/lstm10-b1.json}
 # shellcheck disable=SC2086
 step bench env RECUR_BENCH_MODELS="$bundle/bench-models" RECUR_BENCH_BIN="$bundle/bin" \
   RECUR_BENCH_COMMIT="$(sed -n 's/^commit //p' "$bundle/BUILD")" \

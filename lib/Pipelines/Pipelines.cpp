@@ -154,6 +154,10 @@ void mlir::recur::buildMapToGpuPipeline(OpPassManager &pm,
   pm.addPass(createCollapseParallelLoops());
   pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
       {options.blockSize}, /*noMinMaxBounds=*/true));
+  // One kernel per time loop rather than one per parallel loop per step.
+  if (options.persistent)
+    pm.addNestedPass<func::FuncOp>(createGpuPersistentKernels(
+        GpuPersistentKernelsOptions{options.blockSize}));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addNestedPass<func::FuncOp>(createGpuDeviceMemory());

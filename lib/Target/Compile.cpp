@@ -512,12 +512,14 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     CudaPipelineOptions cudaOptions;
     cudaOptions.fusion = level;
     cudaOptions.chip = options.cudaArch;
+    cudaOptions.persistent = options.persistentKernels;
     if (options.emit == EmitKind::Ptx)
       cudaOptions.format = "isa";
     buildCudaBackEndPipeline(pm, cudaOptions);
     pipeline =
         "recur-lower-to-cuda{fusion=" + stringifyFusionLevel(level).str() +
-        " chip=" + options.cudaArch +
+        " chip=" + options.cudaArch + " persistent=" +
+        std::string(options.persistentKernels ? "true" : "false") +
         " format=" + cudaOptions.format.getValue() + "}";
   } else {
     CpuPipelineOptions cpuOptions;

@@ -1,4 +1,5 @@
-//===- Backend.h - where a model's memory lives and its code runs -*- C++ -*-===//
+//===- Backend.h - where a model's memory lives and its code runs -*- C++
+//-*-===//
 //
 // The C API (Runtime.cpp) is written once against this interface; the CPU
 // backend (CpuBackend.cpp) and the CUDA backend (CudaBackend.cpp, over the
@@ -57,8 +58,9 @@ public:
                                              const void *data, size_t bytes,
                                              const std::string &what) const = 0;
   /// The same from host memory (a weights file).
-  virtual std::unique_ptr<Buffer> copyHostWeight(const void *data, size_t bytes,
-                                                 const std::string &what) const = 0;
+  virtual std::unique_ptr<Buffer>
+  copyHostWeight(const void *data, size_t bytes,
+                 const std::string &what) const = 0;
 
   /// Copies `bytes` of `tensor`'s data to `host` (for range checks); `data`
   /// is where the tensor's elements start.
@@ -77,6 +79,12 @@ public:
 
   /// Runs the model's entry point and waits for it; throws the run's error.
   virtual void run(void (*entry)(void **), void **arguments) = 0;
+  /// How the last run executed (recur_model_run_report); "" if there is
+  /// nothing to say.
+  virtual const std::string &runReport() const {
+    static const std::string nothing;
+    return nothing;
+  }
   /// Whether a run that threw still wrote its results (to be freed): the
   /// CUDA host code runs to its end after a driver error; a CPU run that ran
   /// out of memory returns early with its results unset.
@@ -86,7 +94,8 @@ public:
   /// output: taken over if `owned` (and the backend returns it as it is),
   /// else copied (it is an input, a weight or another output's).
   virtual OutputBuffer takeOutput(void *allocated, void *data, size_t bytes,
-                                  bool owned, const std::string &what) const = 0;
+                                  bool owned,
+                                  const std::string &what) const = 0;
   /// Frees a result buffer no output took.
   virtual void freeResult(void *allocated) const = 0;
 

@@ -6,7 +6,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -32,8 +34,10 @@ constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_NO_BINARY_FOR_GPU = 209;
 constexpr CUresult CUDA_ERROR_INVALID_PTX = 218;
 constexpr CUresult CUDA_ERROR_NOT_SUPPORTED = 801;
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95;
 constexpr int CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
 // A blocking stream waits for work on the legacy default stream, where weight
 // uploads run and where PyTorch produces tensors by default.
@@ -46,6 +50,8 @@ struct Driver {
   CUdevice device = 0;
   CUcontext context = nullptr;
   int capability = 0; // e.g. 90 for sm_90
+  int multiprocessors = 0;
+  bool cooperativeLaunch = false;
   std::string deviceName;
 
 #define RECUR_CUDA_FUNCTIONS(X)                                                \
@@ -65,6 +71,10 @@ struct Driver {
   X(cuModuleGetFunction, CUfunction *, CUmodule, const char *)                 \
   X(cuLaunchKernel, CUfunction, unsigned, unsigned, unsigned, unsigned,        \
     unsigned, unsigned, unsigned, CUstream, void **, void **)                  \
+  X(cuLaunchCooperativeKernel, CUfunction, unsigned, unsigned, unsigned,       \
+    unsigned, unsigned, unsigned, unsigned, CUstream, void **)                 \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, int *, CUfunction, int,       \
+    size_t)                                                                    \
   X(cuStreamCreate, CUstream *, unsigned)                                      \
   X(cuStreamDestroy_v2, CUstream)                                              \
   X(cuStreamSynchronize, CUstream)                                             \
@@ -76,7 +86,8 @@ struct Driver {
   X(cuMemcpyHtoD_v2, CUdeviceptr, const void *, size_t)                        \
   X(cuMemcpyDtoH_v2, void *, CUdeviceptr, size_t)                              \
   X(cuMemcpyDtoD_v2, CUdeviceptr, CUdeviceptr, size_t)                         \
-  X(cuMemcpyHtoDAsync_v2, CUdeviceptr, const void *, size_t, CUstream)
+  X(cuMemcpyHtoDAsync_v2, CUdeviceptr, const void *, size_t, CUstream)         \
+  X(cuMemsetD32Async, CUdeviceptr, unsigned, size_t, CUstream)
 #define RECUR_DECLARE(name, ...) CUresult (*name)(__VA_ARGS__) = nullptr;
   RECUR_CUDA_FUNCTIONS(RECUR_DECLARE)
 #undef RECUR_DECLARE
@@ -87,8 +98,8 @@ struct Driver {
       cuGetErrorName(result, &errorName);
     if (cuGetErrorString)
       cuGetErrorString(result, &text);
-    return std::string(errorName ? errorName : "CUDA error " +
-                                                   std::to_string(result)) +
+    return std::string(errorName ? errorName
+                                 : "CUDA error " + std::to_string(result)) +
            (text ? std::string(" (") + text + ")" : "");
   }
 
@@ -106,7 +117,9 @@ struct Driver {
     throw std::runtime_error(message);
   }
 
-  void makeCurrent() const { check(cuCtxSetCurrent(context), "cuCtxSetCurrent"); }
+  void makeCurrent() const {
+    check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+  }
 
   void initialize() {
     void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -131,8 +144,8 @@ struct Driver {
       return;
     }
     if (result != CUDA_SUCCESS) {
-      unavailable = "the CUDA driver failed to start (cuInit: " +
-                    describe(result) + ")";
+      unavailable =
+          "the CUDA driver failed to start (cuInit: " + describe(result) + ")";
       return;
     }
     int count = 0;
@@ -150,24 +163,32 @@ struct Driver {
     int major = 0, minor = 0;
     char nameBuffer[256] = {};
     if (cuDeviceGet(&device, ordinal) != CUDA_SUCCESS ||
-        cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+        cuDeviceGetAttribute(&major,
+                             CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
                              device) != CUDA_SUCCESS ||
-        cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        cuDeviceGetAttribute(&minor,
+                             CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                              device) != CUDA_SUCCESS ||
         cuDeviceGetName(nameBuffer, sizeof nameBuffer - 1, device) !=
             CUDA_SUCCESS) {
-      unavailable = "CUDA device " + std::to_string(ordinal) +
-                    " cannot be queried";
+      unavailable =
+          "CUDA device " + std::to_string(ordinal) + " cannot be queried";
       return;
     }
     capability = major * 10 + minor;
+    int cooperative = 0;
+    cuDeviceGetAttribute(&multiprocessors,
+                         CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+    cuDeviceGetAttribute(&cooperative, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+                         device);
+    cooperativeLaunch = cooperative != 0;
     deviceName = std::string(nameBuffer) + " (sm_" +
                  std::to_string(capability) + "), device " +
                  std::to_string(ordinal);
     result = cuDevicePrimaryCtxRetain(&context, device);
     if (result != CUDA_SUCCESS) {
-      unavailable = "cannot create a context on " + deviceName + ": " +
-                    describe(result);
+      unavailable =
+          "cannot create a context on " + deviceName + ": " + describe(result);
       return;
     }
     // Models allocate their temporaries from the stream-ordered pool on every
@@ -200,6 +221,14 @@ Driver &requireDriver() {
 
 } // namespace
 
+/// A persistent kernel's launch: the grid the code asked for and the one
+/// that fits on the device at once.
+struct PersistentLaunch {
+  std::string kernel;
+  intptr_t requestedBlocks = 0, blocks = 0, threads = 0;
+  int blocksPerMultiprocessor = 0;
+};
+
 struct ModelGpu::State {
   CUstream stream = nullptr;
   void *library = nullptr;
@@ -207,6 +236,11 @@ struct ModelGpu::State {
   /// The first failure of an mgpu* call during the current call into the
   /// model; later calls do nothing, and the runtime reports it afterwards.
   std::string error;
+  /// What the current call into the model launched.
+  int launches = 0;
+  std::vector<PersistentLaunch> persistentLaunches;
+  /// How the last run executed (runReport).
+  std::string report;
 };
 
 namespace {
@@ -218,6 +252,8 @@ struct CurrentModel {
   explicit CurrentModel(ModelGpu::State *state) {
     current = state;
     state->error.clear();
+    state->launches = 0;
+    state->persistentLaunches.clear();
   }
   ~CurrentModel() { current = nullptr; }
 };
@@ -252,7 +288,6 @@ template <typename What> void record(CUresult result, What what) noexcept {
   }
 }
 
-
 // The functions the generated host code calls, with the signatures of LLVM
 // 22's mlir/lib/ExecutionEngine/CudaRuntimeWrappers.cpp. They are called from
 // the model's code, so they never throw: failures are recorded.
@@ -270,12 +305,90 @@ void mgpuModuleUnload(void *module) noexcept {
     driver().cuModuleUnload(module);
 }
 
+/// The persistent kernels among the functions the models looked up, by
+/// handle: launched cooperatively.
+std::mutex persistentKernelsMutex;
+std::map<CUfunction, std::string> persistentKernels;
+
 void *mgpuModuleGetFunction(void *module, const char *name) noexcept {
   CUfunction function = nullptr;
   if (!failing() && module)
     record(driver().cuModuleGetFunction(&function, module, name),
            [&] { return std::string("finding kernel ") + name; });
+  if (function &&
+      std::strncmp(name, RECUR_PERSISTENT_KERNEL_PREFIX,
+                   sizeof RECUR_PERSISTENT_KERNEL_PREFIX - 1) == 0) {
+    try {
+      std::lock_guard<std::mutex> lock(persistentKernelsMutex);
+      persistentKernels.emplace(function, name);
+    } catch (...) {
+      record(CUDA_ERROR_OUT_OF_MEMORY, [] { return "recording a kernel"; });
+    }
+  }
   return function;
+}
+
+/// The name of `function` if it is a persistent kernel, else null.
+const std::string *persistentKernelName(CUfunction function) {
+  std::lock_guard<std::mutex> lock(persistentKernelsMutex);
+  auto found = persistentKernels.find(function);
+  return found == persistentKernels.end() ? nullptr : &found->second;
+}
+
+/// A persistent kernel's blocks wait for one another at grid barriers: they
+/// must all be resident at once. A cooperative launch guarantees it (or
+/// fails), with a grid no larger than the occupancy calculator allows; the
+/// kernel's grid-stride loops compute the same result on any grid.
+void launchPersistent(const std::string &name, CUfunction function,
+                      intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+                      intptr_t blockX, intptr_t blockY, intptr_t blockZ,
+                      int32_t sharedMemoryBytes, CUstream stream,
+                      void **params) noexcept {
+  Driver &d = driver();
+  intptr_t threads = blockX * blockY * blockZ;
+  if (gridY != 1 || gridZ != 1) {
+    record(CUDA_ERROR_NOT_SUPPORTED, [&] {
+      return "launching " + name + " with a grid that is not 1-D";
+    });
+    return;
+  }
+  if (!d.cooperativeLaunch) {
+    record(CUDA_ERROR_NOT_SUPPORTED, [&] {
+      return "launching " + name + ", a persistent kernel: " + d.deviceName +
+             " does not support cooperative launches; recompile with "
+             "recur-compile --no-persistent-kernels";
+    });
+    return;
+  }
+  int perMultiprocessor = 0;
+  record(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+             &perMultiprocessor, function, threads, sharedMemoryBytes),
+         [&] { return "sizing the grid of " + name; });
+  if (failing())
+    return;
+  intptr_t fit = intptr_t(perMultiprocessor) * d.multiprocessors;
+  if (fit == 0) {
+    record(CUDA_ERROR_NOT_SUPPORTED, [&] {
+      return "launching " + name + ": not one block of " +
+             std::to_string(threads) + " threads fits on a multiprocessor of " +
+             d.deviceName + " (registers or shared memory)";
+    });
+    return;
+  }
+  intptr_t blocks = std::min(gridX, fit);
+  record(d.cuLaunchCooperativeKernel(function, blocks, 1, 1, blockX, blockY,
+                                     blockZ, sharedMemoryBytes, stream, params),
+         [&] {
+           return "launching " + name + " cooperatively (grid " +
+                  std::to_string(blocks) + ", block " +
+                  std::to_string(threads) + ")";
+         });
+  try {
+    current->persistentLaunches.push_back(
+        {name, gridX, blocks, threads, perMultiprocessor});
+  } catch (...) {
+    record(CUDA_ERROR_OUT_OF_MEMORY, [] { return "recording a launch"; });
+  }
 }
 
 void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
@@ -285,6 +398,10 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       size_t /*paramsCount*/) noexcept {
   if (failing() || !function)
     return;
+  ++current->launches;
+  if (const std::string *name = persistentKernelName(function))
+    return launchPersistent(*name, function, gridX, gridY, gridZ, blockX,
+                            blockY, blockZ, sharedMemoryBytes, stream, params);
   record(driver().cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                                  blockZ, sharedMemoryBytes, stream, params,
                                  extra),
@@ -297,7 +414,9 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 
 // Every stream the host code asks for is the model's own stream: it lives as
 // long as the model, and nothing is created or destroyed per launch.
-void *mgpuStreamCreate() noexcept { return current ? current->stream : nullptr; }
+void *mgpuStreamCreate() noexcept {
+  return current ? current->stream : nullptr;
+}
 void mgpuStreamDestroy(void * /*stream*/) noexcept {}
 
 // The host code synchronizes at the end of each region of asynchronous GPU
@@ -322,11 +441,19 @@ void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared) noexcept {
   return reinterpret_cast<void *>(pointer);
 }
 
+void mgpuMemset32(void *pointer, unsigned value, size_t count,
+                  void *stream) noexcept {
+  if (!failing() && pointer)
+    record(driver().cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(pointer),
+                                     value, count, stream),
+           [] { return "clearing a model buffer"; });
+}
+
 void mgpuMemFree(void *pointer, void *stream) noexcept {
   if (pointer)
-    record(driver().cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer),
-                                   stream),
-           [] { return "freeing a model buffer"; });
+    record(
+        driver().cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer), stream),
+        [] { return "freeing a model buffer"; });
 }
 
 /// Kernels are loaded once per library: dlopen returns the same handle (and
@@ -356,10 +483,35 @@ void *resolve(const char *name) {
   RECUR_ENTRY(mgpuStreamSynchronize)
   RECUR_ENTRY(mgpuMemAlloc)
   RECUR_ENTRY(mgpuMemFree)
+  RECUR_ENTRY(mgpuMemset32)
 #undef RECUR_ENTRY
   if (unresolvedNames)
     unresolvedNames->push_back(wanted);
   return nullptr;
+}
+
+/// "14 kernel launches; recur_persistent_forward_0: 1 cooperative launch of
+/// 384 blocks x 256 threads (asked for 384; 8 per multiprocessor x 132
+/// fit)".
+std::string describeLaunches(const ModelGpu::State &state) {
+  std::string report = std::to_string(state.launches) + " kernel launch" +
+                       (state.launches == 1 ? "" : "es");
+  std::map<std::string, std::vector<const PersistentLaunch *>> byKernel;
+  for (const PersistentLaunch &launch : state.persistentLaunches)
+    byKernel[launch.kernel].push_back(&launch);
+  for (const auto &[kernel, launches] : byKernel) {
+    const PersistentLaunch &last = *launches.back();
+    report += "; " + kernel + ": " + std::to_string(launches.size()) +
+              " cooperative launch" + (launches.size() == 1 ? "" : "es") +
+              " of " + std::to_string(last.blocks) +
+              (last.blocks == 1 ? " block x " : " blocks x ") +
+              std::to_string(last.threads) + " threads (asked for " +
+              std::to_string(last.requestedBlocks) + "; " +
+              std::to_string(last.blocksPerMultiprocessor) +
+              " per multiprocessor x " +
+              std::to_string(driver().multiprocessors) + " fit)";
+  }
+  return report;
 }
 
 } // namespace
@@ -413,13 +565,14 @@ std::unique_ptr<ModelGpu> ModelGpu::load(void *libraryHandle,
   int required = 0;
   if (cudaArch.rfind("sm_", 0) != 0 ||
       (required = std::atoi(cudaArch.c_str() + 3)) <= 0)
-    throw std::runtime_error("'" + path + "' names no valid CUDA architecture ('" +
-                             cudaArch + "')");
+    throw std::runtime_error(
+        "'" + path + "' names no valid CUDA architecture ('" + cudaArch + "')");
   // The fatbin holds a cubin for `cudaArch` and its PTX, which the driver can
   // compile for newer GPUs but not for older ones.
   if (d.capability < required)
     throw std::runtime_error("'" + path + "' was compiled for " + cudaArch +
-                             " but " + d.deviceName + " is older: recompile "
+                             " but " + d.deviceName +
+                             " is older: recompile "
                              "with recur-compile --cuda-arch=sm_" +
                              std::to_string(d.capability));
 
@@ -430,10 +583,11 @@ std::unique_ptr<ModelGpu> ModelGpu::load(void *libraryHandle,
   auto fini = reinterpret_cast<void (*)()>(
       dlsym(libraryHandle, RECUR_MODEL_GPU_FINI_SYMBOL));
   if (!bind || !init || !fini)
-    throw std::runtime_error("'" + path + "' says it is a CUDA model but does "
-                             "not export " RECUR_MODEL_BIND_GPU_SYMBOL ", "
-                             RECUR_MODEL_GPU_INIT_SYMBOL " and "
-                             RECUR_MODEL_GPU_FINI_SYMBOL);
+    throw std::runtime_error("'" + path +
+                             "' says it is a CUDA model but does "
+                             "not export " RECUR_MODEL_BIND_GPU_SYMBOL
+                             ", " RECUR_MODEL_GPU_INIT_SYMBOL
+                             " and " RECUR_MODEL_GPU_FINI_SYMBOL);
   std::vector<std::string> unresolved;
   unresolvedNames = &unresolved;
   bind(&resolve);
@@ -442,8 +596,10 @@ std::unique_ptr<ModelGpu> ModelGpu::load(void *libraryHandle,
     std::string names;
     for (const std::string &name : unresolved)
       names += (names.empty() ? "" : ", ") + name;
-    throw std::runtime_error("'" + path + "' calls GPU runtime functions this "
-                             "runtime does not provide: " + names);
+    throw std::runtime_error("'" + path +
+                             "' calls GPU runtime functions this "
+                             "runtime does not provide: " +
+                             names);
   }
 
   auto state = std::make_unique<State>();
@@ -523,10 +679,13 @@ void ModelGpu::run(void (*entry)(void **), void **arguments) {
     entry(arguments);
   }
   CUresult result = d.cuStreamSynchronize(state->stream);
+  state->report = describeLaunches(*state);
   if (!state->error.empty())
     throw std::runtime_error(state->error);
   d.check(result, "running the model's kernels");
 }
+
+const std::string &ModelGpu::runReport() const { return state->report; }
 
 void *ModelGpu::duplicate(const void *source, size_t bytes,
                           const std::string &what) {

@@ -61,6 +61,9 @@ public:
   /// as the one its mgpu* calls use, waits for the GPU work, and throws the
   /// first error any of those calls met.
   void run(void (*entry)(void **), void **arguments);
+  /// How the last run executed: its kernel launches, and each persistent
+  /// kernel's cooperative launch with the grid that fit on the device.
+  const std::string &runReport() const;
 
   /// A copy of `bytes` of device memory in a new allocation of the kind the
   /// model makes, so that freeModelAllocation releases it. `what` names it

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backend.h"
-#include "HostHeap.h"
 #include "Cuda.h"
+#include "HostHeap.h"
 #include "TensorChecks.h"
 
 #include <cstdlib>
@@ -20,7 +20,8 @@ namespace {
 
 class DeviceWeight : public Buffer {
 public:
-  explicit DeviceWeight(cuda::DeviceBuffer buffer) : buffer(std::move(buffer)) {}
+  explicit DeviceWeight(cuda::DeviceBuffer buffer)
+      : buffer(std::move(buffer)) {}
   void *data() const override { return buffer.data(); }
 
 private:
@@ -57,8 +58,9 @@ public:
     gpu->copyOnDevice(buffer.data(), data, bytes);
     return std::make_unique<DeviceWeight>(std::move(buffer));
   }
-  std::unique_ptr<Buffer> copyHostWeight(const void *data, size_t bytes,
-                                         const std::string &what) const override {
+  std::unique_ptr<Buffer>
+  copyHostWeight(const void *data, size_t bytes,
+                 const std::string &what) const override {
     cuda::DeviceBuffer buffer(bytes, what);
     gpu->copyToDevice(buffer.data(), data, bytes);
     return std::make_unique<DeviceWeight>(std::move(buffer));
@@ -69,9 +71,8 @@ public:
     gpu->copyToHost(host, data, bytes);
   }
 
-  const void *stageInput(size_t index, const DLTensor &tensor,
-                         const void *data, size_t bytes,
-                         const std::string &what) override {
+  const void *stageInput(size_t index, const DLTensor &tensor, const void *data,
+                         size_t bytes, const std::string &what) override {
     if (!isHostMemory(tensor))
       return data;
     cuda::DeviceBuffer &buffer = inputBuffers[index];
@@ -89,10 +90,12 @@ public:
     gpu->run(entry, arguments);
   }
 
+  const std::string &runReport() const override { return gpu->runReport(); }
+
   bool failedRunsSetResults() const override { return true; }
 
-  OutputBuffer takeOutput(void *allocated, void *data, size_t bytes,
-                          bool owned, const std::string &what) const override {
+  OutputBuffer takeOutput(void *allocated, void *data, size_t bytes, bool owned,
+                          const std::string &what) const override {
     if (hostOutputs) {
       // A malloc'd copy, the kind of buffer a CPU model returns.
       void *host = std::malloc(bytes ? bytes : 1);

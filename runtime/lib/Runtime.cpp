@@ -129,8 +129,8 @@ DLManagedTensor *makeOutput(const RecurModel &model, size_t index,
       byteCount(shape, spec.dtype, what), owned, what);
   tookOver = buffer.tookOver;
   auto tensor = std::make_unique<DLManagedTensor>();
-  auto *context = new OutputContext{buffer.allocated, buffer.onDevice,
-                                    std::move(shape)};
+  auto *context =
+      new OutputContext{buffer.allocated, buffer.onDevice, std::move(shape)};
   tensor->dl_tensor.data = buffer.data;
   tensor->dl_tensor.device = model.backend->outputDevice(buffer.onDevice);
   tensor->dl_tensor.ndim = static_cast<int32_t>(context->shape.size());
@@ -188,8 +188,8 @@ void prepareDerived(RecurModel &model) {
   std::vector<bool> owned = results.owned(arguments);
   for (size_t i = 0; i < results.size(); ++i) {
     size_t index = description.prologueResults[i];
-    model.derivedData[index] = results.data(
-        i, recur::elementBytes(description.derived[index].dtype));
+    model.derivedData[index] =
+        results.data(i, recur::elementBytes(description.derived[index].dtype));
     if (owned[i])
       model.derivedBuffers.push_back(results.allocated(i));
   }
@@ -286,8 +286,9 @@ RecurError *recur_model_load(const char *path, RecurModel **result) {
         dlsym(model->handle, RECUR_MODEL_RUN_SYMBOL));
     if (!describe || !model->run)
       throw Failure("'" + model->path +
-                    "' is not a Recur model: it does not export "
-                    RECUR_MODEL_DESCRIPTION_SYMBOL " and " RECUR_MODEL_RUN_SYMBOL " (build "
+                    "' is not a Recur model: it does not "
+                    "export " RECUR_MODEL_DESCRIPTION_SYMBOL
+                    " and " RECUR_MODEL_RUN_SYMBOL " (build "
                     "models with recur-compile)");
     model->setOmpThreads = reinterpret_cast<void (*)(int)>(
         dlsym(model->handle, "omp_set_num_threads"));
@@ -415,9 +416,9 @@ RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
       if (entry->shape != spec.shape)
         throw Failure(where + " has shape " + formatShape(entry->shape) +
                       ", expected " + formatShape(spec.shape));
-      bound.emplace_back(index, model->backend->copyHostWeight(
-                                    entry->data, entry->size,
-                                    "weight '" + spec.name + "'"));
+      bound.emplace_back(
+          index, model->backend->copyHostWeight(entry->data, entry->size,
+                                                "weight '" + spec.name + "'"));
     }
     std::lock_guard<std::mutex> guard(model->prologueMutex);
     for (auto &[index, buffer] : bound)
@@ -435,6 +436,10 @@ RecurError *recur_model_set_host_outputs(RecurModel *model, int host) {
 
 const char *recur_model_device(const RecurModel *model) {
   return model ? model->backend->deviceName().c_str() : "";
+}
+
+const char *recur_model_run_report(const RecurModel *model) {
+  return model ? model->backend->runReport().c_str() : "";
 }
 
 RecurError *recur_cuda_check(void) {
@@ -465,9 +470,8 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
       for (const TensorSpec &spec : description.inputs)
         names += (names.empty() ? "" : ", ") + spec.name;
       throw Failure("the model takes " +
-                    std::to_string(description.inputs.size()) +
-                    " input(s) (" + names + "), got " +
-                    std::to_string(numInputs));
+                    std::to_string(description.inputs.size()) + " input(s) (" +
+                    names + "), got " + std::to_string(numInputs));
     }
     if (numOutputs != description.outputs.size() || !outputs)
       throw Failure("the model returns " +

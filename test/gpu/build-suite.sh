@@ -14,9 +14,10 @@ arch=${3:-sm_90}
 mkdir -p "$out"
 : > "$out/suite.tsv.tmp"
 
-# Every model is compiled unfused and with every fusion stage
-# (recur-compile --fusion), as lib<NAME>-<LEVEL>.so.
-levels=(none all)
+# Every model is compiled unfused, with the fused cell (a persistent kernel
+# per layer) and with every fusion stage (the whole stack in one persistent
+# kernel), as lib<NAME>-<LEVEL>.so.
+levels=(none cell all)
 
 # compile NAME SOURCE: SOURCE is "gen ARGS..." (recur-gen) or a .mlir file.
 compile() {
@@ -72,6 +73,12 @@ run losses 3 5 5
 # double-precision reference takes minutes at T = 50, B = 128.
 compile lm_reference "gen lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3"
 run lm_reference 5 8 1
+# ... and with every fusion stage but the step kernels launched from the host
+# (what the persistent kernel saves), for check.sh's timing.
+"$bin/recur-gen" lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3 |
+  "$bin/recur-compile" - --target=cuda --cuda-arch="$arch" \
+    --no-persistent-kernels --quiet -o "$out/liblm_reference-steps.so"
+printf 'liblm_reference-steps.so\t5\t8\t1\n' >> "$out/suite.tsv.tmp"
 
 mv "$out/suite.tsv.tmp" "$out/suite.tsv"
 echo "build-suite: $(wc -l < "$out/suite.tsv") runs of $(ls "$out"/*.so | wc -l) models for $arch in $out"

@@ -36,6 +36,9 @@ struct FakeDriver {
   void *(*deviceAlloc)(size_t) = nullptr;
   void (*deviceFree)(void *) = nullptr;
   int (*invalidFrees)() = nullptr;
+  int (*cooperativeLaunches)() = nullptr;
+  int (*lastCooperativeGrid)() = nullptr;
+  void (*setBlocksPerMultiprocessor)(int) = nullptr;
 
   /// The libcuda.so.1 the runtime will load; null unless it is the fake.
   static const FakeDriver *get() {
@@ -55,8 +58,12 @@ struct FakeDriver {
       RECUR_FAKE(deviceAlloc, "fake_cuda_device_alloc")
       RECUR_FAKE(deviceFree, "fake_cuda_device_free")
       RECUR_FAKE(invalidFrees, "fake_cuda_invalid_frees")
+      RECUR_FAKE(cooperativeLaunches, "fake_cuda_cooperative_launches")
+      RECUR_FAKE(lastCooperativeGrid, "fake_cuda_last_cooperative_grid")
+      RECUR_FAKE(setBlocksPerMultiprocessor,
+                 "fake_cuda_set_blocks_per_multiprocessor")
 #undef RECUR_FAKE
-      return driver.invalidFrees != nullptr;
+      return driver.setBlocksPerMultiprocessor != nullptr;
     }();
     return loaded ? &driver : nullptr;
   }
@@ -105,7 +112,8 @@ protected:
   void bindWeights(RecurModel *model) {
     for (size_t i = 0; i < recur_model_num_tensors(model, RECUR_WEIGHT); ++i) {
       RecurTensorInfo info;
-      ASSERT_EQ(recur_model_tensor_info(model, RECUR_WEIGHT, i, &info), nullptr);
+      ASSERT_EQ(recur_model_tensor_info(model, RECUR_WEIGHT, i, &info),
+                nullptr);
       HostTensor weight = randomFloats(
           std::vector<int64_t>(info.shape, info.shape + info.ndim), rng, 0.5f);
       DLTensor view = weight.view();
@@ -259,6 +267,82 @@ TEST_F(FakeCudaTest, UnboundWeightsAreReportedBeforeAnyLaunch) {
               HasSubstr("weight 'embedding.weight' is not bound"));
   EXPECT_EQ(fake->launches(), launchesBefore);
   recur_model_free(model);
+}
+
+// The stacked recurrence is one persistent kernel (recur-gpu-persistent-
+// kernels): one cooperative launch whatever the sequence length, so a
+// forward's launch count does not grow with T.
+TEST_F(FakeCudaTest, LaunchesDoNotGrowWithTheSequence) {
+  RecurModel *model = load();
+  ASSERT_NE(model, nullptr);
+  bindWeights(model);
+  EXPECT_STREQ(recur_model_run_report(model), "");
+  // The first run also computes the tensors derived from the weights.
+  DLTensor warmUp = tokens.view();
+  DLManagedTensor *logits;
+  ASSERT_EQ(messageOf(run(model, &warmUp, &logits)), "success");
+  logits->deleter(logits);
+  std::vector<int> launches;
+  for (int64_t seq : {1, 4, 17}) {
+    HostTensor ids = randomIds({seq, kBatch}, kVocab, rng);
+    DLTensor view = ids.view();
+    int before = fake->launches(),
+        cooperativeBefore = fake->cooperativeLaunches();
+    ASSERT_EQ(messageOf(run(model, &view, &logits)), "success");
+    logits->deleter(logits);
+    launches.push_back(fake->launches() - before);
+    EXPECT_EQ(fake->cooperativeLaunches() - cooperativeBefore, 1)
+        << "T=" << seq;
+    EXPECT_THAT(recur_model_run_report(model),
+                HasSubstr(" kernel launches; recur_persistent_forward_0: 1 "
+                          "cooperative launch of 1 block x 256 threads (asked "
+                          "for 1; 2 per multiprocessor x 4 fit)"));
+  }
+  EXPECT_EQ(launches[0], launches[1]);
+  EXPECT_EQ(launches[0], launches[2]);
+  EXPECT_LT(launches[0], 20);
+  recur_model_free(model);
+  EXPECT_EQ(fake->liveAllocations(), 0) << "device memory leaked";
+}
+
+// A persistent kernel asks for a block per tile of its largest step (here
+// ceil(8 x 2 layers x 160 / 256) = 10); the runtime launches at most as many
+// blocks as are resident at once (2 per multiprocessor x 4 on the fake
+// device), and refuses a kernel of which not one block fits.
+TEST_F(FakeCudaTest, PersistentGridIsWhatFitsOnTheDevice) {
+  static std::string path = [] {
+    mlir::MLIRContext context;
+    mlir::recur::LstmLmConfig config;
+    config.vocab = kVocab;
+    config.embed = 4;
+    config.hidden = 160;
+    config.layers = 2;
+    auto module = mlir::recur::buildLstmLm(context, config);
+    return compileToLibrary(*module, "fake_cuda_wide_lm", "cuda");
+  }();
+  ASSERT_FALSE(path.empty());
+  RecurModel *model = nullptr;
+  ASSERT_EQ(messageOf(recur_model_load(path.c_str(), &model)), "success");
+  bindWeights(model);
+  HostTensor ids = randomIds({3, 8}, kVocab, rng);
+  DLTensor view = ids.view();
+  DLManagedTensor *logits;
+  ASSERT_EQ(messageOf(run(model, &view, &logits)), "success");
+  logits->deleter(logits);
+  EXPECT_EQ(fake->lastCooperativeGrid(), 8);
+  EXPECT_THAT(recur_model_run_report(model),
+              HasSubstr("recur_persistent_forward_0: 1 cooperative launch of "
+                        "8 blocks x 256 threads (asked for 10; 2 per "
+                        "multiprocessor x 4 fit)"));
+
+  fake->setBlocksPerMultiprocessor(0);
+  EXPECT_THAT(messageOf(run(model, &view, &logits)),
+              HasSubstr("launching recur_persistent_forward_0: not one block "
+                        "of 256 threads fits on a multiprocessor of Fake GPU "
+                        "(sm_90), device 0 (registers or shared memory)"));
+  fake->setBlocksPerMultiprocessor(2);
+  recur_model_free(model);
+  EXPECT_EQ(fake->liveAllocations(), 0) << "device memory leaked";
 }
 
 // The driver reads the device once per process: ctest runs this test in its

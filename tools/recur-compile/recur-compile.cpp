@@ -3,7 +3,8 @@
 //   recur-compile model.mlir --target=cpu [--cpu=native] [--emit=lib] \
 //                 [--fusion=none|hoist|cell|wavefront|all] [--no-openmp]
 //                 -o libmodel.so
-//   recur-compile model.mlir --target=cuda [--cuda-arch=sm_90] -o libmodel.so
+//   recur-compile model.mlir --target=cuda [--cuda-arch=sm_90]
+//                 [--no-persistent-kernels] -o libmodel.so
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +47,11 @@ static cl::opt<std::string>
 static cl::opt<bool>
     noOpenmp("no-openmp",
              cl::desc("Single-threaded code that does not link libomp"));
+static cl::opt<bool> noPersistentKernels(
+    "no-persistent-kernels",
+    cl::desc("--target=cuda: a kernel launch per parallel loop per time step "
+             "instead of one persistent kernel per time loop (cooperative "
+             "launch, grid barrier between steps)"));
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to write"), cl::init(EmitKind::SharedLibrary),
     cl::values(clEnumValN(EmitKind::Mlir, "mlir",
@@ -76,6 +82,7 @@ int main(int argc, char **argv) {
   options.cpu = cpu;
   options.cudaArch = cudaArch;
   options.openmp = !noOpenmp;
+  options.persistentKernels = !noPersistentKernels;
   if (fusion.getNumOccurrences())
     options.fusion = fusion;
   options.emit = emit;

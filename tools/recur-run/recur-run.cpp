@@ -43,12 +43,14 @@ constexpr const char *kUsage =
     "usage: recur-run libmodel.so (--weights w.safetensors | --random-weights "
     "SEED)\n"
     "                 [--inputs in.safetensors] [--outputs out.safetensors]\n"
-    "                 [--batch B --seq T] [--threads N] [--warmup K --iters N]\n"
+    "                 [--batch B --seq T] [--threads N] [--warmup K --iters "
+    "N]\n"
     "                 [--check] [--tolerance X] [--json] [--seed S]\n"
     "                 [--non-strict] [--save-weights w.safetensors]\n"
     "                 [--save-reference ref.safetensors]\n"
     "       recur-run --cuda-check\n"
-    "Runs a model compiled by recur-compile. Weights are bound strictly (every\n"
+    "Runs a model compiled by recur-compile. Weights are bound strictly "
+    "(every\n"
     "tensor in the file is a weight of the model and every weight is there)\n"
     "unless --non-strict. --inputs must hold every input of the model, with\n"
     "sizes that agree with --seq/--batch if given; without --inputs, inputs\n"
@@ -110,7 +112,8 @@ Options parseOptions(int argc, char **argv) {
     } else if (arg == "--cuda-check") {
       // For scripts: can this machine run CUDA models? (77: skip, as ctest.)
       RecurError *error = recur_cuda_check();
-      std::printf("cuda: %s\n", error ? recur_error_message(error) : "available");
+      std::printf("cuda: %s\n",
+                  error ? recur_error_message(error) : "available");
       recur_error_free(error);
       std::exit(error ? 77 : 0);
     } else if (arg == "--weights") {
@@ -131,7 +134,8 @@ Options parseOptions(int argc, char **argv) {
       options.seq = parseInteger(arg, value(), 1);
     } else if (arg == "--threads") {
       // Any int is passed on: the runtime's error names its range.
-      options.threads = static_cast<int>(parseInteger(arg, value(), 0, kIntMax));
+      options.threads =
+          static_cast<int>(parseInteger(arg, value(), 0, kIntMax));
     } else if (arg == "--warmup") {
       options.warmup = static_cast<int>(parseInteger(arg, value(), 0, kIntMax));
     } else if (arg == "--iters") {
@@ -386,8 +390,8 @@ static int runMain(int argc, char **argv) {
                          return entry.name == info.name;
                        }))
         die("'" + *options.inputs + "' holds '" + entry.name +
-            "', which is not an input of the model (its inputs: " +
-            inputNames + ")");
+            "', which is not an input of the model (its inputs: " + inputNames +
+            ")");
   int64_t batch = 1;
   for (const RecurTensorInfo &info : inputInfos) {
     HostTensor tensor = makeTensor(info);
@@ -421,8 +425,7 @@ static int runMain(int argc, char **argv) {
         if (flag && *flag != entry->shape[d])
           die(where + " has " + info.dims[d] + " = " +
               std::to_string(entry->shape[d]) + ", but " +
-              (isSeq ? "--seq" : "--batch") + " says " +
-              std::to_string(*flag));
+              (isSeq ? "--seq" : "--batch") + " says " + std::to_string(*flag));
       }
       tensor.shape = entry->shape;
       tensor.bytes.assign(entry->data, entry->data + entry->size);
@@ -490,20 +493,19 @@ static int runMain(int argc, char **argv) {
     median = (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
   double sequencesPerSecond = batch * 1000.0 / median;
 
-  json report = {{"model", options.model},
-                 {"device", recur_model_device(model)},
-                 {"threads", options.threads ? json(*options.threads)
-                                             : json("default")},
-                 {"batch", batch},
-                 {"warmup", options.warmup},
-                 {"iters", options.iters},
-                 {"ms_per_batch",
-                  {{"median", median},
-                   {"min", sorted.front()},
-                   {"max", sorted.back()}}},
-                 {"sequences_per_second", sequencesPerSecond},
-                 {"pipeline", description.value("pipeline", "")},
-                 {"fusion", description.value("fusion", "none")}};
+  json report = {
+      {"model", options.model},
+      {"device", recur_model_device(model)},
+      {"threads", options.threads ? json(*options.threads) : json("default")},
+      {"batch", batch},
+      {"warmup", options.warmup},
+      {"iters", options.iters},
+      {"ms_per_batch",
+       {{"median", median}, {"min", sorted.front()}, {"max", sorted.back()}}},
+      {"sequences_per_second", sequencesPerSecond},
+      {"pipeline", description.value("pipeline", "")},
+      {"fusion", description.value("fusion", "none")},
+      {"launches", recur_model_run_report(model)}};
   for (size_t i = 0; i < inputs.size(); ++i)
     report["inputs"][inputs[i].name] = inputs[i].shape;
 
@@ -519,7 +521,8 @@ static int runMain(int argc, char **argv) {
       for (int64_t size : shape)
         count *= size;
       if (!writer.add(info.name, safetensorsName(tensor.dtype), shape,
-                      static_cast<const char *>(tensor.data) + tensor.byte_offset,
+                      static_cast<const char *>(tensor.data) +
+                          tensor.byte_offset,
                       count * elementBytes(tensor.dtype), error))
         die(error);
     }
@@ -607,6 +610,8 @@ static int runMain(int argc, char **argv) {
                 "%.1f sequences/s\n",
                 median, options.iters, sorted.front(), sorted.back(),
                 sequencesPerSecond);
+    if (std::string launches = report["launches"]; !launches.empty())
+      std::printf("recur-run: last run: %s\n", launches.c_str());
     for (const json &entry : report.value("check", json::array())) {
       if (entry.contains("error"))
         std::printf("check %s: FAIL (%s)\n",

@@ -245,6 +245,62 @@ def CollapseParallelLoops : Pass<"recur-collapse-parallel-loops"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def GpuPersistentKernels : Pass<"recur-gpu-persistent-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Run each serial loop of parallel loops as one persistent kernel with a grid barrier";
+  let description = [{
+    Mapped one by one, a time loop of parallel loops launches a kernel per
+    parallel loop per step (three per wavefront step of a fused LSTM stack).
+    Here a serial loop that `recur-persistent-parallel-loops` would give an
+    OpenMP team (parallel loops, and otherwise only value computations and
+    `scf.for`/`scf.if` around them) becomes one `gpu.launch`: every block runs
+    the serial loop; each outermost parallel loop, tiled for `block-size`
+    threads, becomes a grid-stride loop over its tiles (block b takes tiles
+    b, b + grid, ...; thread t runs iteration t of each); after it, a grid
+    barrier generated in IR makes every block's writes visible to all:
+
+    - the block's threads meet (`gpu.barrier`);
+    - thread 0 arrives at a device-wide counter (`llvm.atomicrmw add`,
+      acq_rel at device scope) and, unless it arrived last, polls a
+      generation word (acquire loads) until it changes; the last to arrive
+      resets the counter and increments the generation (release);
+    - the block's threads meet again.
+
+    The counters are a small buffer allocated and zeroed before the launch.
+    The kernel is named `recur_persistent_<function>_<n>`: the runtime
+    launches such kernels cooperatively with at most as many blocks as the
+    device holds at once, so the barrier cannot deadlock. The grid asked for
+    is the tile count of the largest parallel loop whose bounds are defined
+    before the serial loop (after hoisting its invariant code); any smaller
+    grid computes the same result.
+
+    Runs on tiled loops (after `scf-parallel-loop-tiling`), before
+    `gpu-map-parallel-loops`, which maps the loops left over. Loops that do
+    not qualify keep their kernel per parallel loop per step.
+
+    ```mlir
+    // before                              // after
+    scf.for %t = ... {                     gpu.launch blocks(%b, ...) in (%g = %tiles, ...)
+      scf.parallel (%i) = (%lb) to (%ub)              threads(%x, ...) in (%n = 256, ...) {
+          step (%s) {                        scf.for %t = ... {
+        scf.parallel (%j) = (0) to (256)       scf.for %i = %lb + %b * %s to %ub step %s * %g {
+            step (1) {                           ... (%j = %x)
+          ...                                  }
+        }                                      <grid barrier>
+      }                                      }
+    }                                        gpu.terminator
+                                           }
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block: the extent of the tiled loops' inner loop">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def GpuDeviceMemory : Pass<"recur-gpu-device-memory", "::mlir::func::FuncOp"> {
   let summary = "Allocate host-side buffers on the device; reject host accesses to them";
   let description = [{

@@ -108,6 +108,12 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
   Option<int64_t> blockSize{*this, "block-size",
                             llvm::cl::desc("Threads per block of every kernel"),
                             llvm::cl::init(256)};
+  Option<bool> persistent{
+      *this, "persistent",
+      llvm::cl::desc("One persistent kernel per time loop (cooperative "
+                     "launch, grid barrier after each parallel loop); false: "
+                     "a kernel per parallel loop per step"),
+      llvm::cl::init(true)};
 
   static std::string defaultCudaToolkit();
 };

@@ -28,6 +28,9 @@ struct CompileOptions {
   /// GPU architecture of the cubin (the fatbin also carries its PTX).
   std::string cudaArch = "sm_90";
   bool openmp = true;
+  /// CUDA: each time loop as one persistent kernel (recur-gpu-persistent-
+  /// kernels); false: a kernel per parallel loop per step.
+  bool persistentKernels = true;
   /// Loop fusion before lowering (recur-fusion); unset: the target's
   /// default (defaultFusionLevel).
   std::optional<FusionLevel> fusion;

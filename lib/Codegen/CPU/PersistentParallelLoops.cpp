@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../PersistentLoops.h"
 #include "recur/Codegen/Passes.h"
 
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_PERSISTENTPARALLELLOOPS
@@ -31,39 +31,6 @@ bool isWorksharable(scf::ParallelOp loop) {
   return !loop.getBody()
               ->walk([](memref::AllocaOp) { return WalkResult::interrupt(); })
               .wasInterrupted();
-}
-
-/// Whether every thread of the team may run `op` itself: it computes values
-/// only (each thread gets the same ones), or it is a parallel loop (shared
-/// out), or structured control flow around such ops. Anything that reads or
-/// writes memory outside a parallel loop would race with the other threads'
-/// worksharing loops, which start without a barrier.
-bool runsOnEveryThread(Operation *op, bool &hasParallelLoop) {
-  if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
-    hasParallelLoop = true;
-    return isWorksharable(loop);
-  }
-  if (isa<scf::ForOp, scf::IfOp>(op)) {
-    for (Region &region : op->getRegions())
-      for (Operation &nested : region.getOps())
-        if (!runsOnEveryThread(&nested, hasParallelLoop))
-          return false;
-    return true;
-  }
-  return op->getNumRegions() == 0 && isMemoryEffectFree(op);
-}
-
-/// Whether `loop` is worth a region of its own: it holds a parallel loop, and
-/// each of its ops may run on every thread. Its results would be defined
-/// inside the region, so it may have none.
-bool isPersistent(scf::ForOp loop) {
-  if (loop.getNumResults() != 0)
-    return false;
-  bool hasParallelLoop = false;
-  for (Operation &op : loop.getBody()->getOperations())
-    if (!runsOnEveryThread(&op, hasParallelLoop))
-      return false;
-  return hasParallelLoop;
 }
 
 /// Replaces `loop` by an omp.wsloop over the same iteration space. Its
@@ -89,12 +56,7 @@ void shareOut(RewriterBase &rewriter, scf::ParallelOp loop) {
 /// Runs `loop` on every thread of one team: its parallel loops (outermost
 /// ones; nested ones stay inside them) become worksharing loops.
 void makePersistent(RewriterBase &rewriter, scf::ForOp loop) {
-  SmallVector<scf::ParallelOp> parallelLoops;
-  loop.getBody()->walk<WalkOrder::PreOrder>([&](scf::ParallelOp parallel) {
-    parallelLoops.push_back(parallel);
-    return WalkResult::skip();
-  });
-  for (scf::ParallelOp parallel : parallelLoops)
+  for (scf::ParallelOp parallel : mlir::recur::outermostParallelLoops(loop))
     shareOut(rewriter, parallel);
 
   Location loc = loop.getLoc();
@@ -109,16 +71,9 @@ struct PersistentParallelLoopsPass
     : mlir::recur::impl::PersistentParallelLoopsBase<
           PersistentParallelLoopsPass> {
   void runOnOperation() override {
-    SmallVector<scf::ForOp> loops;
-    getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (isa<scf::ParallelOp, omp::ParallelOp>(op))
-        return WalkResult::skip(); // already one region
-      auto loop = dyn_cast<scf::ForOp>(op);
-      if (!loop || !isPersistent(loop))
-        return WalkResult::advance();
-      loops.push_back(loop);
-      return WalkResult::skip(); // the outermost such loop
-    });
+    SmallVector<scf::ForOp> loops = mlir::recur::findPersistentLoops(
+        getOperation(), isWorksharable,
+        [](Operation *op) { return isa<omp::ParallelOp>(op); });
     IRRewriter rewriter(&getContext());
     for (scf::ForOp loop : loops)
       makePersistent(rewriter, loop);

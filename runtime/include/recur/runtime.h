@@ -53,6 +53,11 @@ extern "C" {
 #define RECUR_MODEL_BIND_GPU_SYMBOL "recur_compiled_model_bind_gpu"
 #define RECUR_MODEL_GPU_INIT_SYMBOL "recur_compiled_model_gpu_init"
 #define RECUR_MODEL_GPU_FINI_SYMBOL "recur_compiled_model_gpu_fini"
+/* A CUDA kernel whose name starts with this is persistent: its blocks wait
+ * for one another at grid barriers. The runtime launches it cooperatively,
+ * with at most as many blocks as the device holds at once (such a kernel
+ * computes the same result on any grid). */
+#define RECUR_PERSISTENT_KERNEL_PREFIX "recur_persistent_"
 
 typedef struct RecurModel RecurModel;
 typedef struct RecurError RecurError;
@@ -93,6 +98,14 @@ RecurError *recur_model_tensor_info(const RecurModel *model,
 /* Where the model runs: "cpu", or e.g. "NVIDIA H100 80GB HBM3 (sm_90),
  * device 0" for a CUDA model (chosen by RECUR_CUDA_DEVICE, default 0). */
 const char *recur_model_device(const RecurModel *model);
+
+/* How the model's last run executed, or "" before the first run and for CPU
+ * models. For a CUDA model: its number of kernel launches, and each
+ * persistent kernel's cooperative launch with the grid that fit on the
+ * device, e.g. "14 kernel launches; recur_persistent_forward_0: 1
+ * cooperative launch of 384 blocks x 256 threads (asked for 384; 8 per
+ * multiprocessor x 132 fit)". Valid until the next run. */
+const char *recur_model_run_report(const RecurModel *model);
 
 /* NULL if this process can run CUDA models; otherwise an error saying why
  * (no driver, no device). CPU models never need it. */

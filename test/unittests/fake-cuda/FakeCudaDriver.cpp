@@ -22,11 +22,17 @@
 namespace {
 using CUresult = int;
 using CUdeviceptr = unsigned long long; // as in cuda.h
-constexpr CUresult kSuccess = 0, kOutOfMemory = 2, kInvalidHandle = 400;
+constexpr CUresult kSuccess = 0, kOutOfMemory = 2, kInvalidHandle = 400,
+                   kCooperativeLaunchTooLarge = 720;
 
 std::set<void *> modules;
 std::map<uintptr_t, size_t> allocations;
 int nextModule = 1, launches = 0, foreignStreamUses = 0, capability = 90;
+// Cooperative launches, the grid of the last one, and what the fake device
+// reports: multiprocessors, blocks of any kernel per multiprocessor, and
+// whether it can launch cooperatively.
+int cooperativeLaunches = 0, lastCooperativeGrid = 0;
+int multiprocessors = 4, blocksPerMultiprocessor = 2, cooperativeSupport = 1;
 int invalidFrees = 0; // frees of memory that is not (or no longer) allocated
 int allocationsUntilFailure = -1; // -1: never fail
 void *const theStream = reinterpret_cast<void *>(0x5eed);
@@ -61,6 +67,11 @@ int fake_cuda_invalid_frees() { return invalidFrees; }
 int fake_cuda_foreign_stream_uses() { return foreignStreamUses; }
 void fake_cuda_fail_allocation(int nth) { allocationsUntilFailure = nth; }
 void fake_cuda_set_capability(int value) { capability = value; }
+int fake_cuda_cooperative_launches() { return cooperativeLaunches; }
+int fake_cuda_last_cooperative_grid() { return lastCooperativeGrid; }
+void fake_cuda_set_blocks_per_multiprocessor(int value) {
+  blocksPerMultiprocessor = value;
+}
 void *fake_cuda_device_alloc(size_t bytes) {
   return reinterpret_cast<void *>(allocate(bytes));
 }
@@ -72,7 +83,9 @@ CUresult cuInit(unsigned) { return kSuccess; }
 CUresult cuGetErrorName(CUresult result, const char **name) {
   *name = result == kOutOfMemory     ? "CUDA_ERROR_OUT_OF_MEMORY"
           : result == kInvalidHandle ? "CUDA_ERROR_INVALID_HANDLE"
-                                     : "CUDA_ERROR_UNKNOWN";
+          : result == kCooperativeLaunchTooLarge
+              ? "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"
+              : "CUDA_ERROR_UNKNOWN";
   return kSuccess;
 }
 CUresult cuGetErrorString(CUresult, const char **text) {
@@ -92,7 +105,22 @@ CUresult cuDeviceGetName(char *name, int length, int) {
   return kSuccess;
 }
 CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
-  *value = attribute == 75 ? capability / 10 : attribute == 76 ? capability % 10 : 0;
+  switch (attribute) {
+  case 16: // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+    *value = multiprocessors;
+    break;
+  case 75: // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+    *value = capability / 10;
+    break;
+  case 76: // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+    *value = capability % 10;
+    break;
+  case 95: // CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
+    *value = cooperativeSupport;
+    break;
+  default:
+    *value = 0;
+  }
   return kSuccess;
 }
 CUresult cuDevicePrimaryCtxRetain(void **context, int) {
@@ -133,6 +161,25 @@ CUresult cuLaunchKernel(void *function, unsigned, unsigned, unsigned, unsigned,
   ++launches;
   return kSuccess;
 }
+CUresult cuLaunchCooperativeKernel(void *function, unsigned gridX, unsigned,
+                                   unsigned, unsigned, unsigned, unsigned,
+                                   unsigned, void *stream, void **) {
+  if (!modules.count(static_cast<char *>(function) - 1))
+    return kInvalidHandle;
+  // As the driver: a grid that cannot be resident at once is refused.
+  if (gridX > unsigned(multiprocessors * blocksPerMultiprocessor))
+    return kCooperativeLaunchTooLarge;
+  useStream(stream);
+  ++launches;
+  ++cooperativeLaunches;
+  lastCooperativeGrid = gridX;
+  return kSuccess;
+}
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, void *, int,
+                                                     size_t) {
+  *blocks = blocksPerMultiprocessor;
+  return kSuccess;
+}
 CUresult cuStreamCreate(void **stream, unsigned) {
   *stream = theStream;
   return kSuccess;
@@ -168,15 +215,24 @@ CUresult cuMemcpyDtoH_v2(void *host, CUdeviceptr device, size_t bytes) {
   std::memcpy(host, reinterpret_cast<void *>(device), bytes);
   return kSuccess;
 }
-CUresult cuMemcpyDtoD_v2(CUdeviceptr destination, CUdeviceptr source, size_t bytes) {
+CUresult cuMemcpyDtoD_v2(CUdeviceptr destination, CUdeviceptr source,
+                         size_t bytes) {
   std::memcpy(reinterpret_cast<void *>(destination),
               reinterpret_cast<void *>(source), bytes);
   return kSuccess;
 }
-CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr device, const void *host, size_t bytes,
-                              void *stream) {
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr device, const void *host,
+                              size_t bytes, void *stream) {
   useStream(stream);
   std::memcpy(reinterpret_cast<void *>(device), host, bytes);
+  return kSuccess;
+}
+CUresult cuMemsetD32Async(CUdeviceptr device, unsigned value, size_t count,
+                          void *stream) {
+  useStream(stream);
+  auto *words = reinterpret_cast<unsigned *>(device);
+  for (size_t i = 0; i < count; ++i)
+    words[i] = value;
   return kSuccess;
 }
 } // extern "C"
