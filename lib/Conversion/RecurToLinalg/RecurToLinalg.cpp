@@ -765,9 +765,12 @@ scf::ForOp emitDiagonalLoop(OpBuilder &b, Location loc, Value steps,
 /// iterations gives each thread its share of every layer's work. A unit of
 /// layer l with a step in the diagonal sums its gates from the bias and
 /// layer l-1's h (or, for layer 0, the precomputed input gates) and its own
-/// h, all read from the copy of the state taken at the diagonal's start, and
-/// applies the cell; the other units keep their state. The steps of all
-/// layers thus run in parallel with one synchronization per diagonal.
+/// h, all read from the state the previous diagonal wrote, and applies the
+/// cell; the other units carry their h over. h is double-buffered: a loop
+/// iteration runs two diagonals, the first from h into a second buffer, the
+/// second back (an odd count's last diagonal is followed by a copy instead),
+/// so no diagonal copies the state before it starts. The steps of all layers
+/// thus run in parallel with one synchronization per diagonal.
 SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
                                   LSTMWavefrontOp op, OpFoldResult seq,
                                   OpFoldResult batch) {
@@ -808,117 +811,144 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
                                           layerOffsets(layer),
                                           layerSizes(layer), unitStrides);
   };
-  SmallVector<Value> inits = {
-      emit.empty({seq, batch, b.getIndexAttr(hidden.back())}, elementType),
-      stacked(op.getH0()), stacked(op.getC0()),
-      emit.empty(stateSizes, elementType)};
   Value steps = getValueOrCreateConstantIndexOp(b, loc, seq);
-  auto stateType = cast<RankedTensorType>(inits[1].getType());
+  Value h0 = stacked(op.getH0());
+  auto stateType = cast<RankedTensorType>(h0.getType());
   MLIRContext *context = b.getContext();
   // Iterations (row, unit, layer); the state is indexed (row, layer, unit).
   AffineMap stateMap = AffineMap::get(
       3, 0,
       {b.getAffineDimExpr(0), b.getAffineDimExpr(2), b.getAffineDimExpr(1)},
       context);
-  scf::ForOp loop = emitDiagonalLoop(
-      b, loc, steps, layers, inits,
-      [&](OpBuilder &b, Location loc, Value s, ValueRange carried) {
-        Value y = carried[0], h = carried[1], c = carried[2];
-        Value hPrev =
-            linalg::CopyOp::create(b, loc, h, carried[3]).getResult(0);
-        auto cell = linalg::GenericOp::create(
-            b, loc, TypeRange{stateType, stateType}, ValueRange{},
-            ValueRange{h, c}, ArrayRef<AffineMap>{stateMap, stateMap},
-            SmallVector<IteratorType>(3, IteratorType::parallel),
-            [&](OpBuilder &nb, Location loc, ValueRange args) {
-              Value row = linalg::IndexOp::create(nb, loc, 0);
-              Value j = linalg::IndexOp::create(nb, loc, 1);
-              Value layerIndex = linalg::IndexOp::create(nb, loc, 2);
-              SmallVector<Type> cellTypes = {elementType, elementType};
-              auto perLayer = scf::IndexSwitchOp::create(
-                  nb, loc, cellTypes, layerIndex,
-                  llvm::to_vector(llvm::seq<int64_t>(0, layers)), layers);
-              // Unreachable: the layer index is below L.
-              OpBuilder::InsertionGuard guard(nb);
-              nb.createBlock(&perLayer.getDefaultRegion());
-              scf::YieldOp::create(nb, loc, args);
-              for (int64_t layer = 0; layer < layers; ++layer) {
-                nb.createBlock(&perLayer.getCaseRegions()[layer]);
-                Value active = layerActive(nb, loc, s, steps, layer);
-                // Padding beyond a narrower layer's units never changes.
-                if (hidden[layer] < widest)
-                  active = arith::AndIOp::create(
-                      nb, loc, active,
-                      arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult,
-                                            j,
-                                            arith::ConstantIndexOp::create(
-                                                nb, loc, hidden[layer])));
-                auto step = scf::IfOp::create(
-                    nb, loc, active,
-                    [&](OpBuilder &ib, Location loc) {
-                      std::optional<int64_t> tile;
-                      if (tiles)
-                        tile = (*tiles)[layer];
-                      SmallVector<Value> rows =
-                          gateRows(ib, loc, j, hidden[layer], tile);
-                      SmallVector<Value> sums;
-                      auto layerConstant = [&](int64_t index) -> Value {
-                        return arith::ConstantIndexOp::create(ib, loc, index);
-                      };
-                      if (layer == 0) {
-                        // Input gates are in PyTorch's layout; t = s.
-                        for (int64_t gate = 0; gate < 4; ++gate) {
-                          Value column = arith::AddIOp::create(
-                              ib, loc, j, layerConstant(gate * hidden[0]));
-                          sums.push_back(tensor::ExtractOp::create(
-                              ib, loc, op.getInputGates(),
-                              ValueRange{s, row, column}));
-                        }
-                      } else {
-                        for (Value gateRow : rows)
-                          sums.push_back(tensor::ExtractOp::create(
-                              ib, loc, op.getBias()[layer - 1],
-                              ValueRange{gateRow}));
-                        sums = accumulateGates(ib, loc, sums, rows,
-                                               {hPrev,
-                                                {row, layerConstant(layer - 1)},
-                                                op.getWIh()[layer - 1]});
-                      }
-                      sums = accumulateGates(ib, loc, sums, rows,
-                                             {hPrev,
-                                              {row, layerConstant(layer)},
-                                              op.getWHh()[layer]});
-                      auto [hNext, cNext] = lstmCell(ib, loc, sums[0], sums[1],
-                                                     sums[2], sums[3], args[1]);
-                      scf::YieldOp::create(ib, loc, ValueRange{hNext, cNext});
-                    },
-                    [&](OpBuilder &ib, Location loc) {
-                      scf::YieldOp::create(ib, loc, args);
-                    });
-                scf::YieldOp::create(nb, loc, step.getResults());
-              }
-              nb.setInsertionPointAfter(perLayer);
-              linalg::YieldOp::create(nb, loc, perLayer.getResults());
-            });
-        h = cell.getResult(0);
-        c = cell.getResult(1);
-        // The last layer's step s - (L - 1), if it had one, goes to y.
-        Value lastActive = layerActive(b, loc, s, steps, layers - 1);
-        auto output = scf::IfOp::create(
-            b, loc, lastActive,
-            [&](OpBuilder &ib, Location loc) {
-              Value t = arith::SubIOp::create(
-                  ib, loc, s,
-                  arith::ConstantIndexOp::create(ib, loc, layers - 1));
-              scf::YieldOp::create(ib, loc,
-                                   insertStep(ib, loc,
-                                              layerPart(ib, h, layers - 1), y,
-                                              t, batch, hidden.back()));
+  // Diagonal s: reads hPrev, writes every unit of hOut, updates c in place.
+  // Returns {y, h, c}.
+  auto diagonal = [&](OpBuilder &b, Location loc, Value s, Value y, Value hPrev,
+                      Value hOut, Value c) -> SmallVector<Value> {
+    auto cell = linalg::GenericOp::create(
+        b, loc, TypeRange{stateType, stateType}, ValueRange{},
+        ValueRange{hOut, c}, ArrayRef<AffineMap>{stateMap, stateMap},
+        SmallVector<IteratorType>(3, IteratorType::parallel),
+        [&](OpBuilder &nb, Location loc, ValueRange args) {
+          Value row = linalg::IndexOp::create(nb, loc, 0);
+          Value j = linalg::IndexOp::create(nb, loc, 1);
+          Value layerIndex = linalg::IndexOp::create(nb, loc, 2);
+          // What a unit without a step in this diagonal keeps.
+          SmallVector<Value> carriedOver = {
+              tensor::ExtractOp::create(nb, loc, hPrev,
+                                        ValueRange{row, layerIndex, j}),
+              args[1]};
+          SmallVector<Type> cellTypes = {elementType, elementType};
+          auto perLayer = scf::IndexSwitchOp::create(
+              nb, loc, cellTypes, layerIndex,
+              llvm::to_vector(llvm::seq<int64_t>(0, layers)), layers);
+          // Unreachable: the layer index is below L.
+          OpBuilder::InsertionGuard guard(nb);
+          nb.createBlock(&perLayer.getDefaultRegion());
+          scf::YieldOp::create(nb, loc, carriedOver);
+          for (int64_t layer = 0; layer < layers; ++layer) {
+            nb.createBlock(&perLayer.getCaseRegions()[layer]);
+            Value active = layerActive(nb, loc, s, steps, layer);
+            // Padding beyond a narrower layer's units never changes.
+            if (hidden[layer] < widest)
+              active = arith::AndIOp::create(
+                  nb, loc, active,
+                  arith::CmpIOp::create(
+                      nb, loc, arith::CmpIPredicate::ult, j,
+                      arith::ConstantIndexOp::create(nb, loc, hidden[layer])));
+            auto step = scf::IfOp::create(
+                nb, loc, active,
+                [&](OpBuilder &ib, Location loc) {
+                  std::optional<int64_t> tile;
+                  if (tiles)
+                    tile = (*tiles)[layer];
+                  SmallVector<Value> rows =
+                      gateRows(ib, loc, j, hidden[layer], tile);
+                  SmallVector<Value> sums;
+                  auto layerConstant = [&](int64_t index) -> Value {
+                    return arith::ConstantIndexOp::create(ib, loc, index);
+                  };
+                  if (layer == 0) {
+                    // Input gates are in PyTorch's layout; t = s.
+                    for (int64_t gate = 0; gate < 4; ++gate) {
+                      Value column = arith::AddIOp::create(
+                          ib, loc, j, layerConstant(gate * hidden[0]));
+                      sums.push_back(tensor::ExtractOp::create(
+                          ib, loc, op.getInputGates(),
+                          ValueRange{s, row, column}));
+                    }
+                  } else {
+                    for (Value gateRow : rows)
+                      sums.push_back(tensor::ExtractOp::create(
+                          ib, loc, op.getBias()[layer - 1],
+                          ValueRange{gateRow}));
+                    sums = accumulateGates(ib, loc, sums, rows,
+                                           {hPrev,
+                                            {row, layerConstant(layer - 1)},
+                                            op.getWIh()[layer - 1]});
+                  }
+                  sums = accumulateGates(
+                      ib, loc, sums, rows,
+                      {hPrev, {row, layerConstant(layer)}, op.getWHh()[layer]});
+                  auto [hNext, cNext] = lstmCell(ib, loc, sums[0], sums[1],
+                                                 sums[2], sums[3], args[1]);
+                  scf::YieldOp::create(ib, loc, ValueRange{hNext, cNext});
+                },
+                [&](OpBuilder &ib, Location loc) {
+                  scf::YieldOp::create(ib, loc, carriedOver);
+                });
+            scf::YieldOp::create(nb, loc, step.getResults());
+          }
+          nb.setInsertionPointAfter(perLayer);
+          linalg::YieldOp::create(nb, loc, perLayer.getResults());
+        });
+    Value h = cell.getResult(0);
+    c = cell.getResult(1);
+    // The last layer's step s - (L - 1), if it had one, goes to y.
+    Value lastActive = layerActive(b, loc, s, steps, layers - 1);
+    auto output = scf::IfOp::create(
+        b, loc, lastActive,
+        [&](OpBuilder &ib, Location loc) {
+          Value t = arith::SubIOp::create(
+              ib, loc, s, arith::ConstantIndexOp::create(ib, loc, layers - 1));
+          scf::YieldOp::create(ib, loc,
+                               insertStep(ib, loc, layerPart(ib, h, layers - 1),
+                                          y, t, batch, hidden.back()));
+        },
+        [&](OpBuilder &ib, Location loc) { scf::YieldOp::create(ib, loc, y); });
+    return SmallVector<Value>{output.getResult(0), h, c};
+  };
+  Value diagonals = arith::AddIOp::create(
+      b, loc, steps, arith::ConstantIndexOp::create(b, loc, layers - 1));
+  Value oneIndex = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 0), diagonals,
+      arith::ConstantIndexOp::create(b, loc, 2),
+      ValueRange{
+          emit.empty({seq, batch, b.getIndexAttr(hidden.back())}, elementType),
+          h0, stacked(op.getC0()), emit.empty(stateSizes, elementType)},
+      [&](OpBuilder &nb, Location loc, Value s, ValueRange state) {
+        // state: y, h, c, the other h buffer.
+        SmallVector<Value> first =
+            diagonal(nb, loc, s, state[0], state[1], state[3], state[2]);
+        Value second = arith::AddIOp::create(nb, loc, s, oneIndex);
+        Value hasSecond = arith::CmpIOp::create(
+            nb, loc, arith::CmpIPredicate::ult, second, diagonals);
+        auto branch = scf::IfOp::create(
+            nb, loc, hasSecond,
+            [&](OpBuilder &tb, Location loc) {
+              scf::YieldOp::create(tb, loc,
+                                   diagonal(tb, loc, second, first[0], first[1],
+                                            state[1], first[2]));
             },
-            [&](OpBuilder &ib, Location loc) {
-              scf::YieldOp::create(ib, loc, y);
+            [&](OpBuilder &eb, Location loc) {
+              Value h = linalg::CopyOp::create(eb, loc, first[1], state[1])
+                            .getResult(0);
+              scf::YieldOp::create(eb, loc, ValueRange{first[0], h, first[2]});
             });
-        return SmallVector<Value>{output.getResult(0), h, c, hPrev};
+        scf::YieldOp::create(nb, loc,
+                             ValueRange{branch.getResult(0),
+                                        branch.getResult(1),
+                                        branch.getResult(2), first[1]});
       });
   SmallVector<Value> results = {loop.getResult(0)};
   for (Value state : {loop.getResult(1), loop.getResult(2)})

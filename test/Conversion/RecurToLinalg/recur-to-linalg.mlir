@@ -299,11 +299,14 @@ func.func @forward(%ids: tensor<3xi64> {recur.input = "ids"}, %table: tensor<5x2
 // -----
 
 // A fused wavefront: both layers' states in one [B, L, Hmax] = [B, 2, 4]
-// tensor (layer 1's fourth unit is padding), T + L - 1 diagonal steps, and per
-// diagonal one loop nest over (b, unit, layer), the layer innermost. A unit
-// picks its layer's weights; it has a step when its layer does (t = s - l in
-// [0, T)) and it is not padding, and otherwise keeps its state. Layer 1 reads
-// layer 0's h and its own from the copy taken at the diagonal's start.
+// tensor (layer 1's fourth unit is padding), T + L - 1 diagonal steps, two
+// per loop iteration, and per diagonal one loop nest over (b, unit, layer),
+// the layer innermost. A unit picks its layer's weights; it has a step when
+// its layer does (t = s - l in [0, T)) and it is not padding, and otherwise
+// carries its h over. h is double-buffered: the first diagonal reads h and
+// writes the other buffer, the second reads that and writes h back (after an
+// odd count's last diagonal, a copy into h instead); no diagonal copies the
+// state before it starts.
 // CHECK: #[[$STATE:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
 // CHECK-LABEL: func.func @lstm_wavefront_fused
 // CHECK-SAME: (%[[GATES:[^:]*]]: tensor<?x?x16xf32>, %[[W0:[^:]*]]: tensor<16x4xf32>, %[[U1:[^:]*]]: tensor<12x4xf32>, %[[B1:[^:]*]]: tensor<12xf32>, %[[W1:[^:]*]]: tensor<12x3xf32>)
@@ -312,18 +315,19 @@ func.func @lstm_wavefront_fused(%gates: tensor<?x?x16xf32>, %w0: tensor<16x4xf32
     -> (tensor<?x?x3xf32>, tensor<?x4xf32>, tensor<?x3xf32>) {
   // CHECK: %[[T:.*]] = tensor.dim %[[GATES]], %{{.*}} : tensor<?x?x16xf32>
   // CHECK: %[[DIAGONALS:.*]] = arith.addi %[[T]], %{{.*}} : index
-  // CHECK: %[[LOOP:.*]]:4 = scf.for %[[S:.*]] = %{{.*}} to %[[DIAGONALS]] step %{{.*}} iter_args(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}, %[[SCRATCH:.*]] = %{{.*}}) -> (tensor<?x?x3xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>)
-  // CHECK:   %[[PREV:.*]] = linalg.copy ins(%[[H]] : tensor<?x2x4xf32>) outs(%[[SCRATCH]] : tensor<?x2x4xf32>)
-  // CHECK:   %[[CELL:.*]]:2 = linalg.generic {indexing_maps = [#[[$STATE]], #[[$STATE]]], iterator_types = ["parallel", "parallel", "parallel"]} outs(%[[H]], %[[C]] : tensor<?x2x4xf32>, tensor<?x2x4xf32>)
+  // CHECK: %[[LOOP:.*]]:4 = scf.for %[[S:.*]] = %{{.*}} to %[[DIAGONALS]] step %[[C2:.*]] iter_args(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}, %[[OTHER:.*]] = %{{.*}}) -> (tensor<?x?x3xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>)
+  // CHECK-NOT: linalg.copy
+  // CHECK:   %[[CELL:.*]]:2 = linalg.generic {indexing_maps = [#[[$STATE]], #[[$STATE]]], iterator_types = ["parallel", "parallel", "parallel"]} outs(%[[OTHER]], %[[C]] : tensor<?x2x4xf32>, tensor<?x2x4xf32>)
   // CHECK:     %[[ROW:.*]] = linalg.index 0
   // CHECK:     %[[UNIT:.*]] = linalg.index 1
   // CHECK:     %[[LAYER:.*]] = linalg.index 2
+  // CHECK:     %[[KEPT:.*]] = tensor.extract %[[H]][%[[ROW]], %[[LAYER]], %[[UNIT]]]
   // CHECK:     scf.index_switch %[[LAYER]] -> f32, f32
   // CHECK:     case 0 {
   // CHECK:       scf.if %{{.*}} -> (f32, f32) {
   // CHECK:         tensor.extract %[[GATES]][%[[S]], %[[ROW]], %{{.*}}]
   // CHECK:         scf.for
-  // CHECK:           tensor.extract %[[PREV]][%[[ROW]], %{{.*}}, %{{.*}}]
+  // CHECK:           tensor.extract %[[H]][%[[ROW]], %{{.*}}, %{{.*}}]
   // CHECK:           tensor.extract %[[W0]]
   // CHECK:     case 1 {
   // CHECK:       %[[HAS_STEP:.*]] = arith.andi
@@ -332,19 +336,28 @@ func.func @lstm_wavefront_fused(%gates: tensor<?x?x16xf32>, %w0: tensor<16x4xf32
   // CHECK:       scf.if %[[ACTIVE1]] -> (f32, f32) {
   // CHECK:         tensor.extract %[[B1]][%[[UNIT]]]
   // CHECK:         scf.for %[[K:[^ ]*]] = {{.*}} -> (f32, f32, f32, f32)
-  // CHECK:           tensor.extract %[[PREV]][%[[ROW]], %[[L0:.*]], %[[K]]]
+  // CHECK:           tensor.extract %[[H]][%[[ROW]], %[[L0:.*]], %[[K]]]
   // CHECK:           tensor.extract %[[U1]][%[[UNIT]], %[[K]]]
   // CHECK:         scf.for %[[K2:[^ ]*]] = {{.*}} -> (f32, f32, f32, f32)
-  // CHECK:           tensor.extract %[[PREV]][%[[ROW]], %[[L1:.*]], %[[K2]]]
+  // CHECK:           tensor.extract %[[H]][%[[ROW]], %[[L1:.*]], %[[K2]]]
   // CHECK:           tensor.extract %[[W1]][%[[UNIT]], %[[K2]]]
   // CHECK:       } else {
-  // CHECK:         scf.yield %{{.*}}, %{{.*}} : f32, f32
+  // CHECK:         scf.yield %[[KEPT]], %{{.*}} : f32, f32
   // CHECK:   } -> (tensor<?x2x4xf32>, tensor<?x2x4xf32>)
   // CHECK-NOT: linalg.generic
   // CHECK:   %[[OUT:.*]] = scf.if %{{.*}} -> (tensor<?x?x3xf32>) {
   // CHECK:     %[[LAST:.*]] = tensor.extract_slice %[[CELL]]#0[0, 1, 0] [%{{.*}}, 1, 3] [1, 1, 1] : tensor<?x2x4xf32> to tensor<?x3xf32>
   // CHECK:     tensor.insert_slice %[[LAST]] into %[[Y]]
-  // CHECK:   scf.yield %[[OUT]], %[[CELL]]#0, %[[CELL]]#1, %[[PREV]]
+  // The second diagonal, from the other buffer back into h.
+  // CHECK:   %[[SECOND:.*]] = arith.addi %[[S]]
+  // CHECK:   %[[HAS_SECOND:.*]] = arith.cmpi ult, %[[SECOND]], %[[DIAGONALS]]
+  // CHECK:   %[[NEXT:.*]]:3 = scf.if %[[HAS_SECOND]]
+  // CHECK:     %[[CELL2:.*]]:2 = linalg.generic {{.*}} outs(%[[H]], %[[CELL]]#1 : tensor<?x2x4xf32>, tensor<?x2x4xf32>)
+  // CHECK:       tensor.extract %[[CELL]]#0
+  // CHECK:   } else {
+  // CHECK:     %[[BACK:.*]] = linalg.copy ins(%[[CELL]]#0 : tensor<?x2x4xf32>) outs(%[[H]] : tensor<?x2x4xf32>)
+  // CHECK:     scf.yield %[[OUT]], %[[BACK]], %[[CELL]]#1
+  // CHECK:   scf.yield %[[NEXT]]#0, %[[NEXT]]#1, %[[NEXT]]#2, %[[CELL]]#0
   // CHECK: %[[H0:.*]] = tensor.extract_slice %[[LOOP]]#1[0, 0, 0] [%{{.*}}, 1, 4] [1, 1, 1]
   // CHECK: %[[C1:.*]] = tensor.extract_slice %[[LOOP]]#2[0, 1, 0] [%{{.*}}, 1, 3] [1, 1, 1]
   // CHECK: return %[[LOOP]]#0, %[[H0]], %[[C1]]
