@@ -71,18 +71,21 @@ struct FakeDriver {
 
 constexpr int64_t kVocab = 11, kSeq = 3, kBatch = 2;
 
+/// A two-layer LM of `hidden` units compiled for CUDA as `name`.
+std::string compileCudaLm(int64_t hidden, const std::string &name) {
+  mlir::MLIRContext context;
+  mlir::recur::LstmLmConfig config;
+  config.vocab = kVocab;
+  config.embed = 4;
+  config.hidden = hidden;
+  config.layers = 2;
+  auto module = mlir::recur::buildLstmLm(context, config);
+  return compileToLibrary(*module, name, "cuda");
+}
+
 /// A small LM compiled for CUDA, once per process.
 const std::string &cudaModelPath() {
-  static std::string path = [] {
-    mlir::MLIRContext context;
-    mlir::recur::LstmLmConfig config;
-    config.vocab = kVocab;
-    config.embed = 4;
-    config.hidden = 5;
-    config.layers = 2;
-    auto module = mlir::recur::buildLstmLm(context, config);
-    return compileToLibrary(*module, "fake_cuda_lm", "cuda");
-  }();
+  static std::string path = compileCudaLm(5, "fake_cuda_lm");
   return path;
 }
 
@@ -310,16 +313,7 @@ TEST_F(FakeCudaTest, LaunchesDoNotGrowWithTheSequence) {
 // blocks as are resident at once (2 per multiprocessor x 4 on the fake
 // device), and refuses a kernel of which not one block fits.
 TEST_F(FakeCudaTest, PersistentGridIsWhatFitsOnTheDevice) {
-  static std::string path = [] {
-    mlir::MLIRContext context;
-    mlir::recur::LstmLmConfig config;
-    config.vocab = kVocab;
-    config.embed = 4;
-    config.hidden = 160;
-    config.layers = 2;
-    auto module = mlir::recur::buildLstmLm(context, config);
-    return compileToLibrary(*module, "fake_cuda_wide_lm", "cuda");
-  }();
+  static std::string path = compileCudaLm(160, "fake_cuda_wide_lm");
   ASSERT_FALSE(path.empty());
   RecurModel *model = nullptr;
   ASSERT_EQ(messageOf(recur_model_load(path.c_str(), &model)), "success");

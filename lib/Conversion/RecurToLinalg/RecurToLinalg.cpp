@@ -595,9 +595,56 @@ SmallVector<Value> fusedPackedStep(OpBuilder &b, Location loc, Value inputGates,
           joinLast(b, loc, cell.getResult(1), 2), gates};
 }
 
-/// The time loop of fusedPackedStep: two steps per iteration, the first
-/// from h into a second buffer, the second back into h, so that no step
-/// copies h_{t-1} (an odd T's last step is followed by that copy instead).
+/// One step of a double-buffered loop: step t reads hIn and writes every
+/// element of hOut; returns {h_t, the other carried values' next values}.
+using DoubleBufferedStepFn = function_ref<SmallVector<Value>(
+    OpBuilder &, Location, Value t, Value hIn, Value hOut, ValueRange carried)>;
+
+/// `count` steps with h double-buffered, two per iteration: the first from
+/// h into `hOther`, the second back into h, so that the loop-carried buffers
+/// stay in place for bufferization and no step copies h before it starts
+/// (an odd count's last step is followed by that copy instead). Returns
+/// {h, the carried values}.
+SmallVector<Value> emitDoubleBufferedLoop(OpBuilder &b, Location loc,
+                                          Value count, Value h0, Value hOther,
+                                          ValueRange carried,
+                                          DoubleBufferedStepFn step) {
+  SmallVector<Value> inits = {h0, hOther};
+  llvm::append_range(inits, carried);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 0), count,
+      arith::ConstantIndexOp::create(b, loc, 2), inits,
+      [&](OpBuilder &nb, Location loc, Value t, ValueRange state) {
+        Value h = state[0], other = state[1];
+        SmallVector<Value> first =
+            step(nb, loc, t, h, other, state.drop_front(2));
+        Value second = arith::AddIOp::create(nb, loc, t, one);
+        Value hasSecond = arith::CmpIOp::create(
+            nb, loc, arith::CmpIPredicate::ult, second, count);
+        auto branch = scf::IfOp::create(
+            nb, loc, hasSecond,
+            [&](OpBuilder &tb, Location loc) {
+              scf::YieldOp::create(tb, loc,
+                                   step(tb, loc, second, first[0], h,
+                                        ArrayRef(first).drop_front()));
+            },
+            [&](OpBuilder &eb, Location loc) {
+              SmallVector<Value> next = first;
+              next[0] =
+                  linalg::CopyOp::create(eb, loc, first[0], h).getResult(0);
+              scf::YieldOp::create(eb, loc, next);
+            });
+        SmallVector<Value> next = {branch.getResult(0), first[0]};
+        llvm::append_range(next, branch.getResults().drop_front());
+        scf::YieldOp::create(nb, loc, next);
+      });
+  SmallVector<Value> results = {loop.getResult(0)};
+  llvm::append_range(results, loop.getResults().drop_front(2));
+  return results;
+}
+
+/// The time loop of fusedPackedStep, double-buffered (emitDoubleBufferedLoop).
 /// Returns {y, h_T, c_T}.
 SmallVector<Value> fusedPackedTimeLoop(OpBuilder &b, Location loc,
                                        LSTMRecurrenceOp op, OpFoldResult seq,
@@ -613,46 +660,19 @@ SmallVector<Value> fusedPackedTimeLoop(OpBuilder &b, Location loc,
   Value hOther = emit.empty({batch, hiddenSize}, elementType);
   Value gates = emit.empty({batch, b.getIndexAttr(4 * hidden)}, elementType);
   Value steps = getValueOrCreateConstantIndexOp(b, loc, seq);
-  Value one = emit.constantIndex(1);
-  auto step = [&](OpBuilder &nb, Location loc, Value t, Value hIn, Value hOut,
-                  Value c, Value gates, Value y) {
-    SmallVector<Value> next =
-        fusedPackedStep(nb, loc, op.getInputGates(), t, op.getWHh(),
-                        *op.getGateTile(), hIn, hOut, c, gates, batch, hidden);
-    next.push_back(insertStep(nb, loc, next[0], y, t, batch, hidden));
-    return next; // h_t, c_t, gates, y
-  };
-  auto loop = scf::ForOp::create(
-      b, loc, emit.constantIndex(0), steps, emit.constantIndex(2),
-      ValueRange{y, h0, c0, hOther, gates},
-      [&](OpBuilder &nb, Location loc, Value t, ValueRange state) {
-        // state: y, h, c, the other h buffer, gates.
-        SmallVector<Value> first =
-            step(nb, loc, t, state[1], state[3], state[2], state[4], state[0]);
-        Value second = arith::AddIOp::create(nb, loc, t, one);
-        Value hasSecond = arith::CmpIOp::create(
-            nb, loc, arith::CmpIPredicate::ult, second, steps);
-        auto branch = scf::IfOp::create(
-            nb, loc, hasSecond,
-            [&](OpBuilder &tb, Location loc) {
-              SmallVector<Value> next =
-                  step(tb, loc, second, first[0], state[1], first[1], first[2],
-                       first[3]);
-              scf::YieldOp::create(tb, loc, next);
-            },
-            [&](OpBuilder &eb, Location loc) {
-              Value h = linalg::CopyOp::create(eb, loc, first[0], state[1])
-                            .getResult(0);
-              scf::YieldOp::create(eb, loc,
-                                   ValueRange{h, first[1], first[2], first[3]});
-            });
-        // h_t, c_t, gates, y -> y, h, c, the other h buffer, gates.
-        scf::YieldOp::create(
-            nb, loc,
-            ValueRange{branch.getResult(3), branch.getResult(0),
-                       branch.getResult(1), first[0], branch.getResult(2)});
+  // Carried besides h: c, gates, y.
+  SmallVector<Value> results = emitDoubleBufferedLoop(
+      b, loc, steps, h0, hOther, {c0, gates, y},
+      [&](OpBuilder &nb, Location loc, Value t, Value hIn, Value hOut,
+          ValueRange carried) {
+        SmallVector<Value> next = fusedPackedStep(
+            nb, loc, op.getInputGates(), t, op.getWHh(), *op.getGateTile(), hIn,
+            hOut, carried[0], carried[1], batch, hidden);
+        next.push_back(
+            insertStep(nb, loc, next[0], carried[2], t, batch, hidden));
+        return next; // h_t, c_t, gates, y
       });
-  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+  return {results[3], results[0], results[1]};
 }
 
 struct LowerLSTM : OpRewritePattern<LSTMOp> {
@@ -919,39 +939,20 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
   };
   Value diagonals = arith::AddIOp::create(
       b, loc, steps, arith::ConstantIndexOp::create(b, loc, layers - 1));
-  Value oneIndex = arith::ConstantIndexOp::create(b, loc, 1);
-  auto loop = scf::ForOp::create(
-      b, loc, arith::ConstantIndexOp::create(b, loc, 0), diagonals,
-      arith::ConstantIndexOp::create(b, loc, 2),
-      ValueRange{
-          emit.empty({seq, batch, b.getIndexAttr(hidden.back())}, elementType),
-          h0, stacked(op.getC0()), emit.empty(stateSizes, elementType)},
-      [&](OpBuilder &nb, Location loc, Value s, ValueRange state) {
-        // state: y, h, c, the other h buffer.
-        SmallVector<Value> first =
-            diagonal(nb, loc, s, state[0], state[1], state[3], state[2]);
-        Value second = arith::AddIOp::create(nb, loc, s, oneIndex);
-        Value hasSecond = arith::CmpIOp::create(
-            nb, loc, arith::CmpIPredicate::ult, second, diagonals);
-        auto branch = scf::IfOp::create(
-            nb, loc, hasSecond,
-            [&](OpBuilder &tb, Location loc) {
-              scf::YieldOp::create(tb, loc,
-                                   diagonal(tb, loc, second, first[0], first[1],
-                                            state[1], first[2]));
-            },
-            [&](OpBuilder &eb, Location loc) {
-              Value h = linalg::CopyOp::create(eb, loc, first[1], state[1])
-                            .getResult(0);
-              scf::YieldOp::create(eb, loc, ValueRange{first[0], h, first[2]});
-            });
-        scf::YieldOp::create(nb, loc,
-                             ValueRange{branch.getResult(0),
-                                        branch.getResult(1),
-                                        branch.getResult(2), first[1]});
+  // Carried besides h: y, c.
+  SmallVector<Value> loop = emitDoubleBufferedLoop(
+      b, loc, diagonals, h0, emit.empty(stateSizes, elementType),
+      {emit.empty({seq, batch, b.getIndexAttr(hidden.back())}, elementType),
+       stacked(op.getC0())},
+      [&](OpBuilder &nb, Location loc, Value s, Value hIn, Value hOut,
+          ValueRange carried) {
+        SmallVector<Value> next =
+            diagonal(nb, loc, s, carried[0], hIn, hOut, carried[1]);
+        return SmallVector<Value>{next[1], next[0], next[2]}; // h, y, c
       });
-  SmallVector<Value> results = {loop.getResult(0)};
-  for (Value state : {loop.getResult(1), loop.getResult(2)})
+  // loop: h, y, c.
+  SmallVector<Value> results = {loop[1]};
+  for (Value state : {loop[0], loop[2]})
     for (int64_t layer = 0; layer < layers; ++layer)
       results.push_back(layerPart(b, state, layer));
   return results;

@@ -152,7 +152,7 @@ func.func @lstm_recurrence_interleaved(%gates: tensor<?x?x24xf32>, %whh: tensor<
 // odd T ends with the copy back.
 // CHECK-LABEL: func.func @lstm_recurrence_packed_fused
 // CHECK-SAME: (%[[GATES:[^:]*]]: tensor<?x?x32xf32>, %[[WHH:[^:]*]]: tensor<2x8x16xf32>)
-// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %c2 iter_args(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}, %[[OTHER:.*]] = %{{.*}}, %[[SCRATCH:.*]] = %{{.*}})
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %c2 iter_args(%[[H:.*]] = %{{.*}}, %[[OTHER:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}, %[[SCRATCH:.*]] = %{{.*}}, %[[Y:.*]] = %{{.*}})
 // CHECK: %[[STEP:.*]] = tensor.extract_slice %[[GATES]][%[[T]], 0, 0]
 // CHECK: %[[BY_GATE:.*]] = tensor.expand_shape %[[STEP]] {{.*}} into tensor<?x4x2x4xf32>
 // CHECK: %[[BY_UNIT:.*]] = tensor.expand_shape %[[SCRATCH]] {{.*}} into tensor<?x2x4x4xf32>
@@ -315,7 +315,7 @@ func.func @lstm_wavefront_fused(%gates: tensor<?x?x16xf32>, %w0: tensor<16x4xf32
     -> (tensor<?x?x3xf32>, tensor<?x4xf32>, tensor<?x3xf32>) {
   // CHECK: %[[T:.*]] = tensor.dim %[[GATES]], %{{.*}} : tensor<?x?x16xf32>
   // CHECK: %[[DIAGONALS:.*]] = arith.addi %[[T]], %{{.*}} : index
-  // CHECK: %[[LOOP:.*]]:4 = scf.for %[[S:.*]] = %{{.*}} to %[[DIAGONALS]] step %[[C2:.*]] iter_args(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}, %[[OTHER:.*]] = %{{.*}}) -> (tensor<?x?x3xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x2x4xf32>)
+  // CHECK: %[[LOOP:.*]]:4 = scf.for %[[S:.*]] = %{{.*}} to %[[DIAGONALS]] step %[[C2:.*]] iter_args(%[[H:.*]] = %{{.*}}, %[[OTHER:.*]] = %{{.*}}, %[[Y:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}) -> (tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x?x3xf32>, tensor<?x2x4xf32>)
   // CHECK-NOT: linalg.copy
   // CHECK:   %[[CELL:.*]]:2 = linalg.generic {indexing_maps = [#[[$STATE]], #[[$STATE]]], iterator_types = ["parallel", "parallel", "parallel"]} outs(%[[OTHER]], %[[C]] : tensor<?x2x4xf32>, tensor<?x2x4xf32>)
   // CHECK:     %[[ROW:.*]] = linalg.index 0
@@ -356,11 +356,11 @@ func.func @lstm_wavefront_fused(%gates: tensor<?x?x16xf32>, %w0: tensor<16x4xf32
   // CHECK:       tensor.extract %[[CELL]]#0
   // CHECK:   } else {
   // CHECK:     %[[BACK:.*]] = linalg.copy ins(%[[CELL]]#0 : tensor<?x2x4xf32>) outs(%[[H]] : tensor<?x2x4xf32>)
-  // CHECK:     scf.yield %[[OUT]], %[[BACK]], %[[CELL]]#1
-  // CHECK:   scf.yield %[[NEXT]]#0, %[[NEXT]]#1, %[[NEXT]]#2, %[[CELL]]#0
-  // CHECK: %[[H0:.*]] = tensor.extract_slice %[[LOOP]]#1[0, 0, 0] [%{{.*}}, 1, 4] [1, 1, 1]
-  // CHECK: %[[C1:.*]] = tensor.extract_slice %[[LOOP]]#2[0, 1, 0] [%{{.*}}, 1, 3] [1, 1, 1]
-  // CHECK: return %[[LOOP]]#0, %[[H0]], %[[C1]]
+  // CHECK:     scf.yield %[[BACK]], %[[OUT]], %[[CELL]]#1
+  // CHECK:   scf.yield %[[NEXT]]#0, %[[CELL]]#0, %[[NEXT]]#1, %[[NEXT]]#2
+  // CHECK: %[[H0:.*]] = tensor.extract_slice %[[LOOP]]#0[0, 0, 0] [%{{.*}}, 1, 4] [1, 1, 1]
+  // CHECK: %[[C1:.*]] = tensor.extract_slice %[[LOOP]]#3[0, 1, 0] [%{{.*}}, 1, 3] [1, 1, 1]
+  // CHECK: return %[[LOOP]]#2, %[[H0]], %[[C1]]
   %y, %s:4 = recur.lstm_wavefront %gates w_hh(%w0, %w1) w_ih(%u1) bias(%b1) cell<fused>
       : (tensor<?x?x16xf32>, tensor<16x4xf32>, tensor<12x3xf32>, tensor<12x4xf32>, tensor<12xf32>)
       -> (tensor<?x?x3xf32>, tensor<?x4xf32>, tensor<?x3xf32>, tensor<?x4xf32>, tensor<?x3xf32>)
