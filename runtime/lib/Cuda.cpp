@@ -496,18 +496,22 @@ void *resolve(const char *name) {
 std::string describeLaunches(const ModelGpu::State &state) {
   std::string report = std::to_string(state.launches) + " kernel launch" +
                        (state.launches == 1 ? "" : "es");
-  std::map<std::string, std::vector<const PersistentLaunch *>> byKernel;
-  for (const PersistentLaunch &launch : state.persistentLaunches)
-    byKernel[launch.kernel].push_back(&launch);
+  // Per kernel: how many launches, and the last one's grid.
+  std::map<std::string, std::pair<size_t, const PersistentLaunch *>> byKernel;
+  for (const PersistentLaunch &launch : state.persistentLaunches) {
+    auto &[count, last] = byKernel[launch.kernel];
+    ++count;
+    last = &launch;
+  }
   for (const auto &[kernel, launches] : byKernel) {
-    const PersistentLaunch &last = *launches.back();
-    report += "; " + kernel + ": " + std::to_string(launches.size()) +
-              " cooperative launch" + (launches.size() == 1 ? "" : "es") +
-              " of " + std::to_string(last.blocks) +
-              (last.blocks == 1 ? " block x " : " blocks x ") +
-              std::to_string(last.threads) + " threads (asked for " +
-              std::to_string(last.requestedBlocks) + "; " +
-              std::to_string(last.blocksPerMultiprocessor) +
+    const auto &[count, last] = launches;
+    report += "; " + kernel + ": " + std::to_string(count) +
+              " cooperative launch" + (count == 1 ? "" : "es") + " of " +
+              std::to_string(last->blocks) +
+              (last->blocks == 1 ? " block x " : " blocks x ") +
+              std::to_string(last->threads) + " threads (asked for " +
+              std::to_string(last->requestedBlocks) + "; " +
+              std::to_string(last->blocksPerMultiprocessor) +
               " per multiprocessor x " +
               std::to_string(driver().multiprocessors) + " fit)";
   }

@@ -172,21 +172,10 @@ Value tileCount(OpBuilder &b, scf::ParallelOp loop, scf::ForOp timeLoop) {
   return arith::CeilDivSIOp::create(b, loc, extent, step);
 }
 
-class PersistentKernelBuilder {
-public:
-  PersistentKernelBuilder(RewriterBase &rewriter, int64_t blockSize,
-                          StringRef kernelName)
-      : rewriter(rewriter), blockSize(blockSize), kernelName(kernelName) {}
-
-  void build(scf::ForOp timeLoop);
-
-private:
-  RewriterBase &rewriter;
-  int64_t blockSize;
-  StringRef kernelName;
-};
-
-void PersistentKernelBuilder::build(scf::ForOp timeLoop) {
+/// Replaces `timeLoop` by a launch of the persistent kernel `kernelName`
+/// (blocks of `blockSize` threads) that runs it.
+void buildPersistentKernel(RewriterBase &rewriter, scf::ForOp timeLoop,
+                           int64_t blockSize, StringRef kernelName) {
   Location loc = timeLoop.getLoc();
   SmallVector<std::pair<scf::ParallelOp, scf::ParallelOp>> loops;
   for (scf::ParallelOp outer : mlir::recur::outermostParallelLoops(timeLoop))
@@ -265,20 +254,17 @@ struct GpuPersistentKernelsPass
       return threadLoop(loop, blockSize) != nullptr;
     };
     auto isKernel = [](Operation *op) { return isa<gpu::LaunchOp>(op); };
-    // Bounds computed in the loop from values defined before it move out, so
-    // that the grid can be sized from them.
-    for (scf::ForOp loop :
-         mlir::recur::findPersistentLoops(func, canShareOut, isKernel))
-      moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
-
     IRRewriter rewriter(&getContext());
     int index = 0;
     for (scf::ForOp loop :
          mlir::recur::findPersistentLoops(func, canShareOut, isKernel)) {
+      // Bounds computed in the loop from values defined before it move out,
+      // so that the grid can be sized from them.
+      moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
       std::string name =
           (kPersistentKernelPrefix + func.getSymName() + "_" + Twine(index++))
               .str();
-      PersistentKernelBuilder(rewriter, blockSize, name).build(loop);
+      buildPersistentKernel(rewriter, loop, blockSize, name);
     }
   }
 };

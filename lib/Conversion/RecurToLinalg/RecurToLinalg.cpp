@@ -762,6 +762,13 @@ Value layerActive(OpBuilder &b, Location loc, Value s, Value steps,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, s, end));
 }
 
+/// The number of diagonal steps of a wavefront of `layers` over `steps`:
+/// T + L - 1.
+Value diagonalCount(OpBuilder &b, Location loc, Value steps, int64_t layers) {
+  return arith::AddIOp::create(
+      b, loc, steps, arith::ConstantIndexOp::create(b, loc, layers - 1));
+}
+
 /// The diagonal steps s of a wavefront: an scf.for over T + L - 1 (never
 /// unrolled) carrying `inits`; `diagonal` gets s and the carried values and
 /// returns their next values.
@@ -769,10 +776,8 @@ scf::ForOp emitDiagonalLoop(OpBuilder &b, Location loc, Value steps,
                             int64_t layers, ValueRange inits, StepFn diagonal) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value diagonals = arith::AddIOp::create(
-      b, loc, steps, arith::ConstantIndexOp::create(b, loc, layers - 1));
   return scf::ForOp::create(
-      b, loc, zero, diagonals, one, inits,
+      b, loc, zero, diagonalCount(b, loc, steps, layers), one, inits,
       [&](OpBuilder &nested, Location loc, Value s, ValueRange carried) {
         scf::YieldOp::create(nested, loc, diagonal(nested, loc, s, carried));
       });
@@ -841,7 +846,7 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
       {b.getAffineDimExpr(0), b.getAffineDimExpr(2), b.getAffineDimExpr(1)},
       context);
   // Diagonal s: reads hPrev, writes every unit of hOut, updates c in place.
-  // Returns {y, h, c}.
+  // Returns {h, y, c}.
   auto diagonal = [&](OpBuilder &b, Location loc, Value s, Value y, Value hPrev,
                       Value hOut, Value c) -> SmallVector<Value> {
     auto cell = linalg::GenericOp::create(
@@ -935,20 +940,17 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
                                           y, t, batch, hidden.back()));
         },
         [&](OpBuilder &ib, Location loc) { scf::YieldOp::create(ib, loc, y); });
-    return SmallVector<Value>{output.getResult(0), h, c};
+    return SmallVector<Value>{h, output.getResult(0), c};
   };
-  Value diagonals = arith::AddIOp::create(
-      b, loc, steps, arith::ConstantIndexOp::create(b, loc, layers - 1));
   // Carried besides h: y, c.
   SmallVector<Value> loop = emitDoubleBufferedLoop(
-      b, loc, diagonals, h0, emit.empty(stateSizes, elementType),
+      b, loc, diagonalCount(b, loc, steps, layers), h0,
+      emit.empty(stateSizes, elementType),
       {emit.empty({seq, batch, b.getIndexAttr(hidden.back())}, elementType),
        stacked(op.getC0())},
       [&](OpBuilder &nb, Location loc, Value s, Value hIn, Value hOut,
           ValueRange carried) {
-        SmallVector<Value> next =
-            diagonal(nb, loc, s, carried[0], hIn, hOut, carried[1]);
-        return SmallVector<Value>{next[1], next[0], next[2]}; // h, y, c
+        return diagonal(nb, loc, s, carried[0], hIn, hOut, carried[1]);
       });
   // loop: h, y, c.
   SmallVector<Value> results = {loop[1]};
