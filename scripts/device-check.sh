@@ -88,7 +88,8 @@ if command -v compute-sanitizer >/dev/null; then
       --warmup 0 --iters 1
   done
 fi
-for model in "$lm" "$bundle/gpu-suite/liblm_reference-steps.so" "$lm_unfused"; do
+for model in "$lm" "$bundle/gpu-suite/liblm_reference-steps.so" \
+  "$bundle/gpu-suite/liblm_reference-untiled.so" "$lm_unfused"; do
   level=${model##*-}
   level=${level%.so}
   step "pytorch-$level" "$python" "$root/test/interop/pytorch_lm.py" --bin "$bundle/bin" \

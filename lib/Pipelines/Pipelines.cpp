@@ -144,11 +144,16 @@ std::string mlir::recur::CudaPipelineOptions::defaultCudaToolkit() {
   return RECUR_CUDA_TOOLKIT_DIR;
 }
 
-void mlir::recur::buildMapToGpuPipeline(OpPassManager &pm,
-                                        const CudaPipelineOptions &options) {
+/// recur-map-to-gpu up to gpu.launch ops on host buffers, in the host
+/// functions: what the device and its emulation on the CPU share.
+static void
+buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
+                                const CudaPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createLowerCopiesToLinalg());
   pm.addPass(createLinalgGeneralizeNamedOpsPass());
+  if (options.tiledGemms)
+    pm.addNestedPass<func::FuncOp>(createGpuTiledGemms());
   pm.addPass(createAddUnitParallelDims());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCollapseParallelLoops());
@@ -160,8 +165,14 @@ void mlir::recur::buildMapToGpuPipeline(OpPassManager &pm,
         GpuPersistentKernelsOptions{options.blockSize}));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+}
+
+void mlir::recur::buildMapToGpuPipeline(OpPassManager &pm,
+                                        const CudaPipelineOptions &options) {
+  buildMapLoopsToLaunchesPipeline(pm, options);
   pm.addNestedPass<func::FuncOp>(createGpuDeviceMemory());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createGpuAlignWorkgroupMemory());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -220,6 +231,25 @@ void mlir::recur::buildCudaBackEndPipeline(OpPassManager &pm,
   buildLowerGpuToNVVMPipeline(pm, options);
 }
 
+void mlir::recur::buildCudaEmulatorBackEndPipeline(
+    OpPassManager &pm, const CudaPipelineOptions &options) {
+  buildConvertRecurPipeline(pm);
+  buildBufferizePipeline(pm);
+  buildMapLoopsToLaunchesPipeline(pm, options);
+  pm.addPass(createGpuEmulateLaunches());
+  pm.addPass(createCanonicalizerPass());
+  // The kernels hold every loop nest: no GEMM tile for the host.
+  CpuPipelineOptions cpu;
+  cpu.fusion = options.fusion;
+  buildLowerLoopsToLLVMPipeline(pm, cpu);
+}
+
+void mlir::recur::buildLowerToCudaEmulatorPipeline(
+    OpPassManager &pm, const CudaPipelineOptions &options) {
+  buildFusionPipeline(pm, options.fusion);
+  buildCudaEmulatorBackEndPipeline(pm, options);
+}
+
 void mlir::recur::registerRecurPipelines() {
   PassPipelineRegistration<FusionPipelineOptions>(
       "recur-fusion",
@@ -257,4 +287,11 @@ void mlir::recur::registerRecurPipelines() {
       "recur-fusion, convert-recur-to-linalg, recur-bufferize, "
       "recur-map-to-gpu, recur-lower-gpu-to-nvvm",
       buildLowerToCudaPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "recur-lower-to-cuda-emulator",
+      "recur ops to the LLVM dialect for the CPU through the CUDA pipeline's "
+      "kernels: recur-fusion, convert-recur-to-linalg, recur-bufferize, "
+      "recur-map-to-gpu's mapping to gpu.launch, recur-gpu-emulate-launches, "
+      "recur-lower-loops-to-llvm",
+      buildLowerToCudaEmulatorPipeline);
 }

@@ -451,8 +451,9 @@ FusionLevel mlir::recur::defaultFusionLevel(const CompileOptions &options) {
 
 std::string mlir::recur::checkCompileOptions(const CompileOptions &options) {
   bool cuda = options.target == "cuda";
-  if (options.target != "cpu" && !cuda)
-    return "unknown target '" + options.target + "'; expected cpu or cuda";
+  if (options.target != "cpu" && !cuda && options.target != kCudaEmulatorTarget)
+    return "unknown target '" + options.target +
+           "'; expected cpu, cuda or cuda-emulator";
   if (options.emit == EmitKind::Ptx && !cuda)
     return "--emit=ptx needs --target=cuda";
   if (cuda) {
@@ -475,6 +476,8 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
                                         const CompileOptions &options,
                                         StringRef outputPath) {
   bool cuda = options.target == "cuda";
+  // The CUDA pipeline's kernels, run on the CPU: a CPU model.
+  bool emulator = options.target == kCudaEmulatorTarget;
   if (std::string error = checkCompileOptions(options); !error.empty())
     return fail(module, error);
   // A module built by a library user's context may lack the interfaces that
@@ -497,9 +500,10 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   std::unique_ptr<llvm::TargetMachine> host =
       createTargetMachine(options.cpu, hostError);
   // The GPU runs every kernel; host code has no GEMM.
-  CpuGemmTile gemmTile = cuda || !host ? CpuGemmTile() : gemmTileFor(*host);
-  FusionLevel level =
-      options.fusion.value_or(defaultFusionLevelFor(cuda, gemmTile));
+  CpuGemmTile gemmTile =
+      cuda || emulator || !host ? CpuGemmTile() : gemmTileFor(*host);
+  FusionLevel level = options.fusion.value_or(
+      defaultFusionLevelFor(cuda || emulator, gemmTile));
   PassManager fusion(module.getContext());
   buildFusionPipeline(fusion, level, gemmTile);
   if (failed(fusion.run(module)))
@@ -508,11 +512,24 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   PassManager pm(module.getContext());
   std::string pipeline;
   bool openmp = options.openmp && !cuda;
-  if (cuda) {
+  if (emulator) {
+    CudaPipelineOptions cudaOptions;
+    cudaOptions.fusion = level;
+    cudaOptions.persistent = options.persistentKernels;
+    cudaOptions.tiledGemms = options.tiledGemms;
+    buildCudaEmulatorBackEndPipeline(pm, cudaOptions);
+    pipeline =
+        "recur-lower-to-cuda-emulator{fusion=" +
+        stringifyFusionLevel(level).str() + " persistent=" +
+        std::string(options.persistentKernels ? "true" : "false") +
+        " tiled-gemms=" + std::string(options.tiledGemms ? "true" : "false") +
+        "}";
+  } else if (cuda) {
     CudaPipelineOptions cudaOptions;
     cudaOptions.fusion = level;
     cudaOptions.chip = options.cudaArch;
     cudaOptions.persistent = options.persistentKernels;
+    cudaOptions.tiledGemms = options.tiledGemms;
     if (options.emit == EmitKind::Ptx)
       cudaOptions.format = "isa";
     buildCudaBackEndPipeline(pm, cudaOptions);
@@ -520,6 +537,7 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
         "recur-lower-to-cuda{fusion=" + stringifyFusionLevel(level).str() +
         " chip=" + options.cudaArch + " persistent=" +
         std::string(options.persistentKernels ? "true" : "false") +
+        " tiled-gemms=" + std::string(options.tiledGemms ? "true" : "false") +
         " format=" + cudaOptions.format.getValue() + "}";
   } else {
     CpuPipelineOptions cpuOptions;
@@ -535,7 +553,7 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
         " vector-registers=" + std::to_string(gemmTile.vectorRegisters) + "}";
   }
   FailureOr<std::string> description =
-      describeModel(unfused, entry, options.target, pipeline,
+      describeModel(unfused, entry, emulator ? "cpu" : options.target, pipeline,
                     stringifyFusionLevel(level), cuda ? options.cudaArch : "");
   if (failed(description))
     return failure();

@@ -79,6 +79,11 @@ run lm_reference 5 8 1
   "$bin/recur-compile" - --target=cuda --cuda-arch="$arch" \
     --no-persistent-kernels --quiet -o "$out/liblm_reference-steps.so"
 printf 'liblm_reference-steps.so\t5\t8\t1\n' >> "$out/suite.tsv.tmp"
+# ... and with a thread per GEMM output (what the tiled GEMM kernels save).
+"$bin/recur-gen" lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3 |
+  "$bin/recur-compile" - --target=cuda --cuda-arch="$arch" \
+    --no-tiled-gemms --quiet -o "$out/liblm_reference-untiled.so"
+printf 'liblm_reference-untiled.so\t5\t8\t1\n' >> "$out/suite.tsv.tmp"
 
 mv "$out/suite.tsv.tmp" "$out/suite.tsv"
 echo "build-suite: $(wc -l < "$out/suite.tsv") runs of $(ls "$out"/*.so | wc -l) models for $arch in $out"

@@ -24,6 +24,15 @@ std::string recur::testing::compileToLibrary(mlir::ModuleOp module,
                                              const std::string &name,
                                              const std::string &target,
                                              mlir::recur::FusionLevel fusion) {
+  mlir::recur::CompileOptions options;
+  options.target = target;
+  options.fusion = fusion;
+  return compileToLibrary(module, name, options);
+}
+
+std::string
+recur::testing::compileToLibrary(mlir::ModuleOp module, const std::string &name,
+                                 const mlir::recur::CompileOptions &options) {
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(
       module.getContext(), [&](mlir::Diagnostic &diagnostic) {
@@ -33,9 +42,6 @@ std::string recur::testing::compileToLibrary(mlir::ModuleOp module,
   // ctest runs each test in its own process, in parallel: one file each.
   std::string path = ::testing::TempDir() + "/lib" + name + "-" +
                      std::to_string(getpid()) + ".so";
-  mlir::recur::CompileOptions options;
-  options.target = target;
-  options.fusion = fusion;
   if (mlir::failed(mlir::recur::compileModel(module, options, path))) {
     ADD_FAILURE() << "compiling " << name << " failed:\n" << diagnostics;
     return "";

@@ -13,7 +13,7 @@
 #include "reference/Interpreter.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "recur/Pipelines/Pipelines.h"
+#include "recur/Target/Compile.h"
 #include "gtest/gtest.h"
 
 #include <random>
@@ -25,14 +25,16 @@ namespace recur::testing {
 /// Compiles `module` for `target` (cpu, cuda) to a shared library in the
 /// test's temporary directory; returns its path, or "" after reporting the
 /// diagnostics as a test failure.
-std::string
-compileToLibrary(mlir::ModuleOp module, const std::string &name,
-                 const std::string &target = "cpu",
-                 mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::all);
-std::string
-compileToLibrary(const std::string &mlirText, const std::string &name,
-                 const std::string &target = "cpu",
-                 mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::all);
+std::string compileToLibrary(
+    mlir::ModuleOp module, const std::string &name,
+    const std::string &target = "cpu",
+    mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::all);
+std::string compileToLibrary(mlir::ModuleOp module, const std::string &name,
+                             const mlir::recur::CompileOptions &options);
+std::string compileToLibrary(
+    const std::string &mlirText, const std::string &name,
+    const std::string &target = "cpu",
+    mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::all);
 
 /// The text of a model in test/models/ (shared with lit and the GPU suite).
 std::string readTestModel(const std::string &name);

@@ -4,7 +4,7 @@
 //                 [--fusion=none|hoist|cell|wavefront|all] [--no-openmp]
 //                 -o libmodel.so
 //   recur-compile model.mlir --target=cuda [--cuda-arch=sm_90]
-//                 [--no-persistent-kernels] -o libmodel.so
+//                 [--no-persistent-kernels] [--no-tiled-gemms] -o libmodel.so
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,8 +33,10 @@ static cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
                                            cl::Required);
 static cl::opt<std::string>
     target("target",
-           cl::desc("Target: cpu, or cuda (NVIDIA GPUs: kernels in an "
-                    "embedded fatbin, host code for --cpu)"),
+           cl::desc("Target: cpu; cuda (NVIDIA GPUs: kernels in an "
+                    "embedded fatbin, host code for --cpu); or cuda-emulator "
+                    "(the cuda target's kernels run on the CPU, a block as "
+                    "an OpenMP team: for testing them without a GPU)"),
            cl::init("cpu"));
 static cl::opt<std::string>
     cudaArch("cuda-arch",
@@ -52,6 +54,11 @@ static cl::opt<bool> noPersistentKernels(
     cl::desc("--target=cuda: a kernel launch per parallel loop per time step "
              "instead of one persistent kernel per time loop (cooperative "
              "launch, grid barrier between steps)"));
+static cl::opt<bool> noTiledGemms(
+    "no-tiled-gemms",
+    cl::desc("--target=cuda: GEMMs outside time loops with a thread per "
+             "output element instead of shared-memory, register-tiled "
+             "kernels"));
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to write"), cl::init(EmitKind::SharedLibrary),
     cl::values(clEnumValN(EmitKind::Mlir, "mlir",
@@ -83,6 +90,7 @@ int main(int argc, char **argv) {
   options.cudaArch = cudaArch;
   options.openmp = !noOpenmp;
   options.persistentKernels = !noPersistentKernels;
+  options.tiledGemms = !noTiledGemms;
   if (fusion.getNumOccurrences())
     options.fusion = fusion;
   options.emit = emit;

@@ -301,6 +301,107 @@ def GpuPersistentKernels : Pass<"recur-gpu-persistent-kernels", "::mlir::func::F
                            "::mlir::scf::SCFDialect"];
 }
 
+def GpuTiledGemms : Pass<"recur-gpu-tiled-gemms", "::mlir::func::FuncOp"> {
+  let summary = "Run each GEMM outside a time loop as a shared-memory, register-tiled kernel";
+  let description = [{
+    Mapped like any loop nest, a GEMM gets one thread per output element,
+    whose reduction loop reads both operands from global memory and
+    accumulates in the output. Here each f32 `linalg.generic` on buffers that
+    computes `c[m..., n...] += a[m..., k] * b[n..., k]` (a contraction without
+    batch dimensions; m and n any number of loop dimensions, k innermost in
+    both operands: the input projections and the vocabulary projection)
+    becomes a `gpu.launch` of the classic SIMT form:
+
+    - block (x, y) computes the `tile-m` x `tile-n` tile of output rows
+      x * tile-m and columns y * tile-n;
+    - k advances by slices of `tile-k`: each thread loads 1, 2 or 4
+      consecutive k of one row of each operand's slice (one vector load where
+      the layout, K and the buffer's ownership guarantee alignment; zeros past
+      K), stores them transposed into shared memory, `[k][row]`, and, after a
+      `gpu.barrier`, loads its part of the next slice while it multiplies the
+      current one;
+    - each thread keeps `thread-tile-m` vectors of `thread-tile-n`
+      accumulators in registers and reads both fragments of each k from
+      shared memory as vectors (`vector.fma` on broadcasts);
+    - at the end, each thread adds its sums to the output elements inside
+      the bounds: c is read and written once.
+
+    A GEMM inside a loop is left alone: in a time loop it is part of the
+    step, which `recur-gpu-persistent-kernels` runs. Runs before the loop
+    nests are converted to parallel loops.
+  }];
+  let options = [
+    Option<"tileM", "tile-m", "int64_t", /*default=*/"128",
+           "Output rows per block">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"128",
+           "Output columns per block">,
+    Option<"tileK", "tile-k", "int64_t", /*default=*/"8",
+           "The k-slice staged in shared memory per iteration">,
+    Option<"threadTileM", "thread-tile-m", "int64_t", /*default=*/"8",
+           "Output rows per thread">,
+    Option<"threadTileN", "thread-tile-n", "int64_t", /*default=*/"8",
+           "Output columns per thread">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def GpuAlignWorkgroupMemory : Pass<"recur-gpu-align-workgroup-memory", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Align every kernel's shared-memory buffers to 16 bytes";
+  let description = [{
+    Kernels read shared memory as 16-byte vectors (`recur-gpu-tiled-gemms`'s
+    fragments), which needs 16-byte aligned buffers. A `gpu.launch` cannot
+    say so: its workgroup attributions carry no attributes, and their
+    outlined buffers become globals aligned to the element type. After
+    `gpu-kernel-outlining`, this pass gives each `gpu.func` workgroup
+    attribution without an alignment `llvm.align = 16`, which the NVVM
+    lowering puts on the global.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def GpuEmulateLaunches : Pass<"recur-gpu-emulate-launches", "::mlir::ModuleOp"> {
+  let summary = "Run each gpu.launch on the CPU: a block as an OpenMP team, one thread per GPU thread";
+  let description = [{
+    For testing the generated kernels where there is no GPU: each
+    `gpu.launch` (before outlining, on host buffers) becomes host code that
+    runs the same body with real threads.
+
+    - A block is an `omp.parallel` team of as many threads as the block has
+      (1-D blocks only); the thread's number in the team gives its
+      `gpu.thread_id x`, and `gpu.barrier` becomes `omp.barrier`.
+    - Blocks run one after another (loops over z, y, x), each with its own
+      copy of the workgroup buffers, allocated on the stack in the default
+      memory space. Private buffers are allocated per thread.
+    - A persistent kernel (`recur_persistent_*`, whose blocks meet at a grid
+      barrier) runs its blocks at once instead: one team of every block's
+      threads, with at most `max-persistent-blocks` blocks (the kernel
+      computes the same result on any grid, and the runtime caps the grid
+      too). A polling loop (an `scf.while` whose condition reads an atomic)
+      calls `sched_yield` at each poll: the team has many more threads than
+      the CPU has cores. `gpu.barrier` is then a barrier of the whole team,
+      which is correct because these kernels' block barriers are reached by
+      every block alike.
+    - `gpu.memset` becomes `linalg.fill`.
+
+    `recur-compile --target=cuda-emulator` compiles a model this way: the
+    CUDA pipeline's kernels, run by the CPU runtime.
+  }];
+  let options = [
+    Option<"maxPersistentBlocks", "max-persistent-blocks", "int64_t",
+           /*default=*/"2",
+           "The most blocks a persistent kernel's emulation runs at once">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::omp::OpenMPDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def GpuDeviceMemory : Pass<"recur-gpu-device-memory", "::mlir::func::FuncOp"> {
   let summary = "Allocate host-side buffers on the device; reject host accesses to them";
   let description = [{

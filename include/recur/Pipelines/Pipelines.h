@@ -114,6 +114,12 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
                      "launch, grid barrier after each parallel loop); false: "
                      "a kernel per parallel loop per step"),
       llvm::cl::init(true)};
+  Option<bool> tiledGemms{
+      *this, "tiled-gemms",
+      llvm::cl::desc("GEMMs outside time loops as shared-memory, "
+                     "register-tiled kernels (recur-gpu-tiled-gemms); false: "
+                     "a thread per output element"),
+      llvm::cl::init(true)};
 
   static std::string defaultCudaToolkit();
 };
@@ -165,6 +171,15 @@ void buildLowerToCudaPipeline(OpPassManager &pm,
 /// recur-lower-to-cuda after recur-fusion.
 void buildCudaBackEndPipeline(OpPassManager &pm,
                               const CudaPipelineOptions &options);
+
+/// recur-lower-to-cuda-emulator: the CUDA pipeline's kernels, run on the
+/// CPU (recur-gpu-emulate-launches: a block is an OpenMP team) for testing
+/// them without a GPU; a CPU model. The chip and binary options are unused.
+void buildLowerToCudaEmulatorPipeline(OpPassManager &pm,
+                                      const CudaPipelineOptions &options);
+/// recur-lower-to-cuda-emulator after recur-fusion.
+void buildCudaEmulatorBackEndPipeline(OpPassManager &pm,
+                                      const CudaPipelineOptions &options);
 
 void registerRecurPipelines();
 

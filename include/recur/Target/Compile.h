@@ -20,8 +20,13 @@ enum class EmitKind {
   SharedLibrary // what the runtime loads
 };
 
+/// The target that compiles the CUDA pipeline's kernels for the CPU
+/// (recur-lower-to-cuda-emulator): a CPU model for testing them without a GPU.
+inline constexpr llvm::StringLiteral kCudaEmulatorTarget = "cuda-emulator";
+
 struct CompileOptions {
-  std::string target = "cpu"; // or "cuda"
+  /// "cpu", "cuda", or kCudaEmulatorTarget.
+  std::string target = "cpu";
   /// LLVM CPU name (for the host code too), or "native" for the machine
   /// compiling.
   std::string cpu = "native";
@@ -31,6 +36,9 @@ struct CompileOptions {
   /// CUDA: each time loop as one persistent kernel (recur-gpu-persistent-
   /// kernels); false: a kernel per parallel loop per step.
   bool persistentKernels = true;
+  /// CUDA: GEMMs outside time loops as tiled kernels (recur-gpu-tiled-gemms);
+  /// false: a thread per output element.
+  bool tiledGemms = true;
   /// Loop fusion before lowering (recur-fusion); unset: the target's
   /// default (defaultFusionLevel).
   std::optional<FusionLevel> fusion;

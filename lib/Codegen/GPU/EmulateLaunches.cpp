@@ -1,0 +1,213 @@
+//===- EmulateLaunches.cpp - GPU kernels as OpenMP threads on the CPU -----===//
+//
+// The GPU path's kernels cannot run where there is no GPU, and a GPU is rare
+// where Recur is developed and tested. Here each gpu.launch of the CUDA
+// pipeline becomes host code that runs the same kernel body with real
+// threads: a block is an OpenMP team with one thread per GPU thread,
+// gpu.barrier an OpenMP barrier, workgroup memory a buffer the team shares.
+// Blocks run one after another, except in a persistent kernel, whose blocks
+// meet at a grid barrier and so must run at once: there, every block's
+// threads form one team. The kernels' indexing, barriers, shared memory and
+// grid barrier then meet the CPU numerics suite.
+//
+//===----------------------------------------------------------------------===//
+
+#include "recur/Codegen/Passes.h"
+#include "recur/runtime.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
+
+namespace mlir::recur {
+#define GEN_PASS_DEF_GPUEMULATELAUNCHES
+#include "recur/Codegen/Passes.h.inc"
+} // namespace mlir::recur
+
+using namespace mlir;
+
+namespace {
+
+constexpr StringLiteral kThreadNumFunction = "omp_get_thread_num";
+constexpr StringLiteral kYieldFunction = "sched_yield";
+
+/// Calls the C function `name` of type int(void), declared in `module` (as
+/// an LLVM function: a func.func would get a C-interface wrapper).
+Value callIntFunction(OpBuilder &b, Location loc, ModuleOp module,
+                      StringRef name) {
+  auto type = LLVM::LLVMFunctionType::get(b.getI32Type(), {});
+  auto function = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+  if (!function) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    function = LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
+  }
+  return LLVM::CallOp::create(b, loc, function, ValueRange()).getResult();
+}
+
+/// `type` in the default memory space.
+MemRefType hostType(MemRefType type) {
+  return MemRefType::get(type.getShape(), type.getElementType(),
+                         type.getLayout());
+}
+
+struct Emulator {
+  ModuleOp module;
+  int64_t maxPersistentBlocks;
+
+  LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch);
+
+private:
+  /// Moves the launch's body into a new team of `threads` threads at the
+  /// insertion point; `blockIds` (x, y, z) and the team's thread number
+  /// divided by the block size give the block, its remainder the thread.
+  void runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch, Value threads,
+                 ArrayRef<Value> blockIds, Value gridX,
+                 ArrayRef<Value> workgroupBuffers, bool blocksInTeam);
+};
+
+LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
+  Location loc = launch.getLoc();
+  if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
+      launch.hasClusterSize() || launch.getDynamicSharedMemorySize())
+    return launch.emitError("cannot emulate an asynchronous, clustered or "
+                            "dynamic shared memory launch");
+  if (!matchPattern(launch.getBlockSizeY(), m_One()) ||
+      !matchPattern(launch.getBlockSizeZ(), m_One()))
+    return launch.emitError("cannot emulate blocks of more than one "
+                            "dimension");
+  if (!launch.getBody().hasOneBlock())
+    return launch.emitError("cannot emulate a kernel body of several blocks");
+  bool persistent = launch.getFunction() && launch.getFunction()->starts_with(
+                                                RECUR_PERSISTENT_KERNEL_PREFIX);
+
+  rewriter.setInsertionPoint(launch);
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, value);
+  };
+  if (persistent) {
+    // Any grid computes the same result; the runtime launches at most what
+    // is resident, the emulation a few blocks' worth of threads.
+    if (!launch.getWorkgroupAttributions().empty() ||
+        !matchPattern(launch.getGridSizeY(), m_One()) ||
+        !matchPattern(launch.getGridSizeZ(), m_One()))
+      return launch.emitError("cannot emulate a persistent kernel with "
+                              "workgroup memory or a multi-dimensional grid");
+    Value grid = arith::MinUIOp::create(rewriter, loc, launch.getGridSizeX(),
+                                        index(maxPersistentBlocks));
+    Value threads =
+        arith::MulIOp::create(rewriter, loc, grid, launch.getBlockSizeX());
+    runInTeam(rewriter, launch, threads, {}, grid, {}, /*blocksInTeam=*/true);
+    rewriter.eraseOp(launch);
+    return success();
+  }
+
+  // Block by block: z, y, x loops around a team for each.
+  SmallVector<Value> blockIds(3);
+  Value zero = index(0), one = index(1);
+  Value sizes[] = {launch.getGridSizeZ(), launch.getGridSizeY(),
+                   launch.getGridSizeX()};
+  for (int dim = 0; dim < 3; ++dim) {
+    auto loop = scf::ForOp::create(rewriter, loc, zero, sizes[dim], one);
+    blockIds[2 - dim] = loop.getInductionVar();
+    rewriter.setInsertionPoint(loop.getBody()->getTerminator());
+  }
+  SmallVector<Value> workgroupBuffers;
+  for (BlockArgument buffer : launch.getWorkgroupAttributions())
+    workgroupBuffers.push_back(memref::AllocaOp::create(
+        rewriter, loc, hostType(cast<MemRefType>(buffer.getType()))));
+  runInTeam(rewriter, launch, launch.getBlockSizeX(), blockIds,
+            launch.getGridSizeX(), workgroupBuffers, /*blocksInTeam=*/false);
+  rewriter.eraseOp(launch);
+  return success();
+}
+
+void Emulator::runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
+                         Value threads, ArrayRef<Value> blockIds, Value gridX,
+                         ArrayRef<Value> workgroupBuffers, bool blocksInTeam) {
+  Location loc = launch.getLoc();
+  omp::ParallelOperands clauses;
+  clauses.numThreads =
+      arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(), threads);
+  auto team = omp::ParallelOp::create(rewriter, loc, clauses);
+  Block *teamBody = rewriter.createBlock(&team.getRegion());
+  auto terminator = omp::TerminatorOp::create(rewriter, loc);
+  rewriter.setInsertionPoint(terminator);
+
+  Value number = arith::IndexCastOp::create(
+      rewriter, loc, rewriter.getIndexType(),
+      callIntFunction(rewriter, loc, module, kThreadNumFunction));
+  Value blockSize = launch.getBlockSizeX();
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value threadX = arith::RemUIOp::create(rewriter, loc, number, blockSize);
+  SmallVector<Value> block(blockIds);
+  if (blocksInTeam)
+    block = {arith::DivUIOp::create(rewriter, loc, number, blockSize), zero,
+             zero};
+
+  // The body's arguments: block ids, thread ids, grid and block sizes
+  // (x, y, z each), then workgroup and private buffers.
+  SmallVector<Value> arguments(block);
+  arguments.append({threadX, zero, zero});
+  arguments.append({gridX, launch.getGridSizeY(), launch.getGridSizeZ()});
+  arguments.append({blockSize, one, one});
+  arguments.append(workgroupBuffers.begin(), workgroupBuffers.end());
+  for (BlockArgument buffer : launch.getPrivateAttributions())
+    arguments.push_back(memref::AllocaOp::create(
+        rewriter, loc, hostType(cast<MemRefType>(buffer.getType()))));
+
+  Block &body = launch.getBody().front();
+  // Retype first: the buffers lose their GPU memory space.
+  for (auto [argument, value] : llvm::zip(body.getArguments(), arguments))
+    argument.setType(value.getType());
+  rewriter.eraseOp(body.getTerminator());
+  rewriter.inlineBlockBefore(&body, terminator, arguments);
+  (void)teamBody;
+
+  team.walk([&](gpu::BarrierOp barrier) {
+    rewriter.setInsertionPoint(barrier);
+    rewriter.replaceOpWithNewOp<omp::BarrierOp>(barrier);
+  });
+  // A spin-wait (a loop polling an atomic load: the grid barrier) yields the
+  // core at each poll, since the team has many more threads than the CPU
+  // has cores.
+  team.walk([&](scf::WhileOp loop) {
+    bool polls =
+        loop.getBefore()
+            .walk([](LLVM::LoadOp load) {
+              return load.getOrdering() != LLVM::AtomicOrdering::not_atomic
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            })
+            .wasInterrupted();
+    if (!polls)
+      return;
+    rewriter.setInsertionPoint(loop.getAfter().front().getTerminator());
+    callIntFunction(rewriter, loop.getLoc(), module, kYieldFunction);
+  });
+}
+
+struct GpuEmulateLaunchesPass
+    : mlir::recur::impl::GpuEmulateLaunchesBase<GpuEmulateLaunchesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    IRRewriter rewriter(&getContext());
+    // Zeroing a buffer needs no device.
+    module.walk([&](gpu::MemsetOp memset) {
+      rewriter.setInsertionPoint(memset);
+      linalg::FillOp::create(rewriter, memset.getLoc(), memset.getValue(),
+                             memset.getDst());
+      rewriter.eraseOp(memset);
+    });
+    SmallVector<gpu::LaunchOp> launches;
+    module.walk([&](gpu::LaunchOp launch) { launches.push_back(launch); });
+    Emulator emulator{module, maxPersistentBlocks};
+    for (gpu::LaunchOp launch : launches)
+      if (failed(emulator.emulate(rewriter, launch)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,95 @@
+// RUN: recur-opt %s --recur-gpu-emulate-launches --split-input-file | FileCheck %s
+
+// A kernel with workgroup memory and a barrier: blocks one after another,
+// each a team of one OpenMP thread per GPU thread, sharing a stack buffer;
+// gpu.barrier is the team's barrier.
+// CHECK-DAG: llvm.func @omp_get_thread_num() -> i32
+// CHECK-LABEL: func.func @tiled(
+// CHECK-SAME: %[[A:[^:]*]]: memref<?xf32>, %[[BLOCKS:[^:]*]]: index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for %[[BX:.*]] = %{{.*}} to %[[BLOCKS]]
+// CHECK: %[[TILE:.*]] = memref.alloca() : memref<64xf32>
+// CHECK: %[[THREADS:.*]] = arith.index_cast %[[C64]] : index to i32
+// CHECK: omp.parallel num_threads(%[[THREADS]] : i32) {
+// CHECK: %[[NUMBER:.*]] = llvm.call @omp_get_thread_num() : () -> i32
+// CHECK: %[[N:.*]] = arith.index_cast %[[NUMBER]] : i32 to index
+// CHECK: %[[TX:.*]] = arith.remui %[[N]], %[[C64]]
+// CHECK: %[[I:.*]] = arith.muli %[[BX]], %[[C64]]
+// CHECK: %[[J:.*]] = arith.addi %[[I]], %[[TX]]
+// CHECK: memref.store %{{.*}}, %[[TILE]][%[[TX]]] : memref<64xf32>
+// CHECK-NEXT: omp.barrier
+// CHECK: memref.load %[[TILE]]
+// CHECK: memref.store %{{.*}}, %[[A]][%[[J]]]
+// CHECK-NEXT: omp.terminator
+// CHECK-NOT: gpu.
+
+func.func @tiled(%a: memref<?xf32>, %blocks: index) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %blocks, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%tile : memref<64xf32, #gpu.address_space<workgroup>>) {
+    %i = arith.muli %bx, %c64 : index
+    %j = arith.addi %i, %tx : index
+    %v = memref.load %a[%j] : memref<?xf32>
+    memref.store %v, %tile[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    %c63 = arith.constant 63 : index
+    %k = arith.subi %c63, %tx : index
+    %w = memref.load %tile[%k] : memref<64xf32, #gpu.address_space<workgroup>>
+    memref.store %w, %a[%j] : memref<?xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A persistent kernel: its blocks meet at a grid barrier, so at most two of
+// them run, at once, in one team; the block is the thread number divided by
+// the block size. The polling loop yields; the memset is a fill.
+// CHECK-DAG: llvm.func @sched_yield() -> i32
+// CHECK-LABEL: func.func @persistent(
+// CHECK-SAME: %[[FLAG:[^:]*]]: !llvm.ptr, %[[BLOCKS:[^:]*]]: index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: %[[COUNTERS:.*]] = memref.alloc() : memref<64xi32>
+// CHECK: linalg.fill ins(%{{.*}} : i32) outs(%[[COUNTERS]] : memref<64xi32>)
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: %[[GRID:.*]] = arith.minui %[[BLOCKS]], %[[C2]]
+// CHECK: %[[ALL:.*]] = arith.muli %[[GRID]], %[[C32]]
+// CHECK: %[[THREADS:.*]] = arith.index_cast %[[ALL]] : index to i32
+// CHECK: omp.parallel num_threads(%[[THREADS]] : i32) {
+// CHECK: llvm.call @omp_get_thread_num()
+// CHECK: omp.barrier
+// CHECK: scf.while
+// CHECK: llvm.load %[[FLAG]] atomic acquire
+// CHECK: } do {
+// CHECK-NEXT: llvm.call @sched_yield() : () -> i32
+// CHECK-NEXT: scf.yield
+// CHECK: omp.terminator
+// CHECK-NOT: gpu.
+
+func.func @persistent(%flag: !llvm.ptr, %blocks: index) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %counters = memref.alloc() : memref<64xi32>
+  %zero = arith.constant 0 : i32
+  gpu.memset %counters, %zero : memref<64xi32>, i32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %blocks, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+             module(@recur_persistent_persistent_0) function(@recur_persistent_persistent_0) {
+    gpu.barrier
+    scf.while : () -> () {
+      %now = llvm.load %flag atomic acquire {alignment = 4 : i64} : !llvm.ptr -> i32
+      %same = arith.cmpi eq, %now, %zero : i32
+      scf.condition(%same)
+    } do {
+      scf.yield
+    }
+    gpu.terminator
+  }
+  memref.dealloc %counters : memref<64xi32>
+  return
+}
