@@ -2,6 +2,7 @@
 
 #include "CompiledModel.h"
 
+#include "recur/Gen/ModelGen.h"
 #include "recur/InitAll.h"
 #include "recur/Target/Compile.h"
 
@@ -191,4 +192,29 @@ void LoadedModel::runAndCompare(std::vector<HostTensor> inputs,
     }
     outputs[i]->deleter(outputs[i]);
   }
+}
+
+void recur::testing::checkLstmLm(const LmShape &shape,
+                                 const mlir::recur::CompileOptions &options,
+                                 const std::string &name) {
+  mlir::MLIRContext context;
+  mlir::recur::LstmLmConfig config;
+  config.vocab = shape.vocab;
+  config.embed = shape.embed;
+  config.hidden = shape.hidden;
+  config.layers = shape.layers;
+  if (shape.staticShapes) {
+    config.seq = shape.seq;
+    config.batch = shape.batch;
+  }
+  auto module = mlir::recur::buildLstmLm(context, config);
+  std::string path = compileToLibrary(*module, name, options);
+  ASSERT_FALSE(path.empty());
+  LoadedModel model(path);
+  ASSERT_TRUE(model);
+  std::mt19937_64 rng(shape.vocab * 1000 + shape.hidden);
+  model.bindRandomWeights(rng);
+  std::vector<HostTensor> inputs;
+  inputs.push_back(randomIds({shape.seq, shape.batch}, shape.vocab, rng));
+  model.runAndCompare(std::move(inputs));
 }

@@ -78,6 +78,20 @@ private:
 /// The message of `error` (freed), or "" for success.
 std::string messageOf(RecurError *error);
 
+/// The sizes of recur-gen's LSTM LM and of its tokens ([seq, batch]), with
+/// T and B fixed in the IR or left dynamic.
+struct LmShape {
+  int64_t vocab, embed, hidden, layers, seq, batch;
+  bool staticShapes = false;
+};
+
+/// Compiles the LM of `shape` with `options` (as `name`), runs it on random
+/// weights and tokens drawn from the shape, and compares every output with
+/// the reference.
+void checkLstmLm(const LmShape &shape,
+                 const mlir::recur::CompileOptions &options,
+                 const std::string &name);
+
 } // namespace recur::testing
 
 #endif // RECUR_TEST_UNITTESTS_COMPILEDMODEL_H

@@ -23,10 +23,7 @@ using mlir::recur::FusionLevel;
 
 namespace {
 
-struct LmCase {
-  int64_t vocab, embed, hidden, layers, seq, batch;
-  bool staticShapes;
-};
+using LmCase = LmShape;
 
 std::string describe(const LmCase &c, FusionLevel fusion) {
   std::ostringstream name;
@@ -41,27 +38,9 @@ class CompiledLmTest
 
 TEST_P(CompiledLmTest, MatchesReference) {
   const auto &[c, fusion] = GetParam();
-  mlir::MLIRContext context;
-  LstmLmConfig config;
-  config.vocab = c.vocab;
-  config.embed = c.embed;
-  config.hidden = c.hidden;
-  config.layers = c.layers;
-  if (c.staticShapes) {
-    config.seq = c.seq;
-    config.batch = c.batch;
-  }
-  auto module = buildLstmLm(context, config);
-  std::string path =
-      compileToLibrary(*module, describe(c, fusion), "cpu", fusion);
-  ASSERT_FALSE(path.empty());
-  LoadedModel model(path);
-  ASSERT_TRUE(model);
-  std::mt19937_64 rng(c.vocab * 1000 + c.hidden);
-  model.bindRandomWeights(rng);
-  std::vector<HostTensor> inputs;
-  inputs.push_back(randomIds({c.seq, c.batch}, c.vocab, rng));
-  model.runAndCompare(std::move(inputs));
+  CompileOptions options;
+  options.fusion = fusion;
+  checkLstmLm(c, options, describe(c, fusion));
 }
 
 // Hand-picked corners plus a seeded draw of odd sizes.

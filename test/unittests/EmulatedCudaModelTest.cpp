@@ -12,12 +12,6 @@
 
 #include "CompiledModel.h"
 
-#include "recur/Gen/ModelGen.h"
-
-#include "mlir/IR/MLIRContext.h"
-
-#include <sstream>
-
 using namespace recur::testing;
 using namespace mlir::recur;
 
@@ -25,7 +19,7 @@ namespace {
 
 struct EmulatedCase {
   const char *name;
-  int64_t vocab, embed, hidden, layers, seq, batch;
+  LmShape shape;
   bool persistent = true, tiledGemms = true;
 };
 
@@ -34,13 +28,13 @@ std::vector<EmulatedCase> emulatedCases() {
       // 144 rows x 300 columns: 2 x 3 GEMM tiles of 128; K = 12 is not a
       // multiple of the slice of 8 (scalar loads, zeros past K); 16 rows of
       // 2 layers of 12 units: 384 threads, a persistent grid of 2 blocks.
-      {"tiles", 300, 10, 12, 2, 9, 16},
+      {"tiles", {300, 10, 12, 2, 9, 16}},
       // K = 16 (and the embedding's 8): aligned vector loads.
-      {"vector_loads", 140, 8, 16, 3, 5, 4},
+      {"vector_loads", {140, 8, 16, 3, 5, 4}},
       // One row, one step.
-      {"single_row", 23, 5, 7, 1, 1, 1},
-      {"per_step_kernels", 300, 10, 12, 2, 9, 16, /*persistent=*/false},
-      {"untiled_gemms", 300, 10, 12, 2, 9, 16, true, /*tiledGemms=*/false},
+      {"single_row", {23, 5, 7, 1, 1, 1}},
+      {"per_step_kernels", {300, 10, 12, 2, 9, 16}, /*persistent=*/false},
+      {"untiled_gemms", {300, 10, 12, 2, 9, 16}, true, /*tiledGemms=*/false},
   };
 }
 
@@ -49,30 +43,14 @@ class EmulatedCudaLmTest
 
 TEST_P(EmulatedCudaLmTest, MatchesReference) {
   const auto &[c, fusion] = GetParam();
-  mlir::MLIRContext context;
-  LstmLmConfig config;
-  config.vocab = c.vocab;
-  config.embed = c.embed;
-  config.hidden = c.hidden;
-  config.layers = c.layers;
-  auto module = buildLstmLm(context, config);
   CompileOptions options;
   options.target = kCudaEmulatorTarget.str();
   options.fusion = fusion;
   options.persistentKernels = c.persistent;
   options.tiledGemms = c.tiledGemms;
-  std::string path = compileToLibrary(*module,
-                                      std::string("emulated_") + c.name + "_" +
-                                          stringifyFusionLevel(fusion).str(),
-                                      options);
-  ASSERT_FALSE(path.empty());
-  LoadedModel model(path);
-  ASSERT_TRUE(model);
-  std::mt19937_64 rng(c.vocab * 1000 + c.hidden);
-  model.bindRandomWeights(rng);
-  std::vector<HostTensor> inputs;
-  inputs.push_back(randomIds({c.seq, c.batch}, c.vocab, rng));
-  model.runAndCompare(std::move(inputs));
+  checkLstmLm(c.shape, options,
+              std::string("emulated_") + c.name + "_" +
+                  stringifyFusionLevel(fusion).str());
 }
 
 INSTANTIATE_TEST_SUITE_P(
