@@ -512,33 +512,29 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   PassManager pm(module.getContext());
   std::string pipeline;
   bool openmp = options.openmp && !cuda;
-  if (emulator) {
-    CudaPipelineOptions cudaOptions;
-    cudaOptions.fusion = level;
-    cudaOptions.persistent = options.persistentKernels;
-    cudaOptions.tiledGemms = options.tiledGemms;
-    buildCudaEmulatorBackEndPipeline(pm, cudaOptions);
-    pipeline =
-        "recur-lower-to-cuda-emulator{fusion=" +
-        stringifyFusionLevel(level).str() + " persistent=" +
-        std::string(options.persistentKernels ? "true" : "false") +
-        " tiled-gemms=" + std::string(options.tiledGemms ? "true" : "false") +
-        "}";
-  } else if (cuda) {
+  if (cuda || emulator) {
     CudaPipelineOptions cudaOptions;
     cudaOptions.fusion = level;
     cudaOptions.chip = options.cudaArch;
     cudaOptions.persistent = options.persistentKernels;
     cudaOptions.tiledGemms = options.tiledGemms;
-    if (options.emit == EmitKind::Ptx)
-      cudaOptions.format = "isa";
-    buildCudaBackEndPipeline(pm, cudaOptions);
-    pipeline =
-        "recur-lower-to-cuda{fusion=" + stringifyFusionLevel(level).str() +
-        " chip=" + options.cudaArch + " persistent=" +
+    std::string kernels =
+        " persistent=" +
         std::string(options.persistentKernels ? "true" : "false") +
-        " tiled-gemms=" + std::string(options.tiledGemms ? "true" : "false") +
-        " format=" + cudaOptions.format.getValue() + "}";
+        " tiled-gemms=" + std::string(options.tiledGemms ? "true" : "false");
+    if (emulator) {
+      buildCudaEmulatorBackEndPipeline(pm, cudaOptions);
+      pipeline = "recur-lower-to-cuda-emulator{fusion=" +
+                 stringifyFusionLevel(level).str() + kernels + "}";
+    } else {
+      if (options.emit == EmitKind::Ptx)
+        cudaOptions.format = "isa";
+      buildCudaBackEndPipeline(pm, cudaOptions);
+      pipeline =
+          "recur-lower-to-cuda{fusion=" + stringifyFusionLevel(level).str() +
+          " chip=" + options.cudaArch + kernels +
+          " format=" + cudaOptions.format.getValue() + "}";
+    }
   } else {
     CpuPipelineOptions cpuOptions;
     cpuOptions.fusion = level;

@@ -58,11 +58,12 @@ struct Emulator {
 
 private:
   /// Moves the launch's body into a new team of `threads` threads at the
-  /// insertion point; `blockIds` (x, y, z) and the team's thread number
-  /// divided by the block size give the block, its remainder the thread.
+  /// insertion point. The team's thread number modulo the block size is the
+  /// thread; the block is `blockIds` (x, y, z), or, without them (every
+  /// block in the team), the thread number divided by the block size.
   void runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch, Value threads,
                  ArrayRef<Value> blockIds, Value gridX,
-                 ArrayRef<Value> workgroupBuffers, bool blocksInTeam);
+                 ArrayRef<Value> workgroupBuffers);
 };
 
 LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
@@ -96,7 +97,8 @@ LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
                                         index(maxPersistentBlocks));
     Value threads =
         arith::MulIOp::create(rewriter, loc, grid, launch.getBlockSizeX());
-    runInTeam(rewriter, launch, threads, {}, grid, {}, /*blocksInTeam=*/true);
+    runInTeam(rewriter, launch, threads, /*blockIds=*/{}, grid,
+              /*workgroupBuffers=*/{});
     rewriter.eraseOp(launch);
     return success();
   }
@@ -116,20 +118,20 @@ LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
     workgroupBuffers.push_back(memref::AllocaOp::create(
         rewriter, loc, hostType(cast<MemRefType>(buffer.getType()))));
   runInTeam(rewriter, launch, launch.getBlockSizeX(), blockIds,
-            launch.getGridSizeX(), workgroupBuffers, /*blocksInTeam=*/false);
+            launch.getGridSizeX(), workgroupBuffers);
   rewriter.eraseOp(launch);
   return success();
 }
 
 void Emulator::runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
                          Value threads, ArrayRef<Value> blockIds, Value gridX,
-                         ArrayRef<Value> workgroupBuffers, bool blocksInTeam) {
+                         ArrayRef<Value> workgroupBuffers) {
   Location loc = launch.getLoc();
   omp::ParallelOperands clauses;
   clauses.numThreads =
       arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(), threads);
   auto team = omp::ParallelOp::create(rewriter, loc, clauses);
-  Block *teamBody = rewriter.createBlock(&team.getRegion());
+  rewriter.createBlock(&team.getRegion());
   auto terminator = omp::TerminatorOp::create(rewriter, loc);
   rewriter.setInsertionPoint(terminator);
 
@@ -141,7 +143,7 @@ void Emulator::runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value threadX = arith::RemUIOp::create(rewriter, loc, number, blockSize);
   SmallVector<Value> block(blockIds);
-  if (blocksInTeam)
+  if (blockIds.empty())
     block = {arith::DivUIOp::create(rewriter, loc, number, blockSize), zero,
              zero};
 
@@ -162,7 +164,6 @@ void Emulator::runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
     argument.setType(value.getType());
   rewriter.eraseOp(body.getTerminator());
   rewriter.inlineBlockBefore(&body, terminator, arguments);
-  (void)teamBody;
 
   team.walk([&](gpu::BarrierOp barrier) {
     rewriter.setInsertionPoint(barrier);

@@ -145,14 +145,15 @@ struct OperandTile {
   Value kOffset;                 // the thread's first k within the slice
   SmallVector<Value> rowIndices; // per loop dim: the thread's row's index
   Value depth;                   // K
+  int64_t kTileSize;             // k per slice
+  unsigned kDim;                 // the reduction's loop dimension
 
   VectorType registerType() const {
     return VectorType::get({width}, Float32Type::get(shared.getContext()));
   }
 
   /// Loads the thread's part of k-slice `kTile` from global memory.
-  Value load(OpBuilder &b, Location loc, Value kTile, int64_t kTileSize,
-             unsigned kDim) const {
+  Value load(OpBuilder &b, Location loc, Value kTile) const {
     Value k0 = arith::AddIOp::create(
         b, loc,
         arith::MulIOp::create(
@@ -302,6 +303,8 @@ void buildGemmKernel(RewriterBase &rewriter, const Gemm &gemm,
     tile.width = tiles.loadWidth(tileRows);
     tile.vectorLoads = canLoadVectors(operand, depth, tiles.k, tile.width);
     tile.depth = depth;
+    tile.kTileSize = tiles.k;
+    tile.kDim = gemm.kDim;
     Value partsPerRow = constant(b, tiles.k / tile.width);
     tile.row = arith::DivUIOp::create(b, loc, threadId, partsPerRow);
     tile.kOffset = arith::MulIOp::create(
@@ -369,8 +372,7 @@ void buildGemmKernel(RewriterBase &rewriter, const Gemm &gemm,
       [&](OpBuilder &b, Location loc) {
         scf::YieldOp::create(
             b, loc,
-            ValueRange{aTile.load(b, loc, zero, tiles.k, gemm.kDim),
-                       bTile.load(b, loc, zero, tiles.k, gemm.kDim)});
+            ValueRange{aTile.load(b, loc, zero), bTile.load(b, loc, zero)});
       },
       [&](OpBuilder &b, Location loc) {
         SmallVector<Value> none;
@@ -390,8 +392,8 @@ void buildGemmKernel(RewriterBase &rewriter, const Gemm &gemm,
         Value next = arith::MinUIOp::create(
             b, loc, arith::AddIOp::create(b, loc, slice, constant(b, 1)),
             arith::SubIOp::create(b, loc, sliceCount, constant(b, 1)));
-        Value nextA = aTile.load(b, loc, next, tiles.k, gemm.kDim);
-        Value nextB = bTile.load(b, loc, next, tiles.k, gemm.kDim);
+        Value nextA = aTile.load(b, loc, next);
+        Value nextB = bTile.load(b, loc, next);
         // Unrolled over the slice: fragment addresses become immediates.
         SmallVector<Value> sums(carried.take_front(accumulatorCount));
         auto loadGroups = [&](Value shared, const Fragment &f, int64_t tile,
