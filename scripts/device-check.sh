@@ -89,7 +89,8 @@ if command -v compute-sanitizer >/dev/null; then
   done
 fi
 for model in "$lm" "$bundle/gpu-suite/liblm_reference-steps.so" \
-  "$bundle/gpu-suite/liblm_reference-untiled.so" "$lm_unfused"; do
+  "$bundle/gpu-suite/liblm_reference-untiled.so" \
+  "$bundle/gpu-suite/liblm_reference-l2weights.so" "$lm_unfused"; do
   level=${model##*-}
   level=${level%.so}
   step "pytorch-$level" "$python" "$root/test/interop/pytorch_lm.py" --bin "$bundle/bin" \

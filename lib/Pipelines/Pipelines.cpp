@@ -155,16 +155,21 @@ buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
   if (options.tiledGemms)
     pm.addNestedPass<func::FuncOp>(createGpuTiledGemms());
   pm.addPass(createAddUnitParallelDims());
+  if (options.stationaryWeights)
+    pm.addNestedPass<func::FuncOp>(
+        createGpuStationaryWeights(GpuStationaryWeightsOptions{
+            options.blockSize, /*maxUnits=*/8, /*sharedMemoryBytes=*/49152}));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCollapseParallelLoops());
-  pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
-      {options.blockSize}, /*noMinMaxBounds=*/true));
+  pm.addNestedPass<func::FuncOp>(createGpuTileParallelLoops(
+      GpuTileParallelLoopsOptions{options.blockSize}));
   // One kernel per time loop rather than one per parallel loop per step.
   if (options.persistent)
     pm.addNestedPass<func::FuncOp>(createGpuPersistentKernels(
         GpuPersistentKernelsOptions{options.blockSize}));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addNestedPass<func::FuncOp>(createGpuWorkgroupAttributions());
 }
 
 void mlir::recur::buildMapToGpuPipeline(OpPassManager &pm,
@@ -173,6 +178,7 @@ void mlir::recur::buildMapToGpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuDeviceMemory());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createGpuAlignWorkgroupMemory());
+  pm.addNestedPass<gpu::GPUModuleOp>(createGpuPersistentRegisterBudget());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

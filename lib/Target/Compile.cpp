@@ -518,10 +518,14 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     cudaOptions.chip = options.cudaArch;
     cudaOptions.persistent = options.persistentKernels;
     cudaOptions.tiledGemms = options.tiledGemms;
+    cudaOptions.stationaryWeights = options.stationaryWeights;
+    auto flag = [](bool value) {
+      return std::string(value ? "true" : "false");
+    };
     std::string kernels =
-        " persistent=" +
-        std::string(options.persistentKernels ? "true" : "false") +
-        " tiled-gemms=" + std::string(options.tiledGemms ? "true" : "false");
+        " persistent=" + flag(options.persistentKernels) +
+        " tiled-gemms=" + flag(options.tiledGemms) +
+        " stationary-weights=" + flag(options.stationaryWeights);
     if (emulator) {
       buildCudaEmulatorBackEndPipeline(pm, cudaOptions);
       pipeline = "recur-lower-to-cuda-emulator{fusion=" +

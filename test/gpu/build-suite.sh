@@ -84,6 +84,12 @@ printf 'liblm_reference-steps.so\t5\t8\t1\n' >> "$out/suite.tsv.tmp"
   "$bin/recur-compile" - --target=cuda --cuda-arch="$arch" \
     --no-tiled-gemms --quiet -o "$out/liblm_reference-untiled.so"
 printf 'liblm_reference-untiled.so\t5\t8\t1\n' >> "$out/suite.tsv.tmp"
+# ... and with the recurrent weights read from L2 at every step (what keeping
+# them in shared memory saves).
+"$bin/recur-gen" lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3 |
+  "$bin/recur-compile" - --target=cuda --cuda-arch="$arch" \
+    --no-stationary-weights --quiet -o "$out/liblm_reference-l2weights.so"
+printf 'liblm_reference-l2weights.so\t5\t8\t1\n' >> "$out/suite.tsv.tmp"
 
 mv "$out/suite.tsv.tmp" "$out/suite.tsv"
 echo "build-suite: $(wc -l < "$out/suite.tsv") runs of $(ls "$out"/*.so | wc -l) models for $arch in $out"

@@ -20,21 +20,34 @@ namespace {
 struct EmulatedCase {
   const char *name;
   LmShape shape;
-  bool persistent = true, tiledGemms = true;
+  bool persistent = true, tiledGemms = true, stationaryWeights = true;
 };
 
 std::vector<EmulatedCase> emulatedCases() {
   return {
       // 144 rows x 300 columns: 2 x 3 GEMM tiles of 128; K = 12 is not a
-      // multiple of the slice of 8 (scalar loads, zeros past K); 16 rows of
-      // 2 layers of 12 units: 384 threads, a persistent grid of 2 blocks.
+      // multiple of the slice of 8 (scalar loads, zeros past K). The steps'
+      // blocks own 4 of the 12 units (a gate tile of 4): 6 groups (3 per
+      // layer at `cell`) on a persistent grid of 2 blocks, which stage
+      // their groups' weights at every step.
       {"tiles", {300, 10, 12, 2, 9, 16}},
-      // K = 16 (and the embedding's 8): aligned vector loads.
+      // K = 16 (and the embedding's 8): aligned vector loads. Groups of 8
+      // units: 6, and 2 per layer at `cell`, where each block owns one and
+      // stages its weights once.
       {"vector_loads", {140, 8, 16, 3, 5, 4}},
-      // One row, one step.
+      // Two layers of 8 units: 2 groups, each block's weights staged once
+      // (also at `wavefront`); 8 units x 40 rows: a thread runs 2 of a
+      // group's 320 iterations.
+      {"weights_on_chip", {50, 6, 8, 2, 4, 40}},
+      // One row, one step; 7 units: groups of one unit.
       {"single_row", {23, 5, 7, 1, 1, 1}},
       {"per_step_kernels", {300, 10, 12, 2, 9, 16}, /*persistent=*/false},
       {"untiled_gemms", {300, 10, 12, 2, 9, 16}, true, /*tiledGemms=*/false},
+      {"weights_from_l2",
+       {300, 10, 12, 2, 9, 16},
+       true,
+       true,
+       /*stationaryWeights=*/false},
   };
 }
 
@@ -48,6 +61,7 @@ TEST_P(EmulatedCudaLmTest, MatchesReference) {
   options.fusion = fusion;
   options.persistentKernels = c.persistent;
   options.tiledGemms = c.tiledGemms;
+  options.stationaryWeights = c.stationaryWeights;
   checkLstmLm(c.shape, options,
               std::string("emulated_") + c.name + "_" +
                   stringifyFusionLevel(fusion).str());

@@ -296,10 +296,11 @@ TEST_F(FakeCudaTest, LaunchesDoNotGrowWithTheSequence) {
     launches.push_back(fake->launches() - before);
     EXPECT_EQ(fake->cooperativeLaunches() - cooperativeBefore, 1)
         << "T=" << seq;
+    // A block per group of units (2 layers of 5 groups of one unit).
     EXPECT_THAT(recur_model_run_report(model),
                 HasSubstr(" kernel launches; recur_persistent_forward_0: 1 "
-                          "cooperative launch of 1 block x 256 threads (asked "
-                          "for 1; 2 per multiprocessor x 4 fit)"));
+                          "cooperative launch of 8 blocks x 256 threads "
+                          "(asked for 10; 2 per multiprocessor x 4 fit)"));
   }
   EXPECT_EQ(launches[0], launches[1]);
   EXPECT_EQ(launches[0], launches[2]);
@@ -308,10 +309,11 @@ TEST_F(FakeCudaTest, LaunchesDoNotGrowWithTheSequence) {
   EXPECT_EQ(fake->liveAllocations(), 0) << "device memory leaked";
 }
 
-// A persistent kernel asks for a block per tile of its largest step (here
-// ceil(8 x 2 layers x 160 / 256) = 10); the runtime launches at most as many
-// blocks as are resident at once (2 per multiprocessor x 4 on the fake
-// device), and refuses a kernel of which not one block fits.
+// A persistent kernel asks for a block per tile of its largest parallel loop
+// (here the step's groups of units, recur-gpu-stationary-weights: 2 layers x
+// 160 / 8 = 40); the runtime launches at most as many blocks as are resident
+// at once (2 per multiprocessor x 4 on the fake device), and refuses a
+// kernel of which not one block fits.
 TEST_F(FakeCudaTest, PersistentGridIsWhatFitsOnTheDevice) {
   static std::string path = compileCudaLm(160, "fake_cuda_wide_lm");
   ASSERT_FALSE(path.empty());
@@ -326,7 +328,7 @@ TEST_F(FakeCudaTest, PersistentGridIsWhatFitsOnTheDevice) {
   EXPECT_EQ(fake->lastCooperativeGrid(), 8);
   EXPECT_THAT(recur_model_run_report(model),
               HasSubstr("recur_persistent_forward_0: 1 cooperative launch of "
-                        "8 blocks x 256 threads (asked for 10; 2 per "
+                        "8 blocks x 256 threads (asked for 40; 2 per "
                         "multiprocessor x 4 fit)"));
 
   fake->setBlocksPerMultiprocessor(0);

@@ -4,7 +4,8 @@
 //                 [--fusion=none|hoist|cell|wavefront|all] [--no-openmp]
 //                 -o libmodel.so
 //   recur-compile model.mlir --target=cuda [--cuda-arch=sm_90]
-//                 [--no-persistent-kernels] [--no-tiled-gemms] -o libmodel.so
+//                 [--no-persistent-kernels] [--no-tiled-gemms]
+//                 [--no-stationary-weights] -o libmodel.so
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,6 +60,12 @@ static cl::opt<bool> noTiledGemms(
     cl::desc("--target=cuda: GEMMs outside time loops with a thread per "
              "output element instead of shared-memory, register-tiled "
              "kernels"));
+static cl::opt<bool> noStationaryWeights(
+    "no-stationary-weights",
+    cl::desc("--target=cuda: fused LSTM steps mapped like any loop nest, "
+             "reading the weights from L2 at every step, instead of blocks "
+             "that own groups of hidden units with their weights in shared "
+             "memory"));
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to write"), cl::init(EmitKind::SharedLibrary),
     cl::values(clEnumValN(EmitKind::Mlir, "mlir",
@@ -91,6 +98,7 @@ int main(int argc, char **argv) {
   options.openmp = !noOpenmp;
   options.persistentKernels = !noPersistentKernels;
   options.tiledGemms = !noTiledGemms;
+  options.stationaryWeights = !noStationaryWeights;
   if (fusion.getNumOccurrences())
     options.fusion = fusion;
   options.emit = emit;

@@ -25,6 +25,11 @@ namespace mlir::recur {
 #define GEN_PASS_REGISTRATION
 #include "recur/Codegen/Passes.h.inc"
 
+/// Marks the scf.if in which recur-gpu-stationary-weights loads a block's
+/// weights into shared memory: recur-gpu-persistent-kernels hoists the load
+/// out of the time loop where it can.
+constexpr StringLiteral kStageWeightsAttrName = "recur.stage_weights";
+
 } // namespace mlir::recur
 
 #endif // RECUR_CODEGEN_PASSES_H

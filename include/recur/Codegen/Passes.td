@@ -245,6 +245,81 @@ def CollapseParallelLoops : Pass<"recur-collapse-parallel-loops"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def GpuStationaryWeights : Pass<"recur-gpu-stationary-weights", "::mlir::func::FuncOp"> {
+  let summary = "Run each fused LSTM step as blocks that own groups of hidden units, their weights in shared memory";
+  let description = [{
+    Mapped like any loop nest, a fused step (the `linalg.generic` that
+    `convert-recur-to-linalg` marks `recur.unit_step`: one iteration per
+    batch row, hidden unit and, in a wavefront, layer) gives each block 256
+    consecutive iterations, which read the recurrent weights from L2 at
+    every step, a row once per batch row. Here the step becomes the
+    schedule of a persistent RNN kernel:
+
+    - a loop over groups of U hidden units of one layer, mapped to blocks
+      (L * H / U groups);
+    - in it, a loop over the block's threads; each runs the group's
+      (unit, batch row) iterations t, t + block-size, ..., the batch row
+      fastest, so that a warp reads one weight element at a time;
+    - first, between two `gpu.barrier`s, the block copies the four gate rows
+      of its U units of every weight the step reads (the `[4H, K]` function
+      arguments loaded in the body: `w_hh`, and in a wavefront `w_ih` of
+      layers after the first) into a shared-memory slot of `4U` rows, and
+      the body reads them from there. The copy is an `scf.if` marked
+      `recur.stage_weights`: `recur-gpu-persistent-kernels` runs it once
+      before the time loop when every block owns one group.
+
+    U is the largest power of two up to `max-units` that divides every
+    layer's gate tile and whose slot fits in `shared-memory-bytes`; a step
+    whose weights do not fit even for one unit is left alone (it reads them
+    from L2). The slot is a `memref.alloc` in workgroup memory at the
+    function's entry, which `recur-gpu-workgroup-attributions` turns into an
+    attribution of the kernel. The loops carry their GPU mapping, which
+    `recur-gpu-tile-parallel-loops` and `gpu-map-parallel-loops` keep.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+    Option<"maxUnits", "max-units", "int64_t", /*default=*/"8",
+           "Most hidden units per block">,
+    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
+           /*default=*/"49152",
+           "Most shared memory for a block's weights (48 KiB: the static limit)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def GpuTileParallelLoops : Pass<"recur-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Tile each innermost scf.parallel by the block size, except loops already mapped to the GPU";
+  let description = [{
+    `scf-parallel-loop-tiling` with one tile size and no min/max bounds (a
+    guard in the body instead), for the loops that `gpu-map-parallel-loops`
+    will map: the tile loop to blocks, the loop inside to threads. Loops
+    that already carry a GPU mapping (`recur-gpu-stationary-weights`' block
+    and thread loops), and loops nested in them, are left as they are.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def GpuWorkgroupAttributions : Pass<"recur-gpu-workgroup-attributions", "::mlir::func::FuncOp"> {
+  let summary = "Make each host-level workgroup-memory buffer a workgroup attribution of the kernels using it";
+  let description = [{
+    A pass before `gpu.launch` exists cannot declare a kernel's shared
+    memory; it allocates it in the host function instead (`memref.alloc` in
+    `#gpu.address_space<workgroup>`). Here each such buffer becomes a
+    workgroup attribution of every `gpu.launch` that uses it, and the
+    allocation (and any deallocation) goes. A use outside a kernel is an
+    error.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def GpuPersistentKernels : Pass<"recur-gpu-persistent-kernels", "::mlir::func::FuncOp"> {
   let summary = "Run each serial loop of parallel loops as one persistent kernel with a grid barrier";
   let description = [{
@@ -273,7 +348,7 @@ def GpuPersistentKernels : Pass<"recur-gpu-persistent-kernels", "::mlir::func::F
     before the serial loop (after hoisting its invariant code); any smaller
     grid computes the same result.
 
-    Runs on tiled loops (after `scf-parallel-loop-tiling`), before
+    Runs on tiled loops (after `recur-gpu-tile-parallel-loops`), before
     `gpu-map-parallel-loops`, which maps the loops left over. Loops that do
     not qualify keep their kernel per parallel loop per step.
 
@@ -361,6 +436,24 @@ def GpuAlignWorkgroupMemory : Pass<"recur-gpu-align-workgroup-memory", "::mlir::
     lowering puts on the global.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def GpuPersistentRegisterBudget : Pass<"recur-gpu-persistent-register-budget", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Give persistent kernels an explicit register budget (.maxnreg)";
+  let description = [{
+    Without a budget, ptxas (-O3) holds a kernel of 256 threads to 64
+    registers and spills what does not fit: the persistent LSTM kernel with
+    its weights in shared memory spilled 20 bytes so. Each persistent
+    kernel (`recur_persistent_*`) gets `nvvm.maxnreg` = `max-registers`;
+    ptxas then uses what the kernel needs, up to that. Fewer registers let
+    more blocks share a multiprocessor, which a cooperative grid needs; the
+    runtime sizes the grid from the occupancy the cubin actually has.
+  }];
+  let options = [
+    Option<"maxRegisters", "max-registers", "int64_t", /*default=*/"128",
+           "Most registers per thread of a persistent kernel">,
+  ];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
 def GpuEmulateLaunches : Pass<"recur-gpu-emulate-launches", "::mlir::ModuleOp"> {

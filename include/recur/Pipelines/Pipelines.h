@@ -120,6 +120,13 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
                      "register-tiled kernels (recur-gpu-tiled-gemms); false: "
                      "a thread per output element"),
       llvm::cl::init(true)};
+  Option<bool> stationaryWeights{
+      *this, "stationary-weights",
+      llvm::cl::desc("Fused LSTM steps as blocks that own groups of hidden "
+                     "units and keep their weights in shared memory "
+                     "(recur-gpu-stationary-weights); false: mapped like "
+                     "any loop nest"),
+      llvm::cl::init(true)};
 
   static std::string defaultCudaToolkit();
 };

@@ -39,6 +39,9 @@ struct CompileOptions {
   /// CUDA: GEMMs outside time loops as tiled kernels (recur-gpu-tiled-gemms);
   /// false: a thread per output element.
   bool tiledGemms = true;
+  /// CUDA: fused LSTM steps with their weights in shared memory
+  /// (recur-gpu-stationary-weights); false: mapped like any loop nest.
+  bool stationaryWeights = true;
   /// Loop fusion before lowering (recur-fusion); unset: the target's
   /// default (defaultFusionLevel).
   std::optional<FusionLevel> fusion;

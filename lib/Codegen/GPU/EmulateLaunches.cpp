@@ -6,9 +6,10 @@
 // threads: a block is an OpenMP team with one thread per GPU thread,
 // gpu.barrier an OpenMP barrier, workgroup memory a buffer the team shares.
 // Blocks run one after another, except in a persistent kernel, whose blocks
-// meet at a grid barrier and so must run at once: there, every block's
-// threads form one team. The kernels' indexing, barriers, shared memory and
-// grid barrier then meet the CPU numerics suite.
+// meet at a grid barrier and so must run at once: there, each block's team
+// is nested in an outer team with a thread per block. The kernels'
+// indexing, barriers, shared memory and grid barrier then meet the CPU
+// numerics suite.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,19 +30,42 @@ namespace {
 
 constexpr StringLiteral kThreadNumFunction = "omp_get_thread_num";
 constexpr StringLiteral kYieldFunction = "sched_yield";
+constexpr StringLiteral kMaxActiveLevelsFunction = "omp_set_max_active_levels";
 
-/// Calls the C function `name` of type int(void), declared in `module` (as
-/// an LLVM function: a func.func would get a C-interface wrapper).
-Value callIntFunction(OpBuilder &b, Location loc, ModuleOp module,
-                      StringRef name) {
-  auto type = LLVM::LLVMFunctionType::get(b.getI32Type(), {});
+/// Calls the C function `name` of type `type`, declared in `module` (as an
+/// LLVM function: a func.func would get a C-interface wrapper).
+LLVM::CallOp callFunction(OpBuilder &b, Location loc, ModuleOp module,
+                          StringRef name, LLVM::LLVMFunctionType type,
+                          ValueRange arguments) {
   auto function = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
   if (!function) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
     function = LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
   }
-  return LLVM::CallOp::create(b, loc, function, ValueRange()).getResult();
+  return LLVM::CallOp::create(b, loc, function, arguments);
+}
+
+/// Calls the C function `name` of type int(void).
+Value callIntFunction(OpBuilder &b, Location loc, ModuleOp module,
+                      StringRef name) {
+  auto type = LLVM::LLVMFunctionType::get(b.getI32Type(), {});
+  return callFunction(b, loc, module, name, type, ValueRange()).getResult();
+}
+
+/// Opens a team of `threads` (index) threads at the insertion point, leaves
+/// the insertion point in it, and returns the team's thread number.
+Value openTeam(RewriterBase &rewriter, Location loc, ModuleOp module,
+               Value threads) {
+  omp::ParallelOperands clauses;
+  clauses.numThreads =
+      arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(), threads);
+  auto team = omp::ParallelOp::create(rewriter, loc, clauses);
+  rewriter.createBlock(&team.getRegion());
+  rewriter.setInsertionPoint(omp::TerminatorOp::create(rewriter, loc));
+  return arith::IndexCastOp::create(
+      rewriter, loc, rewriter.getIndexType(),
+      callIntFunction(rewriter, loc, module, kThreadNumFunction));
 }
 
 /// `type` in the default memory space.
@@ -57,11 +81,10 @@ struct Emulator {
   LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch);
 
 private:
-  /// Moves the launch's body into a new team of `threads` threads at the
-  /// insertion point. The team's thread number modulo the block size is the
-  /// thread; the block is `blockIds` (x, y, z), or, without them (every
-  /// block in the team), the thread number divided by the block size.
-  void runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch, Value threads,
+  /// Moves the launch's body into a new team of a thread per GPU thread
+  /// (one block) at the insertion point: block `blockIds` (x, y, z), thread
+  /// the team's thread number.
+  void runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
                  ArrayRef<Value> blockIds, Value gridX,
                  ArrayRef<Value> workgroupBuffers);
 };
@@ -85,27 +108,42 @@ LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
   };
+  // The block's shared memory, at the insertion point.
+  auto allocateWorkgroupBuffers = [&] {
+    SmallVector<Value> buffers;
+    for (BlockArgument buffer : launch.getWorkgroupAttributions())
+      buffers.push_back(memref::AllocaOp::create(
+          rewriter, loc, hostType(cast<MemRefType>(buffer.getType()))));
+    return buffers;
+  };
+  Value zero = index(0), one = index(1);
   if (persistent) {
     // Any grid computes the same result; the runtime launches at most what
-    // is resident, the emulation a few blocks' worth of threads.
-    if (!launch.getWorkgroupAttributions().empty() ||
-        !matchPattern(launch.getGridSizeY(), m_One()) ||
+    // is resident, the emulation a few blocks' worth of threads. The
+    // blocks run at once: an outer team with a thread per block, each
+    // running its block as a nested team, so that a block barrier waits
+    // for the block's threads only.
+    if (!matchPattern(launch.getGridSizeY(), m_One()) ||
         !matchPattern(launch.getGridSizeZ(), m_One()))
-      return launch.emitError("cannot emulate a persistent kernel with "
-                              "workgroup memory or a multi-dimensional grid");
+      return launch.emitError("cannot emulate a persistent kernel with a "
+                              "multi-dimensional grid");
     Value grid = arith::MinUIOp::create(rewriter, loc, launch.getGridSizeX(),
                                         index(maxPersistentBlocks));
-    Value threads =
-        arith::MulIOp::create(rewriter, loc, grid, launch.getBlockSizeX());
-    runInTeam(rewriter, launch, threads, /*blockIds=*/{}, grid,
-              /*workgroupBuffers=*/{});
+    Type i32 = rewriter.getI32Type();
+    callFunction(
+        rewriter, loc, module, kMaxActiveLevelsFunction,
+        LLVM::LLVMFunctionType::get(
+            LLVM::LLVMVoidType::get(rewriter.getContext()), {i32}),
+        arith::ConstantIntOp::create(rewriter, loc, i32, 2).getResult());
+    Value block = openTeam(rewriter, loc, module, grid);
+    runInTeam(rewriter, launch, {block, zero, zero}, grid,
+              allocateWorkgroupBuffers());
     rewriter.eraseOp(launch);
     return success();
   }
 
   // Block by block: z, y, x loops around a team for each.
   SmallVector<Value> blockIds(3);
-  Value zero = index(0), one = index(1);
   Value sizes[] = {launch.getGridSizeZ(), launch.getGridSizeY(),
                    launch.getGridSizeX()};
   for (int dim = 0; dim < 3; ++dim) {
@@ -113,43 +151,26 @@ LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
     blockIds[2 - dim] = loop.getInductionVar();
     rewriter.setInsertionPoint(loop.getBody()->getTerminator());
   }
-  SmallVector<Value> workgroupBuffers;
-  for (BlockArgument buffer : launch.getWorkgroupAttributions())
-    workgroupBuffers.push_back(memref::AllocaOp::create(
-        rewriter, loc, hostType(cast<MemRefType>(buffer.getType()))));
-  runInTeam(rewriter, launch, launch.getBlockSizeX(), blockIds,
-            launch.getGridSizeX(), workgroupBuffers);
+  runInTeam(rewriter, launch, blockIds, launch.getGridSizeX(),
+            allocateWorkgroupBuffers());
   rewriter.eraseOp(launch);
   return success();
 }
 
 void Emulator::runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
-                         Value threads, ArrayRef<Value> blockIds, Value gridX,
+                         ArrayRef<Value> blockIds, Value gridX,
                          ArrayRef<Value> workgroupBuffers) {
   Location loc = launch.getLoc();
-  omp::ParallelOperands clauses;
-  clauses.numThreads =
-      arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(), threads);
-  auto team = omp::ParallelOp::create(rewriter, loc, clauses);
-  rewriter.createBlock(&team.getRegion());
-  auto terminator = omp::TerminatorOp::create(rewriter, loc);
-  rewriter.setInsertionPoint(terminator);
-
-  Value number = arith::IndexCastOp::create(
-      rewriter, loc, rewriter.getIndexType(),
-      callIntFunction(rewriter, loc, module, kThreadNumFunction));
+  Value threadX = openTeam(rewriter, loc, module, launch.getBlockSizeX());
+  auto team = threadX.getDefiningOp()->getParentOfType<omp::ParallelOp>();
+  Operation *terminator = team.getRegion().front().getTerminator();
   Value blockSize = launch.getBlockSizeX();
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  Value threadX = arith::RemUIOp::create(rewriter, loc, number, blockSize);
-  SmallVector<Value> block(blockIds);
-  if (blockIds.empty())
-    block = {arith::DivUIOp::create(rewriter, loc, number, blockSize), zero,
-             zero};
 
   // The body's arguments: block ids, thread ids, grid and block sizes
   // (x, y, z each), then workgroup and private buffers.
-  SmallVector<Value> arguments(block);
+  SmallVector<Value> arguments(blockIds);
   arguments.append({threadX, zero, zero});
   arguments.append({gridX, launch.getGridSizeY(), launch.getGridSizeZ()});
   arguments.append({blockSize, one, one});

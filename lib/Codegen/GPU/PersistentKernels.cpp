@@ -14,6 +14,7 @@
 #include "recur/runtime.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -159,6 +160,51 @@ void emitGridBarrier(OpBuilder &b, Location loc, const Kernel &kernel) {
   gpu::BarrierOp::create(b, loc);
 }
 
+/// Where a block's tiles of `outer` stage their weights in shared memory
+/// (recur-gpu-stationary-weights' marked scf.if in `inner`, the thread
+/// loop), and every block owns at most one tile (`tiles` is the tile count,
+/// defined before the kernel): stages the block's tile once, at the
+/// insertion point (before the time loop), and the marked stage runs only
+/// when blocks own several tiles. The weights then stay in shared memory
+/// for all steps whenever the grid covers every tile.
+void hoistWeightStage(RewriterBase &rewriter, scf::ParallelOp outer,
+                      scf::ParallelOp inner, Value tiles,
+                      const Kernel &kernel) {
+  auto stage = llvm::find_if(inner.getBody()->getOperations(), [](auto &op) {
+    return op.hasAttr(recur::kStageWeightsAttrName);
+  });
+  if (stage == inner.getBody()->end() || !tiles)
+    return;
+  auto stageIf = cast<scf::IfOp>(*stage);
+  Location loc = stageIf.getLoc();
+  Value once = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::uge,
+                                     kernel.gridSize, tiles);
+  Value owns = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                     kernel.blockId, tiles);
+  Value stageNow = arith::AndIOp::create(rewriter, loc, once, owns);
+  scf::IfOp::create(rewriter, loc, stageNow, [&](OpBuilder &b, Location loc) {
+    // The tile's values (computed from the tile index only), then the
+    // stage, as thread `threadId` of the tile that is block `blockId`.
+    IRMapping map;
+    Value step = outer.getStep()[0];
+    map.map(outer.getInductionVars()[0],
+            arith::AddIOp::create(
+                b, loc, outer.getLowerBound()[0],
+                arith::MulIOp::create(b, loc, kernel.blockId, step)));
+    map.map(inner.getInductionVars()[0], kernel.threadId);
+    for (Operation &op : outer.getBody()->without_terminator())
+      if (&op != inner)
+        b.clone(op, map);
+    for (Operation &op : stageIf.thenBlock()->without_terminator())
+      b.clone(op, map);
+    scf::YieldOp::create(b, loc);
+  });
+  Value always = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
+  Value several = arith::XOrIOp::create(rewriter, loc, once, always);
+  rewriter.modifyOpInPlace(
+      stageIf, [&] { stageIf.getConditionMutable().assign(several); });
+}
+
 /// The number of tiles of `loop` as a host value, if its bounds are defined
 /// outside `timeLoop`.
 Value tileCount(OpBuilder &b, scf::ParallelOp loop, scf::ForOp timeLoop) {
@@ -177,9 +223,13 @@ Value tileCount(OpBuilder &b, scf::ParallelOp loop, scf::ForOp timeLoop) {
 void buildPersistentKernel(RewriterBase &rewriter, scf::ForOp timeLoop,
                            int64_t blockSize, StringRef kernelName) {
   Location loc = timeLoop.getLoc();
-  SmallVector<std::pair<scf::ParallelOp, scf::ParallelOp>> loops;
+  struct SharedOutLoop {
+    scf::ParallelOp outer, inner;
+    Value tiles; // null if not known before the time loop
+  };
+  SmallVector<SharedOutLoop> loops;
   for (scf::ParallelOp outer : mlir::recur::outermostParallelLoops(timeLoop))
-    loops.push_back({outer, threadLoop(outer, blockSize)});
+    loops.push_back({outer, threadLoop(outer, blockSize), nullptr});
 
   // One block per tile of the largest parallel loop whose size is known
   // before the loop; the runtime caps it at what fits on the device at once
@@ -187,9 +237,9 @@ void buildPersistentKernel(RewriterBase &rewriter, scf::ForOp timeLoop,
   rewriter.setInsertionPoint(timeLoop);
   Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
   Value grid = one;
-  for (auto [outer, inner] : loops)
-    if (Value tiles = tileCount(rewriter, outer, timeLoop))
-      grid = arith::MaxSIOp::create(rewriter, loc, grid, tiles);
+  for (SharedOutLoop &loop : loops)
+    if ((loop.tiles = tileCount(rewriter, loop.outer, timeLoop)))
+      grid = arith::MaxSIOp::create(rewriter, loc, grid, loop.tiles);
 
   auto barrierType = MemRefType::get({kBarrierWords}, rewriter.getI32Type());
   Value counters = memref::AllocOp::create(rewriter, loc, barrierType);
@@ -232,7 +282,9 @@ void buildPersistentKernel(RewriterBase &rewriter, scf::ForOp timeLoop,
   kernel.generation = counterAt(kGenerationIndex);
   rewriter.moveOpBefore(timeLoop, terminator);
 
-  for (auto [outer, inner] : loops) {
+  for (auto [outer, inner, tiles] : loops) {
+    rewriter.setInsertionPoint(timeLoop);
+    hoistWeightStage(rewriter, outer, inner, tiles, kernel);
     scf::ForOp gridLoop = distributeOverGrid(rewriter, outer, inner, kernel);
     rewriter.setInsertionPointAfter(gridLoop);
     emitGridBarrier(rewriter, loc, kernel);

@@ -441,6 +441,20 @@ SmallVector<Value> gateRows(OpBuilder &b, Location loc, Value unit,
   return rows;
 }
 
+/// Marks `step` as a fused step (kUnitStepAttrName) over iterations
+/// (batch row, unit[, layer]).
+void markUnitStep(OpBuilder &b, linalg::GenericOp step, bool layered,
+                  ArrayRef<int64_t> hidden, ArrayRef<int64_t> gateTiles) {
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("batch", b.getI64IntegerAttr(0)),
+      b.getNamedAttr("unit", b.getI64IntegerAttr(1)),
+      b.getNamedAttr("hidden", b.getDenseI64ArrayAttr(hidden)),
+      b.getNamedAttr("gate_tiles", b.getDenseI64ArrayAttr(gateTiles))};
+  if (layered)
+    fields.push_back(b.getNamedAttr("layer", b.getI64IntegerAttr(2)));
+  step->setAttr(kUnitStepAttrName, b.getDictionaryAttr(fields));
+}
+
 /// A product added to a unit's gate sums: for every gate g,
 /// Σ_k x[leading..., k] · w[rows[g], k] over w's columns k.
 struct GateProduct {
@@ -512,6 +526,7 @@ SmallVector<Value> fusedStep(OpBuilder &b, Location loc, Value inputGates,
             lstmCell(nb, loc, sums[0], sums[1], sums[2], sums[3], args[5]);
         linalg::YieldOp::create(nb, loc, ValueRange{hNext, cNext});
       });
+  markUnitStep(b, cell, /*layered=*/false, {hidden}, {gateTile.value_or(0)});
   return {cell.getResult(0), cell.getResult(1), hPrev};
 }
 
@@ -926,6 +941,10 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
           nb.setInsertionPointAfter(perLayer);
           linalg::YieldOp::create(nb, loc, perLayer.getResults());
         });
+    SmallVector<int64_t> gateTiles(layers, 0);
+    if (tiles)
+      gateTiles.assign(tiles->begin(), tiles->end());
+    markUnitStep(b, cell, /*layered=*/true, hidden, gateTiles);
     Value h = cell.getResult(0);
     c = cell.getResult(1);
     // The last layer's step s - (L - 1), if it had one, goes to y.

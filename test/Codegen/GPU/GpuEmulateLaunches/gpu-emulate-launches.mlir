@@ -14,8 +14,7 @@
 // CHECK: %[[THREADS:.*]] = arith.index_cast %[[C64]] : index to i32
 // CHECK: omp.parallel num_threads(%[[THREADS]] : i32) {
 // CHECK: %[[NUMBER:.*]] = llvm.call @omp_get_thread_num() : () -> i32
-// CHECK: %[[N:.*]] = arith.index_cast %[[NUMBER]] : i32 to index
-// CHECK: %[[TX:.*]] = arith.remui %[[N]], %[[C64]]
+// CHECK: %[[TX:.*]] = arith.index_cast %[[NUMBER]] : i32 to index
 // CHECK: %[[I:.*]] = arith.muli %[[BX]], %[[C64]]
 // CHECK: %[[J:.*]] = arith.addi %[[I]], %[[TX]]
 // CHECK: memref.store %{{.*}}, %[[TILE]][%[[TX]]] : memref<64xf32>
@@ -48,9 +47,12 @@ func.func @tiled(%a: memref<?xf32>, %blocks: index) {
 // -----
 
 // A persistent kernel: its blocks meet at a grid barrier, so at most two of
-// them run, at once, in one team; the block is the thread number divided by
-// the block size. The polling loop yields; the memset is a fill.
+// them run, at once: an outer team of one thread per block (nested teams
+// enabled), each running its block as a team with its own shared memory, so
+// that gpu.barrier waits for the block only. The polling loop yields; the
+// memset is a fill.
 // CHECK-DAG: llvm.func @sched_yield() -> i32
+// CHECK-DAG: llvm.func @omp_set_max_active_levels(i32)
 // CHECK-LABEL: func.func @persistent(
 // CHECK-SAME: %[[FLAG:[^:]*]]: !llvm.ptr, %[[BLOCKS:[^:]*]]: index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
@@ -58,16 +60,24 @@ func.func @tiled(%a: memref<?xf32>, %blocks: index) {
 // CHECK: linalg.fill ins(%{{.*}} : i32) outs(%[[COUNTERS]] : memref<64xi32>)
 // CHECK: %[[C2:.*]] = arith.constant 2 : index
 // CHECK: %[[GRID:.*]] = arith.minui %[[BLOCKS]], %[[C2]]
-// CHECK: %[[ALL:.*]] = arith.muli %[[GRID]], %[[C32]]
-// CHECK: %[[THREADS:.*]] = arith.index_cast %[[ALL]] : index to i32
+// CHECK: llvm.call @omp_set_max_active_levels(%{{.*}}) : (i32) -> ()
+// CHECK: %[[NBLOCKS:.*]] = arith.index_cast %[[GRID]] : index to i32
+// CHECK: omp.parallel num_threads(%[[NBLOCKS]] : i32) {
+// CHECK: %[[BLOCK:.*]] = llvm.call @omp_get_thread_num()
+// CHECK: %[[BX:.*]] = arith.index_cast %[[BLOCK]] : i32 to index
+// CHECK: %[[SLOT:.*]] = memref.alloca() : memref<32xf32>
+// CHECK: %[[THREADS:.*]] = arith.index_cast %[[C32]] : index to i32
 // CHECK: omp.parallel num_threads(%[[THREADS]] : i32) {
-// CHECK: llvm.call @omp_get_thread_num()
+// CHECK: %[[THREAD:.*]] = llvm.call @omp_get_thread_num()
+// CHECK: %[[TX:.*]] = arith.index_cast %[[THREAD]] : i32 to index
+// CHECK: memref.store %{{.*}}, %[[SLOT]][%[[TX]]]
 // CHECK: omp.barrier
 // CHECK: scf.while
 // CHECK: llvm.load %[[FLAG]] atomic acquire
 // CHECK: } do {
 // CHECK-NEXT: llvm.call @sched_yield() : () -> i32
 // CHECK-NEXT: scf.yield
+// CHECK: omp.terminator
 // CHECK: omp.terminator
 // CHECK-NOT: gpu.
 
@@ -79,7 +89,10 @@ func.func @persistent(%flag: !llvm.ptr, %blocks: index) {
   gpu.memset %counters, %zero : memref<64xi32>, i32
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %blocks, %gy = %c1, %gz = %c1)
              threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
-             module(@recur_persistent_persistent_0) function(@recur_persistent_persistent_0) {
+             module(@recur_persistent_persistent_0) function(@recur_persistent_persistent_0)
+             workgroup(%slot : memref<32xf32, #gpu.address_space<workgroup>>) {
+    %x = arith.uitofp %zero : i32 to f32
+    memref.store %x, %slot[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
     gpu.barrier
     scf.while : () -> () {
       %now = llvm.load %flag atomic acquire {alignment = 4 : i64} : !llvm.ptr -> i32

@@ -223,3 +223,59 @@ func.func @untiled_and_results(%h: memref<8xf32>, %t: index) -> index {
   }
   return %r : index
 }
+
+// -----
+
+// A step whose blocks stage weights in shared memory (a loop over 3 groups
+// from recur-gpu-stationary-weights): where the grid covers the groups, each
+// block stages its group once, before the time loop (group = block id); the
+// stage in the loop runs only when blocks own several groups.
+// CHECK-LABEL: func.func @stationary(
+// CHECK-SAME: %[[W:[^:]*]]: memref<12xf32>, %[[OUT:[^:]*]]: memref<12xf32>
+// CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%[[GRID:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in
+// CHECK: %[[ONCE:.*]] = arith.cmpi uge, %[[GRID]], %[[GROUPS:.*]] : index
+// CHECK: %[[OWNS:.*]] = arith.cmpi ult, %[[B]], %[[GROUPS]] : index
+// CHECK: %[[NOW:.*]] = arith.andi %[[ONCE]], %[[OWNS]] : i1
+// CHECK: scf.if %[[NOW]] {
+// CHECK: %[[GROUP:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[GROUP]], %{{.*}} : index
+// CHECK: gpu.barrier
+// CHECK: %[[ROW:.*]] = arith.addi %[[FIRST]], %[[T]] : index
+// CHECK: memref.load %[[W]][%[[ROW]]]
+// CHECK: memref.store
+// CHECK: gpu.barrier
+// CHECK: }
+// CHECK: %[[SEVERAL:.*]] = arith.xori %[[ONCE]], %{{.*}} : i1
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.if %[[SEVERAL]] {
+// CHECK: gpu.barrier
+// CHECK: } {recur.stage_weights}
+func.func @stationary(%w: memref<12xf32>, %out: memref<12xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %slot = memref.alloc() : memref<4xf32, #gpu.address_space<workgroup>>
+  scf.for %t = %c0 to %steps step %c1 {
+    scf.parallel (%g) = (%c0) to (%c3) step (%c1) {
+      %first = arith.muli %g, %c4 : index
+      scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+        %true = arith.constant true
+        scf.if %true {
+          gpu.barrier
+          %row = arith.addi %first, %i : index
+          %v = memref.load %w[%row] : memref<12xf32>
+          memref.store %v, %slot[%i] : memref<4xf32, #gpu.address_space<workgroup>>
+          gpu.barrier
+        } {recur.stage_weights}
+        %x = memref.load %slot[%i] : memref<4xf32, #gpu.address_space<workgroup>>
+        %row = arith.addi %first, %i : index
+        memref.store %x, %out[%row] : memref<12xf32>
+        scf.reduce
+      } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+      scf.reduce
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  }
+  return
+}

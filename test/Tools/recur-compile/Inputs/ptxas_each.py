@@ -35,8 +35,10 @@ with tempfile.TemporaryDirectory() as scratch:
         for name in re.findall(r"Compiling entry function '(\w+)'", report):
             section = report[report.index(f"Function properties for {name}"):]
             frame = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", section)
-            used = re.search(r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes smem)?", section)
-            print(f"{name}: {used.group(1)} registers, {used.group(2) or 0} bytes smem, "
+            usage = section.splitlines()[2]  # "ptxas info : Used R registers, ..."
+            used = re.search(r"Used (\d+) registers", usage)
+            smem = re.search(r"(\d+) bytes smem", usage)
+            print(f"{name}: {used.group(1)} registers, {smem.group(1) if smem else 0} bytes smem, "
                   f"{frame.group(1)} bytes stack, {frame.group(2)} bytes spill stores, "
                   f"{frame.group(3)} bytes spill loads")
 print(f"ptxas: {len(modules)} modules assembled for {arch}")
