@@ -53,19 +53,25 @@ Value callIntFunction(OpBuilder &b, Location loc, ModuleOp module,
   return callFunction(b, loc, module, name, type, ValueRange()).getResult();
 }
 
-/// Opens a team of `threads` (index) threads at the insertion point, leaves
-/// the insertion point in it, and returns the team's thread number.
-Value openTeam(RewriterBase &rewriter, Location loc, ModuleOp module,
-               Value threads) {
+/// A team of `threads` (index) threads opened at the insertion point, which
+/// is left in it, and the team's thread number.
+struct Team {
+  omp::ParallelOp op;
+  Value threadNumber;
+};
+
+Team openTeam(RewriterBase &rewriter, Location loc, ModuleOp module,
+              Value threads) {
   omp::ParallelOperands clauses;
   clauses.numThreads =
       arith::IndexCastOp::create(rewriter, loc, rewriter.getI32Type(), threads);
   auto team = omp::ParallelOp::create(rewriter, loc, clauses);
   rewriter.createBlock(&team.getRegion());
   rewriter.setInsertionPoint(omp::TerminatorOp::create(rewriter, loc));
-  return arith::IndexCastOp::create(
+  Value number = arith::IndexCastOp::create(
       rewriter, loc, rewriter.getIndexType(),
       callIntFunction(rewriter, loc, module, kThreadNumFunction));
+  return {team, number};
 }
 
 /// `type` in the default memory space.
@@ -135,7 +141,7 @@ LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
         LLVM::LLVMFunctionType::get(
             LLVM::LLVMVoidType::get(rewriter.getContext()), {i32}),
         arith::ConstantIntOp::create(rewriter, loc, i32, 2).getResult());
-    Value block = openTeam(rewriter, loc, module, grid);
+    Value block = openTeam(rewriter, loc, module, grid).threadNumber;
     runInTeam(rewriter, launch, {block, zero, zero}, grid,
               allocateWorkgroupBuffers());
     rewriter.eraseOp(launch);
@@ -161,8 +167,8 @@ void Emulator::runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
                          ArrayRef<Value> blockIds, Value gridX,
                          ArrayRef<Value> workgroupBuffers) {
   Location loc = launch.getLoc();
-  Value threadX = openTeam(rewriter, loc, module, launch.getBlockSizeX());
-  auto team = threadX.getDefiningOp()->getParentOfType<omp::ParallelOp>();
+  auto [team, threadX] =
+      openTeam(rewriter, loc, module, launch.getBlockSizeX());
   Operation *terminator = team.getRegion().front().getTerminator();
   Value blockSize = launch.getBlockSizeX();
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);

@@ -185,7 +185,8 @@ int64_t unitsPerBlock(const UnitStep &info, const Slot &slot, int64_t maxUnits,
   return 0;
 }
 
-struct Builder {
+/// Index arithmetic at a builder's insertion point.
+struct IndexMath {
   OpBuilder &b;
   Location loc;
 
@@ -202,7 +203,7 @@ struct Builder {
 /// The row of gate 0 of unit `unit` in layer `layer`'s weights: j in
 /// PyTorch's layout, j + 3K * (j / K) interleaved with tile K (as the
 /// conversion's gateRows).
-Value firstGateRow(Builder &e, const UnitStep &info, int64_t layer,
+Value firstGateRow(IndexMath &e, const UnitStep &info, int64_t layer,
                    Value unit) {
   int64_t tile = info.gateTiles[layer];
   if (!tile)
@@ -213,7 +214,7 @@ Value firstGateRow(Builder &e, const UnitStep &info, int64_t layer,
 /// Copies the rows of group `firstUnit`'s units of every weight of `layer`
 /// into `slot`, the block's `threads` threads sharing out the elements
 /// (consecutive threads, consecutive columns).
-void emitLoadLayer(Builder &e, const UnitStep &info, const Slot &slot,
+void emitLoadLayer(IndexMath &e, const UnitStep &info, const Slot &slot,
                    Value slotBuffer, int64_t layer, Value firstUnit,
                    Value thread, int64_t threads) {
   Value first = firstGateRow(e, info, layer, firstUnit);
@@ -225,7 +226,7 @@ void emitLoadLayer(Builder &e, const UnitStep &info, const Slot &slot,
         e.b, e.loc, thread, e.index(4 * slot.units * columns), e.index(threads),
         ValueRange(),
         [&](OpBuilder &nb, Location loc, Value element, ValueRange) {
-          Builder n{nb, loc};
+          IndexMath n{nb, loc};
           Value slotRow = n.div(element, n.index(columns));
           Value column = n.rem(element, n.index(columns));
           Value gate = n.div(slotRow, n.index(slot.units));
@@ -246,13 +247,13 @@ void emitLoadLayer(Builder &e, const UnitStep &info, const Slot &slot,
 /// marked kStageWeightsAttrName, always taken here;
 /// recur-gpu-persistent-kernels takes it only when a block owns several
 /// groups, and otherwise loads the weights once before the time loop.
-void emitStage(Builder &e, const UnitStep &info, const Slot &slot,
+void emitStage(IndexMath &e, const UnitStep &info, const Slot &slot,
                Value slotBuffer, Value layer, Value firstUnit, Value thread,
                int64_t threads) {
   Value always = arith::ConstantIntOp::create(e.b, e.loc, 1, 1);
   auto stage =
       scf::IfOp::create(e.b, e.loc, always, [&](OpBuilder &nb, Location loc) {
-        Builder n{nb, loc};
+        IndexMath n{nb, loc};
         // Threads may still read the group staged before.
         gpu::BarrierOp::create(nb, loc);
         if (!info.layerDim) {
@@ -268,7 +269,7 @@ void emitStage(Builder &e, const UnitStep &info, const Slot &slot,
           scf::YieldOp::create(nb, loc);
           for (int64_t index = 0; index < info.layers(); ++index) {
             nb.createBlock(&perLayer.getCaseRegions()[index]);
-            Builder c{nb, loc};
+            IndexMath c{nb, loc};
             emitLoadLayer(c, info, slot, slotBuffer, index, firstUnit, thread,
                           threads);
             scf::YieldOp::create(nb, loc);
@@ -280,24 +281,14 @@ void emitStage(Builder &e, const UnitStep &info, const Slot &slot,
   stage->setAttr(recur::kStageWeightsAttrName, e.b.getUnitAttr());
 }
 
-/// The loads of `step`'s operands at iteration `ivs`, for the block
-/// arguments that are used.
-SmallVector<Value> loadOperands(OpBuilder &b, Location loc,
-                                linalg::GenericOp step, ArrayRef<Value> ivs) {
-  SmallVector<Value> values;
-  for (OpOperand &operand : step->getOpOperands()) {
-    BlockArgument argument = step.getMatchingBlockArgument(&operand);
-    if (argument.use_empty()) {
-      values.push_back(nullptr);
-      continue;
-    }
-    SmallVector<Value> indices;
-    for (AffineExpr result : step.getMatchingIndexingMap(&operand).getResults())
-      indices.push_back(ivs[cast<AffineDimExpr>(result).getPosition()]);
-    values.push_back(
-        memref::LoadOp::create(b, loc, operand.get(), indices).getResult());
-  }
-  return values;
+/// The element of `operand` that iteration `ivs` of `step` reads or writes
+/// (its indexing map is a projected permutation).
+SmallVector<Value> elementIndices(linalg::GenericOp step, OpOperand &operand,
+                                  ArrayRef<Value> ivs) {
+  SmallVector<Value> indices;
+  for (AffineExpr result : step.getMatchingIndexingMap(&operand).getResults())
+    indices.push_back(ivs[cast<AffineDimExpr>(result).getPosition()]);
+  return indices;
 }
 
 /// Replaces `step` by a loop over groups (mapped to blocks) of a loop over
@@ -309,7 +300,7 @@ void scheduleByUnitGroups(RewriterBase &rewriter, linalg::GenericOp step,
   Location loc = step.getLoc();
   MLIRContext *context = rewriter.getContext();
   rewriter.setInsertionPoint(step);
-  Builder e{rewriter, loc};
+  IndexMath e{rewriter, loc};
   SmallVector<Range, 4> ranges = cast<linalg::LinalgOp>(step.getOperation())
                                      .createLoopRanges(rewriter, loc);
   Value batch = getValueOrCreateConstantIndexOp(rewriter, loc,
@@ -350,10 +341,13 @@ void scheduleByUnitGroups(RewriterBase &rewriter, linalg::GenericOp step,
 
   IRMapping map;
   Block *body = step.getBody();
-  for (auto [argument, value] :
-       llvm::zip(body->getArguments(), loadOperands(rewriter, loc, step, ivs)))
-    if (value)
-      map.map(argument, value);
+  for (OpOperand &operand : step->getOpOperands()) {
+    BlockArgument argument = step.getMatchingBlockArgument(&operand);
+    if (!argument.use_empty())
+      map.map(argument,
+              memref::LoadOp::create(rewriter, loc, operand.get(),
+                                     elementIndices(step, operand, ivs)));
+  }
   for (Operation &op : body->without_terminator()) {
     if (auto index = dyn_cast<linalg::IndexOp>(op)) {
       map.map(index.getResult(), ivs[index.getDim()]);
@@ -363,13 +357,9 @@ void scheduleByUnitGroups(RewriterBase &rewriter, linalg::GenericOp step,
   }
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
   for (auto [value, operand] :
-       llvm::zip(yield.getValues(), step.getDpsInitsMutable())) {
-    SmallVector<Value> indices;
-    for (AffineExpr result : step.getMatchingIndexingMap(&operand).getResults())
-      indices.push_back(ivs[cast<AffineDimExpr>(result).getPosition()]);
+       llvm::zip(yield.getValues(), step.getDpsInitsMutable()))
     memref::StoreOp::create(rewriter, loc, map.lookupOrDefault(value),
-                            operand.get(), indices);
-  }
+                            operand.get(), elementIndices(step, operand, ivs));
 
   // The weights' loads read the slot: gate g of unit firstUnit + j, at row
   // first + g * stride + j of the weight, is at slot row g * U + j.
@@ -378,7 +368,7 @@ void scheduleByUnitGroups(RewriterBase &rewriter, linalg::GenericOp step,
     if (!weight)
       return;
     rewriter.setInsertionPoint(load);
-    Builder n{rewriter, load.getLoc()};
+    IndexMath n{rewriter, load.getLoc()};
     Value offset = n.sub(load.getIndices()[0],
                          firstGateRow(n, info, weight->layer, firstUnit));
     Value stride = n.index(info.gateStride(weight->layer));
