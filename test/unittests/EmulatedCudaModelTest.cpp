@@ -29,7 +29,7 @@ std::vector<EmulatedCase> emulatedCases() {
       // multiple of the slice of 8 (scalar loads, zeros past K). The steps'
       // blocks own 4 of the 12 units (a gate tile of 4): 6 groups (3 per
       // layer at `cell`) on a persistent grid of 2 blocks, which stage
-      // their groups' weights at every step.
+      // their groups' weights at every step; 64 iterations of 4 lanes.
       {"tiles", {300, 10, 12, 2, 9, 16}},
       // K = 16 (and the embedding's 8): aligned vector loads. Groups of 8
       // units: 6, and 2 per layer at `cell`, where each block owns one and
@@ -39,8 +39,15 @@ std::vector<EmulatedCase> emulatedCases() {
       // (also at `wavefront`); 8 units x 40 rows: a thread runs 2 of a
       // group's 320 iterations.
       {"weights_on_chip", {50, 6, 8, 2, 4, 40}},
-      // One row, one step; 7 units: groups of one unit.
+      // One row, one step; 7 units: groups of one unit, each run by a
+      // warp whose 32 lanes share sums of 7 terms (most lanes add none).
       {"single_row", {23, 5, 7, 1, 1, 1}},
+      // Batch 1, 40 units in groups of 8: 8 iterations of 32 lanes, sums
+      // of 40 terms (1 or 2 per lane); at `wavefront` layer 1 passes its
+      // w_ih partial sums on to its w_hh loop before the shuffles.
+      {"batch_one", {64, 6, 40, 2, 5, 1}},
+      // Batch 3: 24 iterations of 8 lanes (192 of 256 threads).
+      {"small_batch", {64, 6, 40, 2, 5, 3}},
       {"per_step_kernels", {300, 10, 12, 2, 9, 16}, /*persistent=*/false},
       {"untiled_gemms", {300, 10, 12, 2, 9, 16}, true, /*tiledGemms=*/false},
       {"weights_from_l2",

@@ -257,9 +257,20 @@ def GpuStationaryWeights : Pass<"recur-gpu-stationary-weights", "::mlir::func::F
 
     - a loop over groups of U hidden units of one layer, mapped to blocks
       (L * H / U groups);
-    - in it, a loop over the block's threads; each runs the group's
-      (unit, batch row) iterations t, t + block-size, ..., the batch row
-      fastest, so that a warp reads one weight element at a time;
+    - in it, a loop over the block's threads; the group's (unit, batch
+      row) iterations, the batch row fastest (so that a warp reads one
+      weight element at a time), are shared out among them, each run by
+      `lanes` consecutive threads: the most, a power of two up to
+      `max-lanes` (32, a warp), that leaves no thread without an iteration,
+      so 32 at batch 1 and 1 from batch 64 at U = 4. The lanes split the
+      body's sums over K (`scf.for` loops that carry f32 values each
+      accumulated by one `arith.addf`, under conditions the same for the
+      whole block): each takes every lanes-th term, and a butterfly of
+      `gpu.shuffle xor` gives every lane the total; a loop that only seeds
+      the next sum (a layer's `w_ih` then `w_hh` product) passes its partial
+      sums on. The first lane stores the results. Every thread makes the
+      same number of trips (those past the last iteration repeat it and
+      store nothing), so that whole warps reach the shuffles;
     - first, between two `gpu.barrier`s, the block copies the four gate rows
       of its U units of every weight the step reads (the `[4H, K]` function
       arguments loaded in the body: `w_hh`, and in a wavefront `w_ih` of
@@ -284,6 +295,8 @@ def GpuStationaryWeights : Pass<"recur-gpu-stationary-weights", "::mlir::func::F
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
            /*default=*/"49152",
            "Most shared memory for a block's weights (48 KiB: the static limit)">,
+    Option<"maxLanes", "max-lanes", "int64_t", /*default=*/"32",
+           "Most threads that share one iteration's sums over K (1: none)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",

@@ -4,7 +4,9 @@
 // where Recur is developed and tested. Here each gpu.launch of the CUDA
 // pipeline becomes host code that runs the same kernel body with real
 // threads: a block is an OpenMP team with one thread per GPU thread,
-// gpu.barrier an OpenMP barrier, workgroup memory a buffer the team shares.
+// gpu.barrier an OpenMP barrier, workgroup memory a buffer the team shares,
+// a gpu.shuffle an exchange through such a buffer between two barriers
+// (so, like a barrier, it must be reached by every thread of the block).
 // Blocks run one after another, except in a persistent kernel, whose blocks
 // meet at a grid barrier and so must run at once: there, each block's team
 // is nested in an outer team with a thread per block. The kernels'
@@ -87,13 +89,55 @@ struct Emulator {
   LogicalResult emulate(RewriterBase &rewriter, gpu::LaunchOp launch);
 
 private:
+  /// The block's shared memory: the launch's workgroup buffers, and a
+  /// buffer of a value per thread for each type its shuffles exchange.
+  struct BlockMemory {
+    SmallVector<Value> workgroupBuffers;
+    DenseMap<Type, Value> shuffleBuffers;
+  };
+  BlockMemory allocateBlockMemory(RewriterBase &rewriter, gpu::LaunchOp launch);
+
   /// Moves the launch's body into a new team of a thread per GPU thread
   /// (one block) at the insertion point: block `blockIds` (x, y, z), thread
   /// the team's thread number.
   void runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
                  ArrayRef<Value> blockIds, Value gridX,
-                 ArrayRef<Value> workgroupBuffers);
+                 const BlockMemory &memory);
 };
+
+/// Replaces `shuffle` (xor), run by thread `thread` of `blockSize`, by an
+/// exchange through `buffer`: every thread writes its value, and after a
+/// barrier reads its partner's (its own where the partner is outside the
+/// width or the block); a second barrier keeps the buffer until all have
+/// read.
+void emulateShuffle(RewriterBase &rewriter, gpu::ShuffleOp shuffle,
+                    Value thread, Value blockSize, Value buffer) {
+  Location loc = shuffle.getLoc();
+  rewriter.setInsertionPoint(shuffle);
+  auto index = [&](Value value) -> Value {
+    return arith::IndexCastUIOp::create(rewriter, loc, rewriter.getIndexType(),
+                                        value);
+  };
+  Value warp = arith::ConstantIndexOp::create(rewriter, loc, 32);
+  Value lane = arith::RemUIOp::create(rewriter, loc, thread, warp);
+  Value partnerLane =
+      arith::XOrIOp::create(rewriter, loc, lane, index(shuffle.getOffset()));
+  Value partner = arith::AddIOp::create(
+      rewriter, loc, arith::SubIOp::create(rewriter, loc, thread, lane),
+      partnerLane);
+  Value valid = arith::AndIOp::create(
+      rewriter, loc,
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                            partnerLane, index(shuffle.getWidth())),
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, partner,
+                            blockSize));
+  Value source = arith::SelectOp::create(rewriter, loc, valid, partner, thread);
+  memref::StoreOp::create(rewriter, loc, shuffle.getValue(), buffer, thread);
+  omp::BarrierOp::create(rewriter, loc);
+  Value result = memref::LoadOp::create(rewriter, loc, buffer, source);
+  omp::BarrierOp::create(rewriter, loc);
+  rewriter.replaceOp(shuffle, {result, valid});
+}
 
 LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
   Location loc = launch.getLoc();
@@ -107,20 +151,20 @@ LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
                             "dimension");
   if (!launch.getBody().hasOneBlock())
     return launch.emitError("cannot emulate a kernel body of several blocks");
+  WalkResult shuffles = launch.walk([](gpu::ShuffleOp shuffle) {
+    if (shuffle.getMode() == gpu::ShuffleMode::XOR)
+      return WalkResult::advance();
+    shuffle.emitError("cannot emulate a gpu.shuffle other than xor");
+    return WalkResult::interrupt();
+  });
+  if (shuffles.wasInterrupted())
+    return failure();
   bool persistent = launch.getFunction() && launch.getFunction()->starts_with(
                                                 RECUR_PERSISTENT_KERNEL_PREFIX);
 
   rewriter.setInsertionPoint(launch);
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, value);
-  };
-  // The block's shared memory, at the insertion point.
-  auto allocateWorkgroupBuffers = [&] {
-    SmallVector<Value> buffers;
-    for (BlockArgument buffer : launch.getWorkgroupAttributions())
-      buffers.push_back(memref::AllocaOp::create(
-          rewriter, loc, hostType(cast<MemRefType>(buffer.getType()))));
-    return buffers;
   };
   Value zero = index(0), one = index(1);
   if (persistent) {
@@ -143,7 +187,7 @@ LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
         arith::ConstantIntOp::create(rewriter, loc, i32, 2).getResult());
     Value block = openTeam(rewriter, loc, module, grid).threadNumber;
     runInTeam(rewriter, launch, {block, zero, zero}, grid,
-              allocateWorkgroupBuffers());
+              allocateBlockMemory(rewriter, launch));
     rewriter.eraseOp(launch);
     return success();
   }
@@ -158,14 +202,31 @@ LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
     rewriter.setInsertionPoint(loop.getBody()->getTerminator());
   }
   runInTeam(rewriter, launch, blockIds, launch.getGridSizeX(),
-            allocateWorkgroupBuffers());
+            allocateBlockMemory(rewriter, launch));
   rewriter.eraseOp(launch);
   return success();
 }
 
+Emulator::BlockMemory Emulator::allocateBlockMemory(RewriterBase &rewriter,
+                                                    gpu::LaunchOp launch) {
+  Location loc = launch.getLoc();
+  BlockMemory memory;
+  for (BlockArgument buffer : launch.getWorkgroupAttributions())
+    memory.workgroupBuffers.push_back(memref::AllocaOp::create(
+        rewriter, loc, hostType(cast<MemRefType>(buffer.getType()))));
+  launch.walk([&](gpu::ShuffleOp shuffle) {
+    Type type = shuffle.getValue().getType();
+    if (!memory.shuffleBuffers.contains(type))
+      memory.shuffleBuffers[type] = memref::AllocaOp::create(
+          rewriter, loc, MemRefType::get({ShapedType::kDynamic}, type),
+          ValueRange{launch.getBlockSizeX()});
+  });
+  return memory;
+}
+
 void Emulator::runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
                          ArrayRef<Value> blockIds, Value gridX,
-                         ArrayRef<Value> workgroupBuffers) {
+                         const BlockMemory &memory) {
   Location loc = launch.getLoc();
   auto [team, threadX] =
       openTeam(rewriter, loc, module, launch.getBlockSizeX());
@@ -180,7 +241,8 @@ void Emulator::runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
   arguments.append({threadX, zero, zero});
   arguments.append({gridX, launch.getGridSizeY(), launch.getGridSizeZ()});
   arguments.append({blockSize, one, one});
-  arguments.append(workgroupBuffers.begin(), workgroupBuffers.end());
+  arguments.append(memory.workgroupBuffers.begin(),
+                   memory.workgroupBuffers.end());
   for (BlockArgument buffer : launch.getPrivateAttributions())
     arguments.push_back(memref::AllocaOp::create(
         rewriter, loc, hostType(cast<MemRefType>(buffer.getType()))));
@@ -192,6 +254,10 @@ void Emulator::runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
   rewriter.eraseOp(body.getTerminator());
   rewriter.inlineBlockBefore(&body, terminator, arguments);
 
+  team.walk([&](gpu::ShuffleOp shuffle) {
+    emulateShuffle(rewriter, shuffle, threadX, blockSize,
+                   memory.shuffleBuffers.at(shuffle.getValue().getType()));
+  });
   team.walk([&](gpu::BarrierOp barrier) {
     rewriter.setInsertionPoint(barrier);
     rewriter.replaceOpWithNewOp<omp::BarrierOp>(barrier);

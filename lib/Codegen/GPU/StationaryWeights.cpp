@@ -291,14 +291,150 @@ SmallVector<Value> elementIndices(linalg::GenericOp step, OpOperand &operand,
   return indices;
 }
 
+/// Whether `value` is the same for every iteration of `step` (so for every
+/// thread of a block, which owns one layer at one time step): defined
+/// outside the step, the layer's index, or computed from such values alone.
+bool isUniform(Value value, linalg::GenericOp step, const UnitStep &info) {
+  Operation *definition = value.getDefiningOp();
+  if (!definition)
+    return !step.getRegion().isAncestor(value.getParentRegion());
+  if (!step->isProperAncestor(definition))
+    return true;
+  if (auto index = dyn_cast<linalg::IndexOp>(definition))
+    return info.layerDim && index.getDim() == *info.layerDim;
+  return definition->getNumRegions() == 0 && isMemoryEffectFree(definition) &&
+         llvm::all_of(definition->getOperands(), [&](Value operand) {
+           return isUniform(operand, step, info);
+         });
+}
+
+/// Whether `loop`, in `step`'s body, is a sum that the threads of one
+/// iteration can share: every value it carries is an f32 accumulated by one
+/// addf, and every condition around it is uniform, so that all threads of a
+/// warp reach the shuffles after it together.
+bool isLaneSplittableSum(scf::ForOp loop, linalg::GenericOp step,
+                         const UnitStep &info) {
+  if (loop.getNumRegionIterArgs() == 0)
+    return false;
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (auto [position, carried] : llvm::enumerate(loop.getRegionIterArgs())) {
+    if (!carried.getType().isF32() || !carried.hasOneUse())
+      return false;
+    auto add = dyn_cast<arith::AddFOp>(*carried.getUsers().begin());
+    if (!add || add->getBlock() != loop.getBody() ||
+        add.getLhs() == add.getRhs() || !add->hasOneUse() ||
+        yield.getOperand(position) != add.getResult())
+      return false;
+  }
+  for (Operation *parent = loop->getParentOp(); parent != step;
+       parent = parent->getParentOp()) {
+    Value condition;
+    if (auto branch = dyn_cast<scf::IfOp>(parent))
+      condition = branch.getCondition();
+    else if (auto cases = dyn_cast<scf::IndexSwitchOp>(parent))
+      condition = cases.getArg();
+    if (!condition || !isUniform(condition, step, info))
+      return false;
+  }
+  return true;
+}
+
+/// Splits `loops` (clones of lane-splittable sums, in program order) across
+/// the `lanes` consecutive threads of an iteration, `lane` being this
+/// thread's: each sums every lanes-th term from its own, the first lane
+/// adding the initial value, and a butterfly of xor shuffles over offsets
+/// below `lanes` (at most `maxLanes`) leaves every lane with the total. A
+/// loop whose sums only seed later split loops passes them on unreduced.
+void splitAcrossLanes(RewriterBase &rewriter, ArrayRef<scf::ForOp> loops,
+                      Value lane, Value lanes, int64_t maxLanes) {
+  llvm::SmallPtrSet<Operation *, 8> split;
+  for (scf::ForOp loop : loops)
+    split.insert(loop);
+  DenseSet<Value> partialSums;
+  for (scf::ForOp loop : loops) {
+    Location loc = loop.getLoc();
+    rewriter.setInsertionPoint(loop);
+    IndexMath e{rewriter, loc};
+    Value firstLane = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq, lane, e.index(0));
+    Value zero = arith::ConstantFloatOp::create(
+        rewriter, loc, rewriter.getF32Type(), APFloat(0.0f));
+    rewriter.modifyOpInPlace(loop, [&] {
+      for (OpOperand &init : loop.getInitArgsMutable())
+        if (!partialSums.contains(init.get()))
+          init.set(arith::SelectOp::create(rewriter, loc, firstLane, init.get(),
+                                           zero));
+      loop.setLowerBound(
+          e.add(loop.getLowerBound(), e.mul(lane, loop.getStep())));
+      loop.setStep(e.mul(loop.getStep(), lanes));
+    });
+
+    bool seedsSplitLoops = llvm::all_of(loop->getUses(), [&](OpOperand &use) {
+      auto next = dyn_cast<scf::ForOp>(use.getOwner());
+      return next && split.contains(next) &&
+             llvm::is_contained(
+                 llvm::make_pointer_range(next.getInitArgsMutable()), &use);
+    });
+    if (seedsSplitLoops && !loop->use_empty()) {
+      partialSums.insert_range(loop.getResults());
+      continue;
+    }
+    rewriter.setInsertionPointAfter(loop);
+    SmallVector<Value> sums(loop.getResults());
+    Operation *firstRound = nullptr;
+    for (int64_t offset = maxLanes / 2; offset >= 1; offset /= 2) {
+      Value active = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ult, e.index(offset), lanes);
+      auto round = scf::IfOp::create(
+          rewriter, loc, active,
+          [&](OpBuilder &b, Location loc) {
+            SmallVector<Value> added;
+            for (Value sum : sums) {
+              Value other =
+                  gpu::ShuffleOp::create(b, loc, sum, offset,
+                                         /*width=*/32, gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+              added.push_back(arith::AddFOp::create(b, loc, sum, other));
+            }
+            scf::YieldOp::create(b, loc, added);
+          },
+          [&](OpBuilder &b, Location loc) {
+            scf::YieldOp::create(b, loc, sums);
+          });
+      sums.assign(round.getResults().begin(), round.getResults().end());
+      if (!firstRound)
+        firstRound = round;
+    }
+    for (auto [result, sum] : llvm::zip(loop.getResults(), sums))
+      rewriter.replaceUsesWithIf(result, sum, [&](OpOperand &use) {
+        return !firstRound->isAncestor(use.getOwner());
+      });
+  }
+}
+
 /// Replaces `step` by a loop over groups (mapped to blocks) of a loop over
-/// `threads` threads, each running iterations t, t + threads, ... of the
-/// group's (unit, batch row) pairs, batch row fastest.
+/// `threads` threads. An iteration (unit, batch row) of the group, batch row
+/// fastest, is run by `lanes` consecutive threads, which share its sums over
+/// K (splitAcrossLanes): as many as leave no thread idle, up to `maxLanes`,
+/// so that a small batch still keeps the block busy. Every thread makes the
+/// same number of trips, so that warps reach the shuffles whole: threads
+/// past the last iteration repeat it and store nothing.
 void scheduleByUnitGroups(RewriterBase &rewriter, linalg::GenericOp step,
                           const UnitStep &info, const Slot &slot,
-                          Value slotBuffer, int64_t threads) {
+                          Value slotBuffer, int64_t threads, int64_t maxLanes) {
   Location loc = step.getLoc();
   MLIRContext *context = rewriter.getContext();
+  SmallVector<scf::ForOp> sums;
+  step.getRegion().walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
+    if (isLaneSplittableSum(loop, step, info))
+      sums.push_back(loop);
+  });
+  // A shuffle needs whole warps.
+  if (sums.empty() || threads % 32 != 0)
+    maxLanes = 1;
+  maxLanes = llvm::bit_floor(
+      static_cast<uint64_t>(std::clamp<int64_t>(maxLanes, 1, 32)));
+
   rewriter.setInsertionPoint(step);
   IndexMath e{rewriter, loc};
   SmallVector<Range, 4> ranges = cast<linalg::LinalgOp>(step.getOperation())
@@ -329,13 +465,32 @@ void scheduleByUnitGroups(RewriterBase &rewriter, linalg::GenericOp step,
   Value thread = threadLoop.getInductionVars()[0];
   emitStage(e, info, slot, slotBuffer, layer, firstUnit, thread, threads);
   Value iterations = e.mul(e.index(slot.units), batch);
-  auto elements =
-      scf::ForOp::create(rewriter, loc, thread, iterations, e.index(threads));
+  Value lanes = e.index(1);
+  for (int64_t candidate = 2; candidate <= maxLanes; candidate *= 2) {
+    Value fits = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule,
+                                       e.mul(iterations, e.index(candidate)),
+                                       e.index(threads));
+    lanes =
+        arith::SelectOp::create(rewriter, loc, fits, e.index(candidate), lanes);
+  }
+  Value work = e.mul(iterations, lanes);
+  Value trips = e.div(e.add(work, e.index(threads - 1)), e.index(threads));
+  auto elements = scf::ForOp::create(
+      rewriter, loc, thread, e.mul(trips, e.index(threads)), e.index(threads));
   rewriter.setInsertionPointToStart(elements.getBody());
   Value element = elements.getInductionVar();
+  Value lane = e.rem(element, lanes);
+  Value iteration = arith::MinUIOp::create(rewriter, loc, e.div(element, lanes),
+                                           e.sub(iterations, e.index(1)));
+  Value stores = arith::AndIOp::create(
+      rewriter, loc,
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, element,
+                            work),
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq, lane,
+                            e.index(0)));
   SmallVector<Value> ivs(step.getNumLoops());
-  ivs[info.batchDim] = e.rem(element, batch);
-  ivs[info.unitDim] = e.add(firstUnit, e.div(element, batch));
+  ivs[info.batchDim] = e.rem(iteration, batch);
+  ivs[info.unitDim] = e.add(firstUnit, e.div(iteration, batch));
   if (info.layerDim)
     ivs[*info.layerDim] = layer;
 
@@ -356,10 +511,21 @@ void scheduleByUnitGroups(RewriterBase &rewriter, linalg::GenericOp step,
     rewriter.clone(op, map);
   }
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  for (auto [value, operand] :
-       llvm::zip(yield.getValues(), step.getDpsInitsMutable()))
-    memref::StoreOp::create(rewriter, loc, map.lookupOrDefault(value),
-                            operand.get(), elementIndices(step, operand, ivs));
+  scf::IfOp::create(rewriter, loc, stores, [&](OpBuilder &b, Location loc) {
+    for (auto [value, operand] :
+         llvm::zip(yield.getValues(), step.getDpsInitsMutable()))
+      memref::StoreOp::create(b, loc, map.lookupOrDefault(value), operand.get(),
+                              elementIndices(step, operand, ivs));
+    scf::YieldOp::create(b, loc);
+  });
+  if (maxLanes > 1)
+    splitAcrossLanes(rewriter,
+                     llvm::map_to_vector(sums,
+                                         [&](scf::ForOp loop) {
+                                           return cast<scf::ForOp>(
+                                               map.lookup(loop.getOperation()));
+                                         }),
+                     lane, lanes, maxLanes);
 
   // The weights' loads read the slot: gate g of unit firstUnit + j, at row
   // first + g * stride + j of the weight, is at slot row g * U + j.
@@ -382,8 +548,9 @@ void scheduleByUnitGroups(RewriterBase &rewriter, linalg::GenericOp step,
 }
 
 /// Whether `step` can be scheduled by unit groups: buffers, one iteration
-/// per output element (projected permutation maps), linalg.index only in
-/// the body's own block, the unit dimension of extent H.
+/// per output element (projected permutation maps), a body that writes no
+/// memory (a thread may repeat an iteration) and has linalg.index only in
+/// its own block, the unit dimension of extent H.
 bool schedulable(linalg::GenericOp step, const UnitStep &info) {
   if (!step.hasPureBufferSemantics() || step.getNumReductionLoops() != 0)
     return false;
@@ -394,11 +561,14 @@ bool schedulable(linalg::GenericOp step, const UnitStep &info) {
   if (ranges[info.unitDim] != info.hidden ||
       (info.layerDim && ranges[*info.layerDim] != info.layers()))
     return false;
-  bool nestedIndex = false;
-  step.getRegion().walk([&](linalg::IndexOp index) {
-    nestedIndex |= index->getBlock() != step.getBody();
+  WalkResult walk = step.getRegion().walk([&](Operation *op) {
+    if (isa<linalg::IndexOp>(op) && op->getBlock() != step.getBody())
+      return WalkResult::interrupt();
+    if (hasEffect<MemoryEffects::Write>(op))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
   });
-  return !nestedIndex;
+  return !walk.wasInterrupted();
 }
 
 struct GpuStationaryWeightsPass
@@ -444,7 +614,7 @@ struct GpuStationaryWeightsPass
         shared = std::prev(slots.end());
       }
       scheduleByUnitGroups(rewriter, step, *info, *slot, shared->second,
-                           blockSize);
+                           blockSize, maxLanes);
     }
   }
 };

@@ -106,3 +106,49 @@ func.func @persistent(%flag: !llvm.ptr, %blocks: index) {
   memref.dealloc %counters : memref<64xi32>
   return
 }
+
+// -----
+
+// A xor shuffle: every thread writes its value to a per-block buffer of one
+// value per thread, and after a barrier reads that of thread t - lane +
+// (lane ^ offset), lane = t mod 32, or its own where that lane is past the
+// width or the thread past the block; a second barrier keeps the buffer
+// until every thread has read it.
+// CHECK-LABEL: func.func @shuffle(
+// CHECK-SAME: %[[A:[^:]*]]: memref<?xf32>
+// CHECK-DAG: %[[C48:.*]] = arith.constant 48 : index
+// CHECK: %[[EXCHANGE:.*]] = memref.alloca(%[[C48]]) : memref<?xf32>
+// CHECK: omp.parallel
+// CHECK: %[[TX:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: %[[V:.*]] = memref.load %[[A]][%[[TX]]]
+// CHECK: %[[LANE:.*]] = arith.remui %[[TX]], %[[C32:.*]] : index
+// CHECK: %[[PARTNER_LANE:.*]] = arith.xori %[[LANE]], %{{.*}} : index
+// CHECK: %[[BASE:.*]] = arith.subi %[[TX]], %[[LANE]] : index
+// CHECK: %[[PARTNER:.*]] = arith.addi %[[BASE]], %[[PARTNER_LANE]] : index
+// CHECK: %[[IN_WIDTH:.*]] = arith.cmpi ult, %[[PARTNER_LANE]], %{{.*}} : index
+// CHECK: %[[IN_BLOCK:.*]] = arith.cmpi ult, %[[PARTNER]], %[[C48]] : index
+// CHECK: %[[VALID:.*]] = arith.andi %[[IN_WIDTH]], %[[IN_BLOCK]] : i1
+// CHECK: %[[SOURCE:.*]] = arith.select %[[VALID]], %[[PARTNER]], %[[TX]] : index
+// CHECK: memref.store %[[V]], %[[EXCHANGE]][%[[TX]]] : memref<?xf32>
+// CHECK-NEXT: omp.barrier
+// CHECK-NEXT: %[[W:.*]] = memref.load %[[EXCHANGE]][%[[SOURCE]]] : memref<?xf32>
+// CHECK-NEXT: omp.barrier
+// CHECK: %[[SUM:.*]] = arith.addf %[[V]], %[[W]] : f32
+// CHECK: memref.store %[[SUM]], %[[A]][%[[TX]]]
+// CHECK-NOT: gpu.
+
+func.func @shuffle(%a: memref<?xf32>) {
+  %c1 = arith.constant 1 : index
+  %c48 = arith.constant 48 : index
+  %c16 = arith.constant 16 : i32
+  %c32 = arith.constant 32 : i32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c48, %sy = %c1, %sz = %c1) {
+    %v = memref.load %a[%tx] : memref<?xf32>
+    %w, %valid = gpu.shuffle xor %v, %c16, %c32 : f32
+    %sum = arith.addf %v, %w : f32
+    memref.store %sum, %a[%tx] : memref<?xf32>
+    gpu.terminator
+  }
+  return
+}

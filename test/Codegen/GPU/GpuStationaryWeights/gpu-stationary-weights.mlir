@@ -6,7 +6,13 @@
 // threads first copy the 4 x 2 gate rows of its units (rows first + g * 4 +
 // j of w_hh, first = the group's first unit + 12 * (unit / 4)) into an 8 x 8
 // shared-memory slot between two barriers, then run the group's 2 x B
-// iterations, batch row fastest, reading w_hh from the slot.
+// iterations, batch row fastest, reading w_hh from the slot. Each iteration
+// is run by `lanes` threads, the most (a power of two up to 32) for which
+// 2 x B x lanes <= 256: every thread makes ceil(2 x B x lanes / 256) trips;
+// lane l sums terms l, l + lanes, ... (the first lane from the step's
+// input, the others from 0); five rounds of xor shuffles, each taken when
+// its offset is below `lanes`, give every lane the sums; the first lane of
+// an iteration in range stores the results.
 // CHECK-LABEL: func.func @cell(
 // CHECK-SAME: %[[GATES:[^:]*]]: memref<?x?x32xf32>, %[[WHH:[^:]*]]: memref<32x8xf32>
 // CHECK: %[[SLOT:.*]] = memref.alloc() : memref<8x8xf32, #gpu.address_space<workgroup>>
@@ -22,15 +28,34 @@
 // CHECK: gpu.barrier
 // CHECK: } {recur.stage_weights}
 // CHECK: %[[N:.*]] = arith.muli %{{.*}}, %[[BATCH:.*]] : index
-// CHECK: scf.for %[[I:.*]] = %[[THREAD]] to %[[N]] step
-// CHECK: %[[ROW:.*]] = arith.remui %[[I]], %[[BATCH]]
-// CHECK: %[[J:.*]] = arith.divui %[[I]], %[[BATCH]]
+// CHECK-COUNT-4: arith.select
+// CHECK: %[[LANES:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : index
+// CHECK: %[[WORK:.*]] = arith.muli %[[N]], %[[LANES]] : index
+// CHECK: scf.for %[[I:.*]] = %[[THREAD]] to %{{.*}} step
+// CHECK: %[[LANE:.*]] = arith.remui %[[I]], %[[LANES]]
+// CHECK: %[[ITERATION:.*]] = arith.minui
+// CHECK: %[[IN_RANGE:.*]] = arith.cmpi ult, %[[I]], %[[WORK]]
+// CHECK: %[[FIRST_LANE:.*]] = arith.cmpi eq, %[[LANE]]
+// CHECK: %[[STORES:.*]] = arith.andi %[[IN_RANGE]], %[[FIRST_LANE]]
+// CHECK: %[[ROW:.*]] = arith.remui %[[ITERATION]], %[[BATCH]]
+// CHECK: %[[J:.*]] = arith.divui %[[ITERATION]], %[[BATCH]]
 // CHECK: %[[UNIT:.*]] = arith.addi %[[FIRST]], %[[J]]
-// CHECK: scf.for
+// CHECK: %[[INIT:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[FROM:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: %[[STEP:.*]] = arith.muli %{{.*}}, %[[LANES]] : index
+// CHECK: %[[SUMS:.*]]:4 = scf.for %{{.*}} = %[[FROM]] to %{{.*}} step %[[STEP]] iter_args(%{{.*}} = %[[INIT]],
 // CHECK-COUNT-4: memref.load %[[SLOT]]
 // CHECK-NOT: memref.load %[[WHH]]
-// CHECK: memref.store
-// CHECK: memref.store
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK: %[[ROUND:.*]] = arith.cmpi ult, %{{.*}}, %[[LANES]] : index
+// CHECK: scf.if %[[ROUND]] -> (f32, f32, f32, f32) {
+// CHECK: gpu.shuffle xor %[[SUMS]]#0, %c16_i32, %c32_i32 : f32
+// CHECK-COUNT-19: gpu.shuffle xor
+// CHECK-NOT: gpu.shuffle
+// CHECK: scf.if %[[STORES]] {
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.store
 // CHECK: } {mapping = [#gpu.loop_dim_map<processor = thread_x
 // CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_x
 
@@ -66,6 +91,13 @@ func.func @cell(%gates: tensor<?x?x32xf32>, %whh: tensor<32x8xf32>) -> tensor<?x
 // CHECK-NOT: memref.load %[[W0]]
 // CHECK-NOT: memref.load %[[W1]]
 // CHECK-NOT: memref.load %[[U1]]
+// Layer 1's w_ih sums seed its w_hh sums unreduced: the shuffles come after
+// both loops.
+// CHECK: case 1 {
+// CHECK: %[[PARTIAL:.*]]:4 = scf.for
+// CHECK-NOT: gpu.shuffle
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}} = %[[PARTIAL]]#0, %{{.*}} = %[[PARTIAL]]#1, %{{.*}} = %[[PARTIAL]]#2, %{{.*}} = %[[PARTIAL]]#3)
+// CHECK: gpu.shuffle
 // CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_x
 func.func @wavefront(%gates: tensor<?x?x16xf32>, %w0: tensor<16x4xf32>, %w1: tensor<16x4xf32>,
                      %u1: tensor<16x4xf32>, %b1: tensor<16xf32>) -> tensor<?x?x4xf32> {
@@ -73,4 +105,50 @@ func.func @wavefront(%gates: tensor<?x?x16xf32>, %w0: tensor<16x4xf32>, %w1: ten
       : (tensor<?x?x16xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>)
       -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>)
   return %y : tensor<?x?x4xf32>
+}
+
+// -----
+
+// A sum under a condition that differs between batch rows: the threads of
+// a warp might not reach shuffles together, so each iteration is one
+// thread's and nothing is shuffled; w_hh is still read from the slot.
+// CHECK-LABEL: func.func @divergent(
+// CHECK-SAME: %{{[^:]*}}: memref<?x4xf32>, %{{[^:]*}}: memref<?x4xf32>, %[[W:[^:]*]]: memref<16x4xf32>
+// CHECK: %[[SLOT:.*]] = memref.alloc() : memref<8x4xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT: gpu.shuffle
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[ONE:[^ ]*]] iter_args
+// CHECK: memref.load %[[SLOT]]
+// CHECK-NOT: gpu.shuffle
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_x
+// NOFIT-LABEL: func.func @divergent(
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+func.func @divergent(%x: memref<?x4xf32>, %h: memref<?x4xf32>, %w: memref<16x4xf32>,
+                     %out: memref<?x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x4xf32>) outs(%out : memref<?x4xf32>)
+      attrs = {recur.unit_step = {batch = 0 : i64, unit = 1 : i64,
+                                  hidden = array<i64: 4>, gate_tiles = array<i64: 0>}} {
+  ^bb0(%in: f32, %unused: f32):
+    %row = linalg.index 0 : index
+    %unit = linalg.index 1 : index
+    %positive = arith.cmpf ogt, %in, %zero : f32
+    %result = scf.if %positive -> f32 {
+      %sum = scf.for %k = %c0 to %c4 step %c1 iter_args(%acc = %in) -> f32 {
+        %hk = memref.load %h[%row, %k] : memref<?x4xf32>
+        %wk = memref.load %w[%unit, %k] : memref<16x4xf32>
+        %term = arith.mulf %hk, %wk : f32
+        %next = arith.addf %acc, %term : f32
+        scf.yield %next : f32
+      }
+      scf.yield %sum : f32
+    } else {
+      scf.yield %in : f32
+    }
+    linalg.yield %result : f32
+  }
+  return
 }
