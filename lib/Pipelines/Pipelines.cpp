@@ -40,6 +40,8 @@ StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
 
 void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                                       const CpuGemmTile &gemmTile) {
+  // bf16/f16 models keep their interface and compute in f32.
+  pm.addNestedPass<func::FuncOp>(createComputeInF32());
   if (level >= FusionLevel::hoist) {
     pm.addPass(createHoistInputProjection());
     pm.addPass(createCanonicalizerPass());

@@ -2,11 +2,14 @@
 
 #include "Dtypes.h"
 
+#include <cmath>
+#include <cstring>
+
 namespace {
 const recur::Dtype kDtypes[] = {
-    {"f32", "F32", {kDLFloat, 32, 1}},  {"f64", "F64", {kDLFloat, 64, 1}},
-    {"f16", "F16", {kDLFloat, 16, 1}},  {"bf16", "BF16", {kDLBfloat, 16, 1}},
-    {"i64", "I64", {kDLInt, 64, 1}},    {"i32", "I32", {kDLInt, 32, 1}},
+    {"f32", "F32", {kDLFloat, 32, 1}}, {"f64", "F64", {kDLFloat, 64, 1}},
+    {"f16", "F16", {kDLFloat, 16, 1}}, {"bf16", "BF16", {kDLBfloat, 16, 1}},
+    {"i64", "I64", {kDLInt, 64, 1}},   {"i32", "I32", {kDLInt, 32, 1}},
 };
 } // namespace
 
@@ -56,4 +59,28 @@ size_t recur::elementBytes(DLDataType dtype) {
 
 bool recur::sameDtype(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
+bool recur::isF32(DLDataType dtype) {
+  return sameDtype(dtype, {kDLFloat, 32, 1});
+}
+
+bool recur::isBf16(DLDataType dtype) {
+  return sameDtype(dtype, {kDLBfloat, 16, 1});
+}
+
+float recur::bf16ToFloat(uint16_t bits) {
+  uint32_t word = uint32_t(bits) << 16;
+  float value;
+  std::memcpy(&value, &word, sizeof value);
+  return value;
+}
+
+uint16_t recur::floatToBf16(float value) {
+  uint32_t word;
+  std::memcpy(&word, &value, sizeof word);
+  if (std::isnan(value))
+    return uint16_t((word >> 16) | 0x40); // quiet
+  uint32_t roundingBias = 0x7fff + ((word >> 16) & 1);
+  return uint16_t((word + roundingBias) >> 16);
 }

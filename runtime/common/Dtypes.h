@@ -1,4 +1,5 @@
-//===- Dtypes.h - the element types models exchange, in every spelling -*- C++ -*-===//
+//===- Dtypes.h - the element types models exchange -------------*- C++ -*-===//
+//-*-===//
 //
 // One table: the description's name ("f32"), the safetensors name ("F32")
 // and the DLPack type of every dtype the runtime exchanges.
@@ -11,6 +12,7 @@
 #include <dlpack/dlpack.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace recur {
@@ -31,6 +33,14 @@ std::string describeDtype(DLDataType dtype);
 size_t elementBytes(DLDataType dtype);
 
 bool sameDtype(DLDataType a, DLDataType b);
+
+bool isF32(DLDataType dtype);
+bool isBf16(DLDataType dtype);
+
+/// bf16 is the upper half of an f32: widening is exact; narrowing rounds to
+/// nearest, ties to even (as PyTorch's `.bfloat16()`), and keeps NaN a NaN.
+float bf16ToFloat(uint16_t bits);
+uint16_t floatToBf16(float value);
 
 } // namespace recur
 

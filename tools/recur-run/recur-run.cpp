@@ -57,7 +57,8 @@ constexpr const char *kUsage =
     "are drawn at random with --seed (default: the --random-weights seed,\n"
     "else 0). --check\n"
     "compares every output with the reference implementation and fails past\n"
-    "|got - want| <= X * (1 + |want|) (default X = 1e-4); the relative error\n"
+    "|got - want| <= X * (1 + |want|) (default X = 1e-4, 2^-7 for bf16\n"
+    "outputs); the relative error\n"
     "it prints is over elements with |want| >= 1e-3. --save-reference writes\n"
     "the reference's outputs (computed in double, stored as f32) the way\n"
     "--outputs writes the model's. CUDA models (recur-compile --target=cuda)\n"
@@ -73,7 +74,7 @@ struct Options {
   std::optional<int> threads;
   int warmup = 1, iters = 3;
   bool check = false, json = false, nonStrict = false;
-  double tolerance = 1e-4;
+  std::optional<double> tolerance; // else per output's dtype
 };
 
 [[noreturn]] void die(const std::string &message, int code = 1) {
@@ -146,7 +147,7 @@ Options parseOptions(int argc, char **argv) {
       char *end = nullptr;
       const char *text = value();
       options.tolerance = std::strtod(text, &end);
-      if (end == text || *end || !(options.tolerance > 0))
+      if (end == text || *end || !(*options.tolerance > 0))
         die("--tolerance needs a positive number, got '" + std::string(text) +
             "'");
     } else if (arg == "--check") {
@@ -203,8 +204,24 @@ struct HostTensor {
   }
 };
 
-bool isF32(DLDataType t) { return t.code == kDLFloat && t.bits == 32; }
+using recur::isBf16;
+using recur::isF32;
 bool isI64(DLDataType t) { return t.code == kDLInt && t.bits == 64; }
+bool isFloat(DLDataType t) { return isF32(t) || isBf16(t); }
+
+/// Element `i` of an f32 or bf16 buffer.
+float floatAt(const void *data, DLDataType dtype, size_t i) {
+  if (isBf16(dtype))
+    return recur::bf16ToFloat(static_cast<const uint16_t *>(data)[i]);
+  return static_cast<const float *>(data)[i];
+}
+
+/// The default --check tolerance for an output: a few f32 rounding errors,
+/// or for bf16 twice its unit roundoff (2^-8), which the output's own
+/// rounding may take up alone.
+double defaultTolerance(DLDataType dtype) {
+  return isBf16(dtype) ? 0x1p-7 : 1e-4;
+}
 
 std::string safetensorsName(DLDataType t) {
   const recur::Dtype *dtype = recur::findDtype(t);
@@ -241,23 +258,30 @@ void fillRandom(HostTensor &tensor, std::mt19937_64 &rng, bool isWeight) {
       data[i] = pick(rng);
     return;
   }
-  if (!isF32(tensor.info.dtype))
+  if (!isFloat(tensor.info.dtype))
     die("cannot make random values for '" + tensor.name +
-        "': recur-run handles f32 and i64 tensors");
+        "': recur-run handles f32, bf16 and i64 tensors");
   double k = 1.0;
   if (isWeight)
     k = tensor.shape.size() >= 2 ? 1.0 / std::sqrt(double(tensor.shape.back()))
                                  : 0.1;
   std::uniform_real_distribution<float> pick(-k, k);
+  if (isBf16(tensor.info.dtype)) {
+    auto *data = reinterpret_cast<uint16_t *>(tensor.bytes.data());
+    for (int64_t i = 0; i < n; ++i)
+      data[i] = recur::floatToBf16(pick(rng));
+    return;
+  }
   auto *data = reinterpret_cast<float *>(tensor.bytes.data());
   for (int64_t i = 0; i < n; ++i)
     data[i] = pick(rng);
 }
 
 ref::Value toReference(const HostTensor &tensor) {
-  if (isF32(tensor.info.dtype)) {
+  if (isFloat(tensor.info.dtype)) {
     ref::FloatTensor value(tensor.shape);
-    std::memcpy(value.data.data(), tensor.bytes.data(), tensor.bytes.size());
+    for (size_t i = 0; i < value.data.size(); ++i)
+      value.data[i] = floatAt(tensor.bytes.data(), tensor.info.dtype, i);
     return value;
   }
   if (isI64(tensor.info.dtype)) {
@@ -265,7 +289,8 @@ ref::Value toReference(const HostTensor &tensor) {
     std::memcpy(value.data.data(), tensor.bytes.data(), tensor.bytes.size());
     return value;
   }
-  die("--check handles f32 and i64 tensors; '" + tensor.name + "' is neither");
+  die("--check handles f32, bf16 and i64 tensors; '" + tensor.name +
+      "' is none of them");
 }
 
 struct Comparison {
@@ -278,14 +303,14 @@ struct Comparison {
 Comparison compare(const DLTensor &got, const ref::FloatTensor &want,
                    double tolerance) {
   Comparison result;
-  const float *data = reinterpret_cast<const float *>(
-      static_cast<const char *>(got.data) + got.byte_offset);
+  const void *data = static_cast<const char *>(got.data) + got.byte_offset;
   for (size_t i = 0; i < want.data.size(); ++i) {
-    double expected = want.data[i], diff = std::fabs(data[i] - expected);
+    double value = floatAt(data, got.dtype, i);
+    double expected = want.data[i], diff = std::fabs(value - expected);
     if (!(diff <= tolerance * (1 + std::fabs(expected))))
       result.pass = false;
     // std::max would drop a NaN difference; count them instead.
-    result.nonFinite += !std::isfinite(data[i]);
+    result.nonFinite += !std::isfinite(value);
     result.nonFiniteReference += !std::isfinite(expected);
     if (!std::isfinite(diff))
       continue;
@@ -574,14 +599,16 @@ static int runMain(int argc, char **argv) {
       const auto *want = std::get_if<ref::FloatTensor>(&expected[i]);
       const DLTensor &got = outputs[i]->dl_tensor;
       std::vector<int64_t> shape(got.shape, got.shape + got.ndim);
-      json entry = {{"name", info.name}, {"tolerance", options.tolerance}};
-      if (!want || !isF32(got.dtype) || want->shape != shape) {
+      double tolerance =
+          options.tolerance.value_or(defaultTolerance(got.dtype));
+      json entry = {{"name", info.name}, {"tolerance", tolerance}};
+      if (!want || !isFloat(got.dtype) || want->shape != shape) {
         entry["pass"] = false;
         entry["error"] = "shape " + ref::formatShape(shape) + ", reference " +
                          (want ? ref::formatShape(want->shape) : "not f32");
         checkFailed = true;
       } else {
-        Comparison result = compare(got, *want, options.tolerance);
+        Comparison result = compare(got, *want, tolerance);
         entry["max_abs_error"] = result.maxAbs;
         entry["max_rel_error"] = result.maxRel;
         entry["non_finite"] = result.nonFinite;
@@ -619,7 +646,7 @@ static int runMain(int argc, char **argv) {
                     entry["error"].get<std::string>().c_str());
       else
         std::printf("check %s: %s (%smax abs error %.3g, max rel error %.3g, "
-                    "tolerance %.0e)\n",
+                    "tolerance %.2g)\n",
                     entry["name"].get<std::string>().c_str(),
                     entry["pass"].get<bool>() ? "pass" : "FAIL",
                     entry["non_finite"].get<int64_t>() ||
@@ -632,7 +659,8 @@ static int runMain(int argc, char **argv) {
                               .c_str()
                         : "",
                     entry["max_abs_error"].get<double>(),
-                    entry["max_rel_error"].get<double>(), options.tolerance);
+                    entry["max_rel_error"].get<double>(),
+                    entry["tolerance"].get<double>());
     }
   }
   return checkFailed ? 3 : 0;

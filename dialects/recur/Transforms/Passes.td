@@ -33,6 +33,27 @@ def SpecializeShapes : Pass<"recur-specialize-shapes", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def ComputeInF32 : Pass<"recur-compute-in-f32", "::mlir::func::FuncOp"> {
+  let summary = "Run a bf16 or f16 model's ops in f32, its interface unchanged";
+  let description = [{
+    The lowering computes in f32. A model whose weights, inputs or outputs
+    are bf16 or f16 (`recur-gen --dtype bf16`, bound from a PyTorch
+    `model.bfloat16().state_dict()`) keeps them so at its interface: each
+    such argument is extended to f32 once at the function's entry
+    (`arith.extf`), every op in the body computes in f32 (the element type
+    of its results becomes f32), and each such result is rounded to its
+    declared type at the return (`arith.truncf`, to nearest even). So
+    accumulation, the cell state and the activations between layers are
+    f32, and fusion sees the same op sequence as in an f32 model; after
+    fusion, `recur-outline-weight-prologue` moves the weights' extension
+    into the prologue, which runs once per binding.
+
+    A function body with a reduced-precision attribute (a bf16 constant) is
+    an error: its value would have to be converted too.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def HoistInputProjection : Pass<"recur-hoist-input-projection"> {
   let summary = "Compute every LSTM layer's input projection for all steps in one GEMM";
   let description = [{

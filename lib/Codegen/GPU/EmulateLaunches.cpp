@@ -228,8 +228,9 @@ void Emulator::runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
                          ArrayRef<Value> blockIds, Value gridX,
                          const BlockMemory &memory) {
   Location loc = launch.getLoc();
-  auto [team, threadX] =
-      openTeam(rewriter, loc, module, launch.getBlockSizeX());
+  Team block = openTeam(rewriter, loc, module, launch.getBlockSizeX());
+  omp::ParallelOp team = block.op;
+  Value threadX = block.threadNumber;
   Operation *terminator = team.getRegion().front().getTerminator();
   Value blockSize = launch.getBlockSizeX();
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);

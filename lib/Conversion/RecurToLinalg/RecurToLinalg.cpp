@@ -222,7 +222,9 @@ LogicalResult checkLowerable(Operation *op) {
     Type element = cast<ShapedType>(type).getElementType();
     if (isa<FloatType>(element) && !element.isF32())
       return op->emitOpError("has element type ")
-             << element << "; only f32 models can be lowered so far";
+             << element
+             << "; the lowering computes in f32 (recur-compute-in-f32 "
+                "converts bf16 and f16 models)";
   }
   return success();
 }
