@@ -492,7 +492,7 @@ void *resolve(const char *name) {
 
 /// "14 kernel launches; recur_persistent_forward_0: 1 cooperative launch of
 /// 384 blocks x 256 threads (asked for 384; 8 per multiprocessor x 132
-/// fit)".
+/// fit)", and what a grid smaller than asked costs.
 std::string describeLaunches(const ModelGpu::State &state) {
   std::string report = std::to_string(state.launches) + " kernel launch" +
                        (state.launches == 1 ? "" : "es");
@@ -514,6 +514,11 @@ std::string describeLaunches(const ModelGpu::State &state) {
               std::to_string(last->blocksPerMultiprocessor) +
               " per multiprocessor x " +
               std::to_string(driver().multiprocessors) + " fit)";
+    // What a smaller grid costs an LSTM kernel (gpu.md, "Weights on chip").
+    if (last->blocks < last->requestedBlocks)
+      report += ", so each block runs several blocks' work, and an LSTM "
+                "step's blocks reload their groups' weights into shared "
+                "memory at every step";
   }
   return report;
 }

@@ -329,7 +329,9 @@ TEST_F(FakeCudaTest, PersistentGridIsWhatFitsOnTheDevice) {
   EXPECT_THAT(recur_model_run_report(model),
               HasSubstr("recur_persistent_forward_0: 1 cooperative launch of "
                         "8 blocks x 256 threads (asked for 40; 2 per "
-                        "multiprocessor x 4 fit)"));
+                        "multiprocessor x 4 fit), so each block runs several "
+                        "blocks' work, and an LSTM step's blocks reload their "
+                        "groups' weights into shared memory at every step"));
 
   fake->setBlocksPerMultiprocessor(0);
   EXPECT_THAT(messageOf(run(model, &view, &logits)),
