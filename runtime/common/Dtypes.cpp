@@ -7,9 +7,9 @@
 
 namespace {
 const recur::Dtype kDtypes[] = {
-    {"f32", "F32", {kDLFloat, 32, 1}}, {"f64", "F64", {kDLFloat, 64, 1}},
-    {"f16", "F16", {kDLFloat, 16, 1}}, {"bf16", "BF16", {kDLBfloat, 16, 1}},
-    {"i64", "I64", {kDLInt, 64, 1}},   {"i32", "I32", {kDLInt, 32, 1}},
+    {"f32", "F32", {kDLFloat, 32, 1}},  {"f64", "F64", {kDLFloat, 64, 1}},
+    {"f16", "F16", {kDLFloat, 16, 1}},  {"bf16", "BF16", {kDLBfloat, 16, 1}},
+    {"i64", "I64", {kDLInt, 64, 1}},    {"i32", "I32", {kDLInt, 32, 1}},
 };
 } // namespace
 
