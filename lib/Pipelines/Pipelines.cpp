@@ -103,6 +103,8 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // exp and tanh inline instead of libm calls in every cell update.
   pm.addPass(createApproximateMath());
+  // No libgcc bf16 helper on CPUs without AVX512-BF16.
+  pm.addPass(createExpandBf16Conversions());
   // One thread team per time loop rather than one per step.
   if (options.openmp)
     pm.addPass(createPersistentParallelLoops());

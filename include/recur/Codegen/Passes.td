@@ -216,6 +216,22 @@ def ApproximateMath : Pass<"recur-approximate-math"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def ExpandBf16Conversions : Pass<"recur-expand-bf16-conversions"> {
+  let summary = "Expand arith.extf/truncf between f32 and bf16 into integer arithmetic";
+  let description = [{
+    LLVM lowers an f32 -> bf16 `fptrunc` to a call to `__truncsfbf2` on CPUs
+    without AVX512-BF16. That libgcc function is missing from GCC 12's
+    libgcc (Debian 12), so a bf16 model compiled for such a CPU would fail
+    to load. Upstream's bf16 expansion (`arith-expand{include-bf16}`, without
+    the rest of that pass) rewrites each `arith.truncf` to bf16 as integer
+    arithmetic that rounds to nearest even and keeps NaNs, and each
+    `arith.extf` from bf16 as a shift, on scalars and vectors. Only the
+    outputs of a bf16 model (and the CUDA emulator's tensor-core operands)
+    are rounded, so the cost is small on every CPU.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // GPU preparation: every loop nest becomes a kernel, every buffer lives on the
 // device (recur-lower-to-cuda).
