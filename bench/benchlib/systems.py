@@ -67,10 +67,12 @@ SYSTEMS = [
            script="torch_lstm.py", variant="script", env=TORCH_CPU_ENV),
     System("torch-compile", "cpu", "python", "torch.compile of the fine-grained LSTM",
            script="torch_lstm.py", variant="compile", env=TORCH_CPU_ENV),
+    # tf32: recur-compile --precision=tf32 (tensor-core GEMMs outside the
+    # recurrence). bf16 waits for f32 weights converted at bind time.
     System("recur-cuda", "cuda", "recur", "Recur, compiled for the GPU (recur-compile --target=cuda)",
-           target="cuda", precisions=("fp32",)),
+           target="cuda", precisions=("fp32", "tf32")),
     System("recur-cuda-none", "cuda", "recur", "Recur, GPU, unfused (--fusion=none)",
-           target="cuda", fusion="none", precisions=("fp32",)),
+           target="cuda", fusion="none", precisions=("fp32", "tf32")),
     System("cudnn", "cuda", "binary", "cuDNN cudnnRNNForward + cuBLASLt projection (C++)",
            binary="bench-cudnn-lm", precisions=("fp32", "tf32")),
     System("torch-cudnn", "cuda", "python", "PyTorch nn.LSTM on the GPU (cuDNN)",

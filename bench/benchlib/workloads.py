@@ -46,13 +46,15 @@ class Workload:
 
     @property
     def key(self):
-        """Names the compiled model: one per architecture and shape."""
+        """Names the compiled model: one per architecture, shape and precision."""
         m = self.model
         if self.kind == "lstm-lm":
             arch = f"lstm-lm-v{m['vocab']}-e{m['embed']}-h{m['hidden']}x{m['layers']}"
         else:
             arch = f"lstm-i{m['input']}-h{m['hidden']}x{m['layers']}"
-        return f"{arch}-t{self.seq}-b{self.batch}"
+        # A reduced precision is another compiled model (recur-compile --precision).
+        precision = "" if self.precision == "fp32" else f"-{self.precision}"
+        return f"{arch}-t{self.seq}-b{self.batch}{precision}"
 
     def recur_gen_args(self):
         sizes = KINDS[self.kind][0]

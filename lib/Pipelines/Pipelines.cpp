@@ -123,6 +123,8 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
+  // Vector lowerings start from poison (the CUDA emulator's MMAs).
+  pm.addPass(createUBToLLVMConversionPass());
   if (options.openmp)
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
@@ -156,8 +158,11 @@ buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createLowerCopiesToLinalg());
   pm.addPass(createLinalgGeneralizeNamedOpsPass());
-  if (options.tiledGemms)
-    pm.addNestedPass<func::FuncOp>(createGpuTiledGemms());
+  if (options.tiledGemms) {
+    GpuTiledGemmsOptions gemms;
+    gemms.precision = options.precision;
+    pm.addNestedPass<func::FuncOp>(createGpuTiledGemms(gemms));
+  }
   pm.addPass(createAddUnitParallelDims());
   if (options.stationaryWeights)
     pm.addNestedPass<func::FuncOp>(
@@ -192,6 +197,9 @@ void mlir::recur::buildMapToGpuPipeline(OpPassManager &pm,
 // given explicitly rather than taken from the environment.
 void mlir::recur::buildLowerGpuToNVVMPipeline(
     OpPassManager &pm, const CudaPipelineOptions &options) {
+  // Tensor-core MMAs; upstream's conversion rejects bf16 ones.
+  pm.addNestedPass<gpu::GPUModuleOp>(createGpuBf16MmaToNVVM());
+  pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -456,6 +456,19 @@ std::string mlir::recur::checkCompileOptions(const CompileOptions &options) {
            "'; expected cpu, cuda or cuda-emulator";
   if (options.emit == EmitKind::Ptx && !cuda)
     return "--emit=ptx needs --target=cuda";
+  if (const std::optional<std::string> &precision = options.precision) {
+    if (*precision != "fp32" && *precision != "tf32" && *precision != "bf16")
+      return "unknown --precision '" + *precision +
+             "'; expected fp32, tf32 or bf16";
+    if (*precision != "fp32" && options.target == "cpu")
+      return "--precision=" + *precision +
+             " needs --target=cuda or cuda-emulator (tensor cores); the CPU "
+             "target computes in fp32";
+    if (*precision != "fp32" && !options.tiledGemms)
+      return "--precision=" + *precision +
+             " runs the GEMMs on tensor cores in the tiled kernels: drop "
+             "--no-tiled-gemms";
+  }
   if (cuda) {
     StringRef arch = options.cudaArch;
     unsigned number;
@@ -509,6 +522,17 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   if (failed(fusion.run(module)))
     return failure();
 
+  // A bf16 model's GEMMs take bf16 operands by default, as PyTorch's do.
+  bool bf16Model = llvm::any_of(
+      llvm::concat<const Type>(unfused.getArgumentTypes(),
+                               unfused.getResultTypes()),
+      [](Type type) { return getElementTypeOrSelf(type).isBF16(); });
+  std::string precision = options.precision.value_or(
+      bf16Model && (cuda || emulator) && options.tiledGemms ? "bf16" : "fp32");
+  if (precision == "bf16" && !bf16Model)
+    return fail(module, "--precision=bf16 needs a bf16 model (recur-gen "
+                        "--dtype bf16); an f32 model takes fp32 or tf32");
+
   PassManager pm(module.getContext());
   std::string pipeline;
   bool openmp = options.openmp && !cuda;
@@ -519,13 +543,15 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     cudaOptions.persistent = options.persistentKernels;
     cudaOptions.tiledGemms = options.tiledGemms;
     cudaOptions.stationaryWeights = options.stationaryWeights;
+    cudaOptions.precision = precision;
     auto flag = [](bool value) {
       return std::string(value ? "true" : "false");
     };
     std::string kernels =
         " persistent=" + flag(options.persistentKernels) +
         " tiled-gemms=" + flag(options.tiledGemms) +
-        " stationary-weights=" + flag(options.stationaryWeights);
+        " stationary-weights=" + flag(options.stationaryWeights) +
+        " precision=" + precision;
     if (emulator) {
       buildCudaEmulatorBackEndPipeline(pm, cudaOptions);
       pipeline = "recur-lower-to-cuda-emulator{fusion=" +
@@ -552,9 +578,9 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
         " vector-width=" + std::to_string(gemmTile.vectorWidth) +
         " vector-registers=" + std::to_string(gemmTile.vectorRegisters) + "}";
   }
-  FailureOr<std::string> description =
-      describeModel(unfused, entry, emulator ? "cpu" : options.target, pipeline,
-                    stringifyFusionLevel(level), cuda ? options.cudaArch : "");
+  FailureOr<std::string> description = describeModel(
+      unfused, entry, emulator ? "cpu" : options.target, pipeline,
+      stringifyFusionLevel(level), precision, cuda ? options.cudaArch : "");
   if (failed(description))
     return failure();
   unsigned numArguments = entry.getNumArguments();

@@ -346,7 +346,8 @@ static LogicalResult describePrologue(func::FuncOp entry, func::FuncOp compiled,
 FailureOr<std::string>
 mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
                            StringRef target, StringRef pipeline,
-                           StringRef fusion, StringRef cudaArch) {
+                           StringRef fusion, StringRef precision,
+                           StringRef cudaArch) {
   if (failed(checkStaticSizes(entry)))
     return failure();
   FailureOr<llvm::DenseMap<Value, int64_t>> bounds = indexBounds(entry);
@@ -401,6 +402,7 @@ mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
                            {"target", target},
                            {"pipeline", pipeline},
                            {"fusion", fusion},
+                           {"precision", precision},
                            {"arguments", std::move(arguments)},
                            {"outputs", std::move(outputs)}};
   if (compiled &&

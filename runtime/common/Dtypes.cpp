@@ -84,3 +84,11 @@ uint16_t recur::floatToBf16(float value) {
   uint32_t roundingBias = 0x7fff + ((word >> 16) & 1);
   return uint16_t((word + roundingBias) >> 16);
 }
+
+double recur::checkTolerance(DLDataType dtype, const std::string &precision) {
+  if (isBf16(dtype) || precision == "bf16")
+    return 0x1p-7;
+  if (precision == "tf32")
+    return 0x1p-9;
+  return 1e-4;
+}

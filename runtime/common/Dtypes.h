@@ -1,5 +1,4 @@
 //===- Dtypes.h - the element types models exchange -------------*- C++ -*-===//
-//-*-===//
 //
 // One table: the description's name ("f32"), the safetensors name ("F32")
 // and the DLPack type of every dtype the runtime exchanges.
@@ -41,6 +40,15 @@ bool isBf16(DLDataType dtype);
 /// nearest, ties to even (as PyTorch's `.bfloat16()`), and keeps NaN a NaN.
 float bf16ToFloat(uint16_t bits);
 uint16_t floatToBf16(float value);
+
+/// The default tolerance t of a check |got - want| <= t (1 + |want|) of an
+/// output of `dtype` against the reference, from a model whose GEMMs
+/// multiply in `precision` (a description's "precision": "fp32", "tf32",
+/// "bf16"): a few f32 rounding errors (1e-4); twice bf16's unit roundoff
+/// (2^-7) for a bf16 output or bf16 products, since one rounding may take
+/// up one alone; four times tf32's (2^-9), since both operands of each
+/// product are rounded.
+double checkTolerance(DLDataType dtype, const std::string &precision);
 
 } // namespace recur
 

@@ -196,7 +196,7 @@ void LoadedModel::runAndCompare(std::vector<HostTensor> inputs,
 
 void recur::testing::checkLstmLm(const LmShape &shape,
                                  const mlir::recur::CompileOptions &options,
-                                 const std::string &name) {
+                                 const std::string &name, double tolerance) {
   mlir::MLIRContext context;
   mlir::recur::LstmLmConfig config;
   config.vocab = shape.vocab;
@@ -216,5 +216,5 @@ void recur::testing::checkLstmLm(const LmShape &shape,
   model.bindRandomWeights(rng);
   std::vector<HostTensor> inputs;
   inputs.push_back(randomIds({shape.seq, shape.batch}, shape.vocab, rng));
-  model.runAndCompare(std::move(inputs));
+  model.runAndCompare(std::move(inputs), tolerance);
 }

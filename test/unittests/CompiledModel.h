@@ -87,10 +87,10 @@ struct LmShape {
 
 /// Compiles the LM of `shape` with `options` (as `name`), runs it on random
 /// weights and tokens drawn from the shape, and compares every output with
-/// the reference.
+/// the reference within `tolerance` (runAndCompare).
 void checkLstmLm(const LmShape &shape,
                  const mlir::recur::CompileOptions &options,
-                 const std::string &name);
+                 const std::string &name, double tolerance = 1e-4);
 
 } // namespace recur::testing
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CompiledModel.h"
+#include "common/Dtypes.h"
 
 using namespace recur::testing;
 using namespace mlir::recur;
@@ -21,6 +22,7 @@ struct EmulatedCase {
   const char *name;
   LmShape shape;
   bool persistent = true, tiledGemms = true, stationaryWeights = true;
+  const char *precision = "fp32";
 };
 
 std::vector<EmulatedCase> emulatedCases() {
@@ -55,6 +57,13 @@ std::vector<EmulatedCase> emulatedCases() {
        true,
        true,
        /*stationaryWeights=*/false},
+      // Tensor-core GEMMs (m16n8k8 MMAs on tf32): 2 x 3 tiles of 128 as in
+      // `tiles`, each of 8 warps of 64 x 32 outputs; K = 12 (scalar loads,
+      // zeros past K, one slice of 16 k) and, folded into the embedding at
+      // `hoist` and above, K = 10 against 48 gate rows.
+      {"tf32", {300, 10, 12, 2, 9, 16}, true, true, true, "tf32"},
+      // K = 32, 16: two slices, aligned vector loads.
+      {"tf32_vector_loads", {140, 16, 32, 2, 5, 4}, true, true, true, "tf32"},
   };
 }
 
@@ -69,9 +78,13 @@ TEST_P(EmulatedCudaLmTest, MatchesReference) {
   options.persistentKernels = c.persistent;
   options.tiledGemms = c.tiledGemms;
   options.stationaryWeights = c.stationaryWeights;
+  options.precision = c.precision;
+  // Outputs are f32.
+  DLDataType f32{kDLFloat, 32, 1};
   checkLstmLm(c.shape, options,
               std::string("emulated_") + c.name + "_" +
-                  stringifyFusionLevel(fusion).str());
+                  stringifyFusionLevel(fusion).str(),
+              recur::checkTolerance(f32, c.precision));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -5,7 +5,8 @@
 //                 -o libmodel.so
 //   recur-compile model.mlir --target=cuda [--cuda-arch=sm_90]
 //                 [--no-persistent-kernels] [--no-tiled-gemms]
-//                 [--no-stationary-weights] -o libmodel.so
+//                 [--no-stationary-weights] [--precision=fp32|tf32|bf16]
+//                 -o libmodel.so
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +67,12 @@ static cl::opt<bool> noStationaryWeights(
              "reading the weights from L2 at every step, instead of blocks "
              "that own groups of hidden units with their weights in shared "
              "memory"));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("--target=cuda: the GEMMs' products outside time loops: fp32 "
+             "(strict), tf32 (tensor cores, like PyTorch's allow_tf32) or "
+             "bf16 (tensor cores; a bf16 model's default); sums in f32"),
+    cl::value_desc("fp32|tf32|bf16"));
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to write"), cl::init(EmitKind::SharedLibrary),
     cl::values(clEnumValN(EmitKind::Mlir, "mlir",
@@ -101,6 +108,8 @@ int main(int argc, char **argv) {
   options.stationaryWeights = !noStationaryWeights;
   if (fusion.getNumOccurrences())
     options.fusion = fusion;
+  if (precision.getNumOccurrences())
+    options.precision = precision;
   options.emit = emit;
   // Option mistakes are reported alone, before any IR is read.
   if (std::string message = checkCompileOptions(options); !message.empty()) {

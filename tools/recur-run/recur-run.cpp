@@ -216,13 +216,6 @@ float floatAt(const void *data, DLDataType dtype, size_t i) {
   return static_cast<const float *>(data)[i];
 }
 
-/// The default --check tolerance for an output: a few f32 rounding errors,
-/// or for bf16 twice its unit roundoff (2^-8), which the output's own
-/// rounding may take up alone.
-double defaultTolerance(DLDataType dtype) {
-  return isBf16(dtype) ? 0x1p-7 : 1e-4;
-}
-
 std::string safetensorsName(DLDataType t) {
   const recur::Dtype *dtype = recur::findDtype(t);
   return dtype ? dtype->safetensors : recur::describeDtype(t);
@@ -340,6 +333,8 @@ static int runMain(int argc, char **argv) {
   // application's would; one more run brings them to the host for saving and
   // checking.
   json description = json::parse(recur_model_description(model));
+  // Of the GEMMs' products; the default --check tolerance depends on it.
+  std::string precision = description.value("precision", "fp32");
   bool onGpu = description.value("target", "cpu") == "cuda";
 
   // Weights: from a file, or random and kept here for --check/--save-weights.
@@ -530,6 +525,7 @@ static int runMain(int argc, char **argv) {
       {"sequences_per_second", sequencesPerSecond},
       {"pipeline", description.value("pipeline", "")},
       {"fusion", description.value("fusion", "none")},
+      {"precision", precision},
       {"launches", recur_model_run_report(model)}};
   for (size_t i = 0; i < inputs.size(); ++i)
     report["inputs"][inputs[i].name] = inputs[i].shape;
@@ -599,8 +595,8 @@ static int runMain(int argc, char **argv) {
       const auto *want = std::get_if<ref::FloatTensor>(&expected[i]);
       const DLTensor &got = outputs[i]->dl_tensor;
       std::vector<int64_t> shape(got.shape, got.shape + got.ndim);
-      double tolerance =
-          options.tolerance.value_or(defaultTolerance(got.dtype));
+      double tolerance = options.tolerance.value_or(
+          recur::checkTolerance(got.dtype, precision));
       json entry = {{"name", info.name}, {"tolerance", tolerance}};
       if (!want || !isFloat(got.dtype) || want->shape != shape) {
         entry["pass"] = false;
@@ -628,11 +624,13 @@ static int runMain(int argc, char **argv) {
     std::string shapes;
     for (const HostTensor &tensor : inputs)
       shapes += " " + tensor.name + ref::formatShape(tensor.shape);
-    std::printf("recur-run: %s on %s, fusion %s, inputs%s, threads %s\n",
+    // fp32, the default, goes without saying.
+    std::string reduced = precision == "fp32" ? "" : ", precision " + precision;
+    std::printf("recur-run: %s on %s, fusion %s%s, inputs%s, threads %s\n",
                 options.model.c_str(),
                 report["device"].get<std::string>().c_str(),
-                report["fusion"].get<std::string>().c_str(), shapes.c_str(),
-                report["threads"].dump().c_str());
+                report["fusion"].get<std::string>().c_str(), reduced.c_str(),
+                shapes.c_str(), report["threads"].dump().c_str());
     std::printf("recur-run: %.3f ms/batch (median of %d; min %.3f, max %.3f), "
                 "%.1f sequences/s\n",
                 median, options.iters, sorted.front(), sorted.back(),

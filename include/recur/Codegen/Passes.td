@@ -430,6 +430,22 @@ def GpuTiledGemms : Pass<"recur-gpu-tiled-gemms", "::mlir::func::FuncOp"> {
     - at the end, each thread adds its sums to the output elements inside
       the bounds: c is read and written once.
 
+    With `precision=tf32` or `bf16` the kernel uses the tensor cores
+    (`nvgpu.mma.sync`; PyTorch's `allow_tf32`, or a bf16 model's GEMMs):
+
+    - the block's `tile-m` x `tile-n` tile is split among warps, each
+      computing `warp-tile-m` x `warp-tile-n` outputs as 16 x 8 tiles, with
+      f32 accumulators in registers (the PTX fragment layout);
+    - k advances by slices of `mma-tile-k`; each thread loads parts of up to
+      4 consecutive k as above, rounds them to the operands' type (tf32: to
+      nearest, ties away, as `cvt.rna.tf32.f32`; bf16: to nearest even) and
+      stores them row-major, `[row][k]`, with rows padded by 16 bytes so
+      that a warp's fragment loads hit 32 different banks;
+    - for each k-step of the slice (8 for tf32, 16 for bf16) each warp
+      loads its fragments, 32 bits per register, and issues one
+      `nvgpu.mma.sync` (`m16n8k8` tf32, `m16n8k16` bf16) per 16 x 8 tile;
+    - the sums are added to c as in the SIMT kernel.
+
     A GEMM inside a loop is left alone: in a time loop it is part of the
     step, which `recur-gpu-persistent-kernels` runs. Runs before the loop
     nests are converted to parallel loops.
@@ -445,11 +461,38 @@ def GpuTiledGemms : Pass<"recur-gpu-tiled-gemms", "::mlir::func::FuncOp"> {
            "Output rows per thread">,
     Option<"threadTileN", "thread-tile-n", "int64_t", /*default=*/"8",
            "Output columns per thread">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "The products' precision: fp32 (the SIMT kernel), tf32 or bf16 "
+           "(tensor cores: operands rounded, sums in f32)">,
+    Option<"mmaTileK", "mma-tile-k", "int64_t", /*default=*/"16",
+           "tf32/bf16: the k-slice staged in shared memory per iteration">,
+    Option<"warpTileM", "warp-tile-m", "int64_t", /*default=*/"64",
+           "tf32/bf16: output rows per warp (a multiple of 16)">,
+    Option<"warpTileN", "warp-tile-n", "int64_t", /*default=*/"32",
+           "tf32/bf16: output columns per warp (a multiple of 8)">,
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def GpuBf16MmaToNVVM : Pass<"recur-gpu-bf16-mma-to-nvvm", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lower bf16 nvgpu.mma.sync to nvvm.mma.sync";
+  let description = [{
+    LLVM 22's `convert-nvgpu-to-nvvm` rejects an `nvgpu.mma.sync` on bf16
+    operands ("failed to deduce operand PTX types"), although NVVM and PTX
+    have `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`. This pass,
+    run before it, lowers those ops as upstream lowers f16 ones: each row
+    of the A (`vector<4x2xbf16>`) and B (`vector<2x2xbf16>`) fragments is
+    bitcast to one i32 register, the four f32 sums are passed and returned
+    as scalars (`vector<2x2xf32>` again for the rest of the kernel). Other
+    MMAs are left to upstream.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
                            "::mlir::vector::VectorDialect"];
 }
 
@@ -499,14 +542,23 @@ def GpuEmulateLaunches : Pass<"recur-gpu-emulate-launches", "::mlir::ModuleOp"> 
       copy of the workgroup buffers, allocated on the stack in the default
       memory space. Private buffers are allocated per thread.
     - A persistent kernel (`recur_persistent_*`, whose blocks meet at a grid
-      barrier) runs its blocks at once instead: one team of every block's
-      threads, with at most `max-persistent-blocks` blocks (the kernel
-      computes the same result on any grid, and the runtime caps the grid
-      too). A polling loop (an `scf.while` whose condition reads an atomic)
-      calls `sched_yield` at each poll: the team has many more threads than
-      the CPU has cores. `gpu.barrier` is then a barrier of the whole team,
-      which is correct because these kernels' block barriers are reached by
-      every block alike.
+      barrier) runs its blocks at once instead: an outer team with a thread
+      per block, each running its block as a nested team with its own
+      workgroup buffers, with at most `max-persistent-blocks` blocks (the
+      kernel computes the same result on any grid, and the runtime caps the
+      grid too). A polling loop (an `scf.while` whose condition reads an
+      atomic) calls `sched_yield` at each poll: the teams have many more
+      threads than the CPU has cores.
+    - A `gpu.shuffle` (xor only) is an exchange through a per-block buffer
+      of a value per thread: each thread stores its value, and after a
+      barrier loads its partner's; a second barrier keeps the buffer until
+      all have read.
+    - An `nvgpu.mma.sync` (m16n8k8 on tf32, m16n8k16 on bf16 or f16, f32
+      sums) likewise: each thread stores its A and B fragments, and after a
+      barrier computes its four sums from its warp's fragments in PTX's
+      layouts (f32 fused multiply-adds in k order; a tf32 operand's low 13
+      bits dropped, as the tensor cores ignore them). Shuffles and MMAs
+      must be reached by every thread of the block, like a barrier.
     - `gpu.memset` becomes `linalg.fill`.
 
     `recur-compile --target=cuda-emulator` compiles a model this way: the
@@ -519,9 +571,11 @@ def GpuEmulateLaunches : Pass<"recur-gpu-emulate-launches", "::mlir::ModuleOp"> 
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::omp::OpenMPDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def GpuDeviceMemory : Pass<"recur-gpu-device-memory", "::mlir::func::FuncOp"> {

@@ -120,6 +120,12 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
                      "register-tiled kernels (recur-gpu-tiled-gemms); false: "
                      "a thread per output element"),
       llvm::cl::init(true)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("The GEMMs' products outside time loops: fp32 (strict), "
+                     "tf32 or bf16 (tensor cores, f32 sums; "
+                     "recur-gpu-tiled-gemms)"),
+      llvm::cl::init("fp32")};
   Option<bool> stationaryWeights{
       *this, "stationary-weights",
       llvm::cl::desc("Fused LSTM steps as blocks that own groups of hidden "

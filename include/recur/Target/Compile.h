@@ -42,6 +42,10 @@ struct CompileOptions {
   /// CUDA: fused LSTM steps with their weights in shared memory
   /// (recur-gpu-stationary-weights); false: mapped like any loop nest.
   bool stationaryWeights = true;
+  /// CUDA: the precision of the GEMMs' products outside time loops: "fp32"
+  /// (strict), "tf32" or "bf16" (tensor cores, f32 sums). Unset: "bf16" for
+  /// a bf16 model on a CUDA target with tiled GEMMs, "fp32" otherwise.
+  std::optional<std::string> precision;
   /// Loop fusion before lowering (recur-fusion); unset: the target's
   /// default (defaultFusionLevel).
   std::optional<FusionLevel> fusion;

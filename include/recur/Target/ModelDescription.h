@@ -27,11 +27,12 @@ constexpr const char *kModelEntryName = "forward";
 /// `compiled` is the entry after loop fusion (or null): the tensors it takes
 /// beyond `entry`'s arguments are described as "derived", with the
 /// "prologue" that computes them from weights. `fusion` is the loop-fusion
-/// level the pipeline ran; `cudaArch` (e.g. "sm_90") is recorded for the
-/// cuda target.
+/// level the pipeline ran, `precision` that of its GEMMs' products ("fp32",
+/// "tf32", "bf16"); `cudaArch` (e.g. "sm_90") is recorded for the cuda
+/// target.
 FailureOr<std::string> describeModel(func::FuncOp entry, func::FuncOp compiled,
-                                     StringRef target,
-                                     StringRef pipeline, StringRef fusion,
+                                     StringRef target, StringRef pipeline,
+                                     StringRef fusion, StringRef precision,
                                      StringRef cudaArch = "");
 
 } // namespace mlir::recur

@@ -6,7 +6,8 @@
 // threads: a block is an OpenMP team with one thread per GPU thread,
 // gpu.barrier an OpenMP barrier, workgroup memory a buffer the team shares,
 // a gpu.shuffle an exchange through such a buffer between two barriers
-// (so, like a barrier, it must be reached by every thread of the block).
+// (so, like a barrier, it must be reached by every thread of the block), and
+// an nvgpu.mma.sync (a tensor-core MMA of a warp's fragments) likewise.
 // Blocks run one after another, except in a persistent kernel, whose blocks
 // meet at a grid barrier and so must run at once: there, each block's team
 // is nested in an outer team with a thread per block. The kernels'
@@ -19,6 +20,8 @@
 #include "recur/runtime.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 
 namespace mlir::recur {
@@ -90,10 +93,11 @@ struct Emulator {
 
 private:
   /// The block's shared memory: the launch's workgroup buffers, and a
-  /// buffer of a value per thread for each type its shuffles exchange.
+  /// buffer of a value per thread for each type its shuffles and MMAs
+  /// exchange (a vector's elements, for an MMA's fragments).
   struct BlockMemory {
     SmallVector<Value> workgroupBuffers;
-    DenseMap<Type, Value> shuffleBuffers;
+    DenseMap<Type, Value> exchangeBuffers;
   };
   BlockMemory allocateBlockMemory(RewriterBase &rewriter, gpu::LaunchOp launch);
 
@@ -139,6 +143,136 @@ void emulateShuffle(RewriterBase &rewriter, gpu::ShuffleOp shuffle,
   rewriter.replaceOp(shuffle, {result, valid});
 }
 
+/// Whether the emulation knows `mma`'s fragment layouts: PTX's m16n8k8 on
+/// tf32 (f32 registers) and m16n8k16 on 16-bit floats, with f32 sums.
+bool canEmulate(nvgpu::MmaSyncOp mma) {
+  auto aType = cast<VectorType>(mma.getMatrixA().getType());
+  auto bType = cast<VectorType>(mma.getMatrixB().getType());
+  auto cType = cast<VectorType>(mma.getMatrixC().getType());
+  Type element = aType.getElementType();
+  int64_t pack = 32 / element.getIntOrFloatBitWidth();
+  std::array<int64_t, 3> shape = mma.getMmaShapeAsArray();
+  bool tf32 = element.isF32() && mma.getTf32Enabled();
+  bool half = element.isBF16() || element.isF16();
+  return (tf32 || half) && shape[0] == 16 && shape[1] == 8 &&
+         shape[2] == (tf32 ? 8 : 16) && bType.getElementType() == element &&
+         aType.getShape() == ArrayRef<int64_t>{4, pack} &&
+         bType.getShape() == ArrayRef<int64_t>{2, pack} &&
+         cType.getShape() == ArrayRef<int64_t>{2, 2} &&
+         cType.getElementType().isF32();
+}
+
+/// Replaces `mma`, run by thread `thread`, by an exchange of the warp's
+/// fragments through `aBuffer` and `bBuffer` (each thread's registers at
+/// `thread` x their count): every thread writes its A and B fragments, and
+/// after a barrier computes its four sums from its warp's fragments, in
+/// PTX's layouts (lane l holds, of A, rows l / 4 (+ 8) and of B column
+/// l / 4, at k (l % 4) x pack (+ k / 2)); a second barrier keeps the
+/// buffers until all have read. The products are exact in f32 (tf32 and
+/// bf16 operands have 11 and 8 significant bits) and are added in k order
+/// with fused multiply-adds; a tf32 operand's low 13 bits are dropped, as
+/// the tensor cores ignore them.
+void emulateMma(RewriterBase &rewriter, nvgpu::MmaSyncOp mma, Value thread,
+                Value aBuffer, Value bBuffer) {
+  Location loc = mma.getLoc();
+  rewriter.setInsertionPoint(mma);
+  auto aType = cast<VectorType>(mma.getMatrixA().getType());
+  auto bType = cast<VectorType>(mma.getMatrixB().getType());
+  Type element = aType.getElementType();
+  Type f32 = rewriter.getF32Type();
+  int64_t pack = aType.getDimSize(1);
+  int64_t k = mma.getMmaShapeAsArray()[2];
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, value);
+  };
+  auto store = [&](Value fragment, VectorType type, Value buffer) {
+    Value flat = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({type.getNumElements()}, element),
+        fragment);
+    vector::StoreOp::create(
+        rewriter, loc, flat, buffer,
+        ValueRange{arith::MulIOp::create(rewriter, loc, thread,
+                                         index(type.getNumElements()))});
+  };
+  store(mma.getMatrixA(), aType, aBuffer);
+  store(mma.getMatrixB(), bType, bBuffer);
+  omp::BarrierOp::create(rewriter, loc);
+
+  Value lane = arith::RemUIOp::create(rewriter, loc, thread, index(32));
+  Value warpStart = arith::SubIOp::create(rewriter, loc, thread, lane);
+  Value group = arith::DivUIOp::create(rewriter, loc, lane, index(4));
+  Value kGroup = arith::RemUIOp::create(rewriter, loc, lane, index(4));
+  // Element (r, p) of the fragment of lane `owner` in `buffer`, as f32.
+  auto operand = [&](Value buffer, VectorType type, Value owner,
+                     Value position) -> Value {
+    Value at = arith::AddIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(
+            rewriter, loc,
+            arith::AddIOp::create(rewriter, loc, warpStart, owner),
+            index(type.getNumElements())),
+        position);
+    Value value = memref::LoadOp::create(rewriter, loc, buffer, at);
+    if (!element.isF32())
+      return arith::ExtFOp::create(rewriter, loc, f32, value);
+    Type i32 = rewriter.getI32Type();
+    Value bits = arith::AndIOp::create(
+        rewriter, loc, arith::BitcastOp::create(rewriter, loc, i32, value),
+        arith::ConstantIntOp::create(rewriter, loc, i32,
+                                     static_cast<int32_t>(0xFFFFE000)));
+    return arith::BitcastOp::create(rewriter, loc, f32, bits);
+  };
+  SmallVector<Value> sums;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 2; ++j) {
+      // Sum (i, j) is row group + 8 i, column 2 (lane % 4) + j.
+      Value column = arith::AddIOp::create(
+          rewriter, loc, arith::MulIOp::create(rewriter, loc, kGroup, index(2)),
+          index(j));
+      Value sum = vector::ExtractOp::create(rewriter, loc, mma.getMatrixC(),
+                                            ArrayRef<int64_t>{i, j});
+      auto loop = scf::ForOp::create(
+          rewriter, loc, index(0), index(k), index(1), ValueRange{sum},
+          [&](OpBuilder &, Location, Value kk, ValueRange carried) {
+            // k splits into halves of k / 2: a lane of group g holds k
+            // (l % 4) x pack + p of each half, in register half x 2 + (row
+            // / 8) of A and register half of B.
+            Value half =
+                arith::DivUIOp::create(rewriter, loc, kk, index(k / 2));
+            Value inHalf =
+                arith::RemUIOp::create(rewriter, loc, kk, index(k / 2));
+            Value kLane =
+                arith::DivUIOp::create(rewriter, loc, inHalf, index(pack));
+            Value p =
+                arith::RemUIOp::create(rewriter, loc, inHalf, index(pack));
+            Value aOwner = arith::AddIOp::create(
+                rewriter, loc,
+                arith::MulIOp::create(rewriter, loc, group, index(4)), kLane);
+            Value aRegister = arith::AddIOp::create(
+                rewriter, loc,
+                arith::MulIOp::create(rewriter, loc, half, index(2)), index(i));
+            Value aPosition = arith::AddIOp::create(
+                rewriter, loc,
+                arith::MulIOp::create(rewriter, loc, aRegister, index(pack)),
+                p);
+            Value bOwner = arith::AddIOp::create(
+                rewriter, loc,
+                arith::MulIOp::create(rewriter, loc, column, index(4)), kLane);
+            Value bPosition = arith::AddIOp::create(
+                rewriter, loc,
+                arith::MulIOp::create(rewriter, loc, half, index(pack)), p);
+            Value product = math::FmaOp::create(
+                rewriter, loc, operand(aBuffer, aType, aOwner, aPosition),
+                operand(bBuffer, bType, bOwner, bPosition), carried.front());
+            scf::YieldOp::create(rewriter, loc, product);
+          });
+      sums.push_back(loop.getResult(0));
+    }
+  omp::BarrierOp::create(rewriter, loc);
+  rewriter.replaceOpWithNewOp<vector::FromElementsOp>(
+      mma, mma.getMatrixC().getType(), sums);
+}
+
 LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
   Location loc = launch.getLoc();
   if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
@@ -158,6 +292,15 @@ LogicalResult Emulator::emulate(RewriterBase &rewriter, gpu::LaunchOp launch) {
     return WalkResult::interrupt();
   });
   if (shuffles.wasInterrupted())
+    return failure();
+  WalkResult mmas = launch.walk([](nvgpu::MmaSyncOp mma) {
+    if (canEmulate(mma))
+      return WalkResult::advance();
+    mma.emitError("cannot emulate an nvgpu.mma.sync other than m16n8k8 on "
+                  "tf32 or m16n8k16 on bf16/f16, with f32 sums");
+    return WalkResult::interrupt();
+  });
+  if (mmas.wasInterrupted())
     return failure();
   bool persistent = launch.getFunction() && launch.getFunction()->starts_with(
                                                 RECUR_PERSISTENT_KERNEL_PREFIX);
@@ -214,12 +357,28 @@ Emulator::BlockMemory Emulator::allocateBlockMemory(RewriterBase &rewriter,
   for (BlockArgument buffer : launch.getWorkgroupAttributions())
     memory.workgroupBuffers.push_back(memref::AllocaOp::create(
         rewriter, loc, hostType(cast<MemRefType>(buffer.getType()))));
+  // A value of `type` per thread: its elements, for a vector.
+  auto addExchangeBuffer = [&](Type type) {
+    if (memory.exchangeBuffers.contains(type))
+      return;
+    Value size = launch.getBlockSizeX();
+    Type element = type;
+    if (auto vector = dyn_cast<VectorType>(type)) {
+      element = vector.getElementType();
+      size = arith::MulIOp::create(rewriter, loc, size,
+                                   arith::ConstantIndexOp::create(
+                                       rewriter, loc, vector.getNumElements()));
+    }
+    memory.exchangeBuffers[type] = memref::AllocaOp::create(
+        rewriter, loc, MemRefType::get({ShapedType::kDynamic}, element),
+        ValueRange{size});
+  };
   launch.walk([&](gpu::ShuffleOp shuffle) {
-    Type type = shuffle.getValue().getType();
-    if (!memory.shuffleBuffers.contains(type))
-      memory.shuffleBuffers[type] = memref::AllocaOp::create(
-          rewriter, loc, MemRefType::get({ShapedType::kDynamic}, type),
-          ValueRange{launch.getBlockSizeX()});
+    addExchangeBuffer(shuffle.getValue().getType());
+  });
+  launch.walk([&](nvgpu::MmaSyncOp mma) {
+    addExchangeBuffer(mma.getMatrixA().getType());
+    addExchangeBuffer(mma.getMatrixB().getType());
   });
   return memory;
 }
@@ -257,7 +416,12 @@ void Emulator::runInTeam(RewriterBase &rewriter, gpu::LaunchOp launch,
 
   team.walk([&](gpu::ShuffleOp shuffle) {
     emulateShuffle(rewriter, shuffle, threadX, blockSize,
-                   memory.shuffleBuffers.at(shuffle.getValue().getType()));
+                   memory.exchangeBuffers.at(shuffle.getValue().getType()));
+  });
+  team.walk([&](nvgpu::MmaSyncOp mma) {
+    emulateMma(rewriter, mma, threadX,
+               memory.exchangeBuffers.at(mma.getMatrixA().getType()),
+               memory.exchangeBuffers.at(mma.getMatrixB().getType()));
   });
   team.walk([&](gpu::BarrierOp barrier) {
     rewriter.setInsertionPoint(barrier);

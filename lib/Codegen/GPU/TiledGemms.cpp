@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GemmKernels.h"
 #include "recur/Codegen/Passes.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
@@ -27,36 +28,13 @@ namespace mlir::recur {
 
 using namespace mlir;
 
-namespace {
+using namespace mlir::recur::gemm;
 
-/// Shared-memory rows are padded by this many elements: the transposing
-/// stores of a k-slice then spread over banks, and rows stay 16-byte aligned.
-constexpr int64_t kSharedPadding = 4;
+//===----------------------------------------------------------------------===//
+// What both kernel forms share (GemmKernels.h)
+//===----------------------------------------------------------------------===//
 
-/// The widest vector a thread loads from global memory (16 bytes of f32).
-constexpr int64_t kMaxLoadWidth = 4;
-
-struct GemmTiles {
-  int64_t m, n, k;          // the block's output tile and k-slice
-  int64_t threadM, threadN; // each thread's accumulators
-  int64_t threads() const { return (m / threadM) * (n / threadN); }
-  /// Elements of a k-slice each thread loads, for an operand of `rows` rows.
-  int64_t loadWidth(int64_t rows) const { return rows * k / threads(); }
-};
-
-/// A GEMM that the kernel computes: `c[m..., n...] += a[m..., k] * b[n..., k]`
-/// for a linalg.generic on buffers, with m and n standing for any number of
-/// loop dimensions (the output's rows and columns, in the output's order) and
-/// k the one reduction, the innermost index of both operands.
-struct Gemm {
-  linalg::GenericOp op;
-  OpOperand *a, *b, *c;
-  SmallVector<unsigned> mDims, nDims;
-  unsigned kDim;
-};
-
-/// `op` as a Gemm the kernel handles, if it is one.
-std::optional<Gemm> matchGemm(linalg::GenericOp op) {
+std::optional<Gemm> mlir::recur::gemm::matchGemm(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return std::nullopt;
@@ -93,6 +71,8 @@ std::optional<Gemm> matchGemm(linalg::GenericOp op) {
     return std::nullopt;
   return gemm;
 }
+
+namespace {
 
 /// The buffer that `value` is a view of.
 Value rootBuffer(Value value) {
@@ -132,92 +112,6 @@ bool canLoadVectors(OpOperand *operand, Value depth, int64_t kTile,
   return func && !func.getArgAttr(argument.getArgNumber(), "recur.input");
 }
 
-/// One operand's side of the kernel: how a thread loads its part of each
-/// k-slice into registers and stores it into shared memory, transposed to
-/// [k][row] so that the threads multiplying read rows contiguously.
-struct OperandTile {
-  OpOperand *operand;
-  AffineMap map;
-  Value shared;  // [tiles.k][rows + padding] in workgroup memory
-  int64_t width; // elements per thread per k-slice
-  bool vectorLoads;
-  Value row;                     // the thread's row within the tile
-  Value kOffset;                 // the thread's first k within the slice
-  SmallVector<Value> rowIndices; // per loop dim: the thread's row's index
-  Value depth;                   // K
-  int64_t kTileSize;             // k per slice
-  unsigned kDim;                 // the reduction's loop dimension
-
-  VectorType registerType() const {
-    return VectorType::get({width}, Float32Type::get(shared.getContext()));
-  }
-
-  /// Loads the thread's part of k-slice `kTile` from global memory.
-  Value load(OpBuilder &b, Location loc, Value kTile) const {
-    Value k0 = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(
-            b, loc, kTile, arith::ConstantIndexOp::create(b, loc, kTileSize)),
-        kOffset);
-    auto indicesAt = [&](Value k) {
-      SmallVector<Value> indices;
-      for (unsigned i = 0; i < map.getNumResults(); ++i) {
-        unsigned dim = map.getDimPosition(i);
-        indices.push_back(dim == kDim ? k : rowIndices[dim]);
-      }
-      return indices;
-    };
-    if (vectorLoads)
-      return vector::LoadOp::create(b, loc, registerType(), operand->get(),
-                                    indicesAt(k0), /*nontemporal=*/false,
-                                    llvm::MaybeAlign(width * 4));
-    // Past K, a slice holds zeros: they add nothing to the sums.
-    Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
-    Value zero =
-        arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
-    SmallVector<Value> elements;
-    for (int64_t w = 0; w < width; ++w) {
-      Value k = arith::AddIOp::create(
-          b, loc, k0, arith::ConstantIndexOp::create(b, loc, w));
-      Value inside =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k, depth);
-      Value safeK = arith::SelectOp::create(b, loc, inside, k, zeroIndex);
-      Value element =
-          memref::LoadOp::create(b, loc, operand->get(), indicesAt(safeK));
-      elements.push_back(
-          arith::SelectOp::create(b, loc, inside, element, zero));
-    }
-    return vector::FromElementsOp::create(b, loc, registerType(), elements);
-  }
-
-  /// Stores a slice part loaded by `load` into shared memory.
-  void store(OpBuilder &b, Location loc, Value part) const {
-    for (int64_t w = 0; w < width; ++w) {
-      Value element = vector::ExtractOp::create(b, loc, part, w);
-      Value k = arith::AddIOp::create(
-          b, loc, kOffset, arith::ConstantIndexOp::create(b, loc, w));
-      memref::StoreOp::create(b, loc, element, shared, ValueRange{k, row});
-    }
-  }
-};
-
-/// The vector in which a thread reads its rows (or columns) of a shared
-/// tile: up to 16 bytes of f32, dividing the thread's `threadTile`.
-int64_t fragmentWidth(int64_t threadTile) {
-  int64_t width = kMaxLoadWidth;
-  while (threadTile % width != 0)
-    width /= 2;
-  return width;
-}
-
-/// The alignment of a `width`-element fragment, at a multiple of `width`, in
-/// a shared tile of `tileRows` rows (buffers are 16-byte aligned:
-/// recur-gpu-align-workgroup-memory).
-llvm::MaybeAlign fragmentAlignment(int64_t width, int64_t tileRows) {
-  bool aligned = (tileRows + kSharedPadding) % width == 0;
-  return llvm::MaybeAlign(aligned ? width * 4 : 4);
-}
-
 /// The values of `dims` at linear index `linear` (row-major over their
 /// extents), by loop dimension.
 void delinearize(OpBuilder &b, Location loc, Value linear,
@@ -240,87 +134,307 @@ Value product(OpBuilder &b, Location loc, ArrayRef<unsigned> dims,
   return result;
 }
 
-/// Replaces `gemm` by a launch of kernel `name` that computes it in tiles.
-void buildGemmKernel(RewriterBase &rewriter, const Gemm &gemm,
-                     const GemmTiles &tiles, StringRef name) {
+} // namespace
+
+GemmLaunch mlir::recur::gemm::createGemmLaunch(RewriterBase &rewriter,
+                                               const Gemm &gemm, int64_t tileM,
+                                               int64_t tileN, int64_t threads,
+                                               StringRef name) {
   linalg::GenericOp op = gemm.op;
   Location loc = op.getLoc();
   MLIRContext *context = rewriter.getContext();
   rewriter.setInsertionPoint(op);
-  SmallVector<Value> extents;
+  GemmLaunch result;
   for (Range range : cast<linalg::LinalgOp>(op.getOperation())
                          .createLoopRanges(rewriter, loc))
-    extents.push_back(
+    result.extents.push_back(
         getValueOrCreateConstantIndexOp(rewriter, loc, range.size));
-  Value rows = product(rewriter, loc, gemm.mDims, extents);
-  Value columns = product(rewriter, loc, gemm.nDims, extents);
-  Value depth = extents[gemm.kDim];
+  result.rows = product(rewriter, loc, gemm.mDims, result.extents);
+  result.columns = product(rewriter, loc, gemm.nDims, result.extents);
+  result.depth = result.extents[gemm.kDim];
   auto constant = [&](OpBuilder &b, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
   Value one = constant(rewriter, 1);
-  auto launch = gpu::LaunchOp::create(
+  result.launch = gpu::LaunchOp::create(
       rewriter, loc,
-      arith::CeilDivUIOp::create(rewriter, loc, rows,
-                                 constant(rewriter, tiles.m)),
-      arith::CeilDivUIOp::create(rewriter, loc, columns,
-                                 constant(rewriter, tiles.n)),
-      one, constant(rewriter, tiles.threads()), one, one,
+      arith::CeilDivUIOp::create(rewriter, loc, result.rows,
+                                 constant(rewriter, tileM)),
+      arith::CeilDivUIOp::create(rewriter, loc, result.columns,
+                                 constant(rewriter, tileN)),
+      one, constant(rewriter, threads), one, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
       /*asyncDependencies=*/{},
       /*workgroupAttributions=*/{}, /*privateAttributions=*/{}, nullptr,
       nullptr, nullptr, FlatSymbolRefAttr::get(context, name),
       FlatSymbolRefAttr::get(context, name));
+  Block &body = result.launch.getBody().front();
+  rewriter.setInsertionPointToStart(&body);
+  gpu::TerminatorOp::create(rewriter, loc);
+  rewriter.setInsertionPointToStart(&body);
+  result.threadId = result.launch.getThreadIds().x;
+  result.rowTile = arith::MulIOp::create(
+      rewriter, loc, result.launch.getBlockIds().x, constant(rewriter, tileM));
+  result.columnTile = arith::MulIOp::create(
+      rewriter, loc, result.launch.getBlockIds().y, constant(rewriter, tileN));
+  return result;
+}
+
+Value GemmLaunch::addSharedBuffer(ArrayRef<int64_t> shape, Type elementType) {
+  MLIRContext *context = launch.getContext();
   auto workgroup =
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+  return launch.addWorkgroupAttribution(
+      MemRefType::get(shape, elementType, AffineMap(), workgroup),
+      launch.getLoc());
+}
+
+void GemmLaunch::accumulate(
+    OpBuilder &b, const Gemm &gemm, Value row,
+    ArrayRef<std::pair<Value, Value>> columnSums) const {
+  Location loc = launch->getLoc();
+  linalg::GenericOp op = gemm.op;
+  AffineMap cMap = op.getMatchingIndexingMap(gemm.c);
+  Value rowInside =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
+  scf::IfOp::create(b, loc, rowInside, [&](OpBuilder &b, Location loc) {
+    SmallVector<Value> byDim(extents.size());
+    delinearize(b, loc, row, gemm.mDims, extents, byDim);
+    for (const auto &columnSum : columnSums) {
+      Value column = columnSum.first, sum = columnSum.second;
+      Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           column, columns);
+      scf::IfOp::create(b, loc, inside, [&](OpBuilder &b, Location loc) {
+        delinearize(b, loc, column, gemm.nDims, extents, byDim);
+        SmallVector<Value> indices;
+        for (unsigned r = 0; r < cMap.getNumResults(); ++r)
+          indices.push_back(byDim[cMap.getDimPosition(r)]);
+        Value c = gemm.c->get();
+        Value total = arith::AddFOp::create(
+            b, loc, memref::LoadOp::create(b, loc, c, indices), sum);
+        memref::StoreOp::create(b, loc, total, c, indices);
+        scf::YieldOp::create(b, loc);
+      });
+    }
+    scf::YieldOp::create(b, loc);
+  });
+}
+
+OperandSlices mlir::recur::gemm::makeOperandSlices(
+    OpBuilder &b, Location loc, const GemmLaunch &launch, const Gemm &gemm,
+    OpOperand *operand, ArrayRef<unsigned> rowDims, int64_t tileRows,
+    Value tileStart, Value rowCount, int64_t kTile, int64_t width,
+    int64_t threads) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  OperandSlices slices;
+  slices.operand = operand;
+  linalg::GenericOp op = gemm.op;
+  slices.map = op.getMatchingIndexingMap(operand);
+  slices.width = width;
+  slices.vectorLoads = canLoadVectors(operand, launch.depth, kTile, width);
+  slices.depth = launch.depth;
+  slices.kTileSize = kTile;
+  slices.kDim = gemm.kDim;
+  Value partsPerRow = constant(kTile / width);
+  int64_t partCount = tileRows * kTile / (width * threads);
+  for (int64_t p = 0; p < partCount; ++p) {
+    Value part = launch.threadId;
+    if (p > 0)
+      part = arith::AddIOp::create(b, loc, part, constant(p * threads));
+    OperandSlices::Part &slicePart = slices.parts.emplace_back();
+    slicePart.row = arith::DivUIOp::create(b, loc, part, partsPerRow);
+    slicePart.kOffset = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, part, partsPerRow),
+        constant(width));
+    Value row = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, tileStart, slicePart.row),
+        arith::SubIOp::create(b, loc, rowCount, constant(1)));
+    slicePart.rowIndices.resize(launch.extents.size());
+    delinearize(b, loc, row, rowDims, launch.extents, slicePart.rowIndices);
+  }
+  return slices;
+}
+
+VectorType OperandSlices::registerType() const {
+  return VectorType::get({width},
+                         Float32Type::get(operand->get().getContext()));
+}
+
+SmallVector<Value> OperandSlices::zeros(OpBuilder &b, Location loc) const {
+  return SmallVector<Value>(
+      parts.size(), arith::ConstantOp::create(
+                        b, loc, DenseElementsAttr::get(registerType(), 0.0f)));
+}
+
+SmallVector<Value> OperandSlices::load(OpBuilder &b, Location loc,
+                                       Value kTile) const {
+  SmallVector<Value> loaded;
+  for (const Part &part : parts) {
+    Value k0 = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, kTile, arith::ConstantIndexOp::create(b, loc, kTileSize)),
+        part.kOffset);
+    auto indicesAt = [&](Value k) {
+      SmallVector<Value> indices;
+      for (unsigned i = 0; i < map.getNumResults(); ++i) {
+        unsigned dim = map.getDimPosition(i);
+        indices.push_back(dim == kDim ? k : part.rowIndices[dim]);
+      }
+      return indices;
+    };
+    if (vectorLoads) {
+      loaded.push_back(vector::LoadOp::create(
+          b, loc, registerType(), operand->get(), indicesAt(k0),
+          /*nontemporal=*/false, llvm::MaybeAlign(width * 4)));
+      continue;
+    }
+    // Past K, a slice holds zeros: they add nothing to the sums.
+    Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+    SmallVector<Value> elements;
+    for (int64_t w = 0; w < width; ++w) {
+      Value k = arith::AddIOp::create(
+          b, loc, k0, arith::ConstantIndexOp::create(b, loc, w));
+      Value inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k, depth);
+      Value safeK = arith::SelectOp::create(b, loc, inside, k, zeroIndex);
+      Value element =
+          memref::LoadOp::create(b, loc, operand->get(), indicesAt(safeK));
+      elements.push_back(
+          arith::SelectOp::create(b, loc, inside, element, zero));
+    }
+    loaded.push_back(
+        vector::FromElementsOp::create(b, loc, registerType(), elements));
+  }
+  return loaded;
+}
+
+SmallVector<Value> mlir::recur::gemm::buildSliceLoop(
+    OpBuilder &b, Location loc, const GemmLaunch &launch, int64_t kTile,
+    const OperandSlices &aSlices, const OperandSlices &bSlices,
+    ValueRange initialSums,
+    function_ref<void(OpBuilder &, ValueRange, ValueRange)> stage,
+    function_ref<void(OpBuilder &, SmallVectorImpl<Value> &)> multiply) {
+  auto constant = [&](OpBuilder &b, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value sliceCount =
+      arith::CeilDivUIOp::create(b, loc, launch.depth, constant(b, kTile));
+  Value zero = constant(b, 0);
+  Value anySlice = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                         sliceCount, zero);
+  auto firstParts = scf::IfOp::create(
+      b, loc, anySlice,
+      [&](OpBuilder &b, Location loc) {
+        SmallVector<Value> parts = aSlices.load(b, loc, zero);
+        llvm::append_range(parts, bSlices.load(b, loc, zero));
+        scf::YieldOp::create(b, loc, parts);
+      },
+      [&](OpBuilder &b, Location loc) {
+        SmallVector<Value> none = aSlices.zeros(b, loc);
+        llvm::append_range(none, bSlices.zeros(b, loc));
+        scf::YieldOp::create(b, loc, none);
+      });
+  SmallVector<Value> initial(initialSums);
+  llvm::append_range(initial, firstParts.getResults());
+  size_t sumCount = initialSums.size(), aParts = aSlices.parts.size();
+  auto sliceLoop = scf::ForOp::create(
+      b, loc, zero, sliceCount, constant(b, 1), initial,
+      [&](OpBuilder &b, Location loc, Value slice, ValueRange carried) {
+        ValueRange loaded = carried.drop_front(sumCount);
+        stage(b, loaded.take_front(aParts), loaded.drop_front(aParts));
+        gpu::BarrierOp::create(b, loc);
+        Value next = arith::MinUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, slice, constant(b, 1)),
+            arith::SubIOp::create(b, loc, sliceCount, constant(b, 1)));
+        SmallVector<Value> nextParts = aSlices.load(b, loc, next);
+        llvm::append_range(nextParts, bSlices.load(b, loc, next));
+        SmallVector<Value> sums(carried.take_front(sumCount));
+        multiply(b, sums);
+        gpu::BarrierOp::create(b, loc);
+        sums.append(nextParts);
+        scf::YieldOp::create(b, loc, sums);
+      });
+  return SmallVector<Value>(sliceLoop.getResults().take_front(sumCount));
+}
+
+//===----------------------------------------------------------------------===//
+// The SIMT kernel (fp32)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Shared-memory rows are padded by this many elements: the transposing
+/// stores of a k-slice then spread over banks, and rows stay 16-byte aligned.
+constexpr int64_t kSharedPadding = 4;
+
+struct GemmTiles {
+  int64_t m, n, k;          // the block's output tile and k-slice
+  int64_t threadM, threadN; // each thread's accumulators
+  int64_t threads() const { return (m / threadM) * (n / threadN); }
+  /// Elements of a k-slice each thread loads, for an operand of `rows` rows.
+  int64_t loadWidth(int64_t rows) const { return rows * k / threads(); }
+};
+
+/// Stores a thread's part of a k-slice, loaded by OperandSlices::load, into
+/// shared memory transposed to [k][row], so that the threads multiplying
+/// read rows contiguously.
+void storeTransposed(OpBuilder &b, Location loc, const OperandSlices &slices,
+                     Value shared, ValueRange loaded) {
+  for (auto [part, value] : llvm::zip_equal(slices.parts, loaded))
+    for (int64_t w = 0; w < slices.width; ++w) {
+      Value element = vector::ExtractOp::create(b, loc, value, w);
+      Value k = arith::AddIOp::create(
+          b, loc, part.kOffset, arith::ConstantIndexOp::create(b, loc, w));
+      memref::StoreOp::create(b, loc, element, shared, ValueRange{k, part.row});
+    }
+}
+
+/// The vector in which a thread reads its rows (or columns) of a shared
+/// tile: up to 16 bytes of f32, dividing the thread's `threadTile`.
+int64_t fragmentWidth(int64_t threadTile) {
+  int64_t width = kMaxLoadWidth;
+  while (threadTile % width != 0)
+    width /= 2;
+  return width;
+}
+
+/// The alignment of a `width`-element fragment, at a multiple of `width`, in
+/// a shared tile of `tileRows` rows (buffers are 16-byte aligned:
+/// recur-gpu-align-workgroup-memory).
+llvm::MaybeAlign fragmentAlignment(int64_t width, int64_t tileRows) {
+  bool aligned = (tileRows + kSharedPadding) % width == 0;
+  return llvm::MaybeAlign(aligned ? width * 4 : 4);
+}
+
+/// Replaces `gemm` by a launch of kernel `name` that computes it in tiles.
+void buildGemmKernel(RewriterBase &rewriter, const Gemm &gemm,
+                     const GemmTiles &tiles, StringRef name) {
+  linalg::GenericOp op = gemm.op;
+  Location loc = op.getLoc();
+  GemmLaunch launch =
+      createGemmLaunch(rewriter, gemm, tiles.m, tiles.n, tiles.threads(), name);
+  auto constant = [&](OpBuilder &b, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
   auto sharedTile = [&](int64_t tileRows) {
-    return launch.addWorkgroupAttribution(
-        MemRefType::get({tiles.k, tileRows + kSharedPadding},
-                        rewriter.getF32Type(), AffineMap(), workgroup),
-        loc);
+    return launch.addSharedBuffer({tiles.k, tileRows + kSharedPadding},
+                                  rewriter.getF32Type());
   };
   Value aShared = sharedTile(tiles.m), bShared = sharedTile(tiles.n);
 
-  Block &body = launch.getBody().front();
-  rewriter.setInsertionPointToStart(&body);
-  auto terminator = gpu::TerminatorOp::create(rewriter, loc);
-  OpBuilder b(terminator);
-  Value threadId = launch.getThreadIds().x;
-  Value rowTile = arith::MulIOp::create(b, loc, launch.getBlockIds().x,
-                                        constant(b, tiles.m));
-  Value columnTile = arith::MulIOp::create(b, loc, launch.getBlockIds().y,
-                                           constant(b, tiles.n));
-
+  OpBuilder b(launch.launch.getBody().front().getTerminator());
+  Value threadId = launch.threadId;
   // Loading: thread t loads `width` consecutive k of one row of each tile.
-  // Rows past the end are loaded from the last row instead (never stored).
-  auto operandTile = [&](OpOperand *operand, ArrayRef<unsigned> rowDims,
-                         Value shared, int64_t tileRows, Value tileStart,
-                         Value rowCount) {
-    OperandTile tile;
-    tile.operand = operand;
-    tile.map = op.getMatchingIndexingMap(operand);
-    tile.shared = shared;
-    tile.width = tiles.loadWidth(tileRows);
-    tile.vectorLoads = canLoadVectors(operand, depth, tiles.k, tile.width);
-    tile.depth = depth;
-    tile.kTileSize = tiles.k;
-    tile.kDim = gemm.kDim;
-    Value partsPerRow = constant(b, tiles.k / tile.width);
-    tile.row = arith::DivUIOp::create(b, loc, threadId, partsPerRow);
-    tile.kOffset = arith::MulIOp::create(
-        b, loc, arith::RemUIOp::create(b, loc, threadId, partsPerRow),
-        constant(b, tile.width));
-    Value row = arith::MinUIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, tileStart, tile.row),
-        arith::SubIOp::create(b, loc, rowCount, constant(b, 1)));
-    tile.rowIndices.resize(extents.size());
-    delinearize(b, loc, row, rowDims, extents, tile.rowIndices);
-    return tile;
-  };
-  OperandTile aTile =
-      operandTile(gemm.a, gemm.mDims, aShared, tiles.m, rowTile, rows);
-  OperandTile bTile =
-      operandTile(gemm.b, gemm.nDims, bShared, tiles.n, columnTile, columns);
+  OperandSlices aSlices = makeOperandSlices(
+      b, loc, launch, gemm, gemm.a, gemm.mDims, tiles.m, launch.rowTile,
+      launch.rows, tiles.k, tiles.loadWidth(tiles.m), tiles.threads());
+  OperandSlices bSlices = makeOperandSlices(
+      b, loc, launch, gemm, gemm.b, gemm.nDims, tiles.n, launch.columnTile,
+      launch.columns, tiles.k, tiles.loadWidth(tiles.n), tiles.threads());
 
   // Multiplying: thread (ty, tx) accumulates threadM rows and threadN
   // columns of the block's tile, taken as groups of `width` consecutive
@@ -360,105 +474,57 @@ void buildGemmKernel(RewriterBase &rewriter, const Gemm &gemm,
   int64_t accumulatorCount = tiles.threadM * bFragment.groups;
   SmallVector<Value> initial(accumulatorCount, zeros);
 
-  // The first slice is loaded before the loop; each iteration loads the next
-  // (the last reloads itself) while it multiplies the current one.
-  Value sliceCount =
-      arith::CeilDivUIOp::create(b, loc, depth, constant(b, tiles.k));
-  Value zero = constant(b, 0);
-  Value anySlice = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                         sliceCount, zero);
-  auto firstParts = scf::IfOp::create(
-      b, loc, anySlice,
-      [&](OpBuilder &b, Location loc) {
-        scf::YieldOp::create(
-            b, loc,
-            ValueRange{aTile.load(b, loc, zero), bTile.load(b, loc, zero)});
-      },
-      [&](OpBuilder &b, Location loc) {
-        SmallVector<Value> none;
-        for (const OperandTile *tile : {&aTile, &bTile})
-          none.push_back(arith::ConstantOp::create(
-              b, loc, DenseElementsAttr::get(tile->registerType(), 0.0f)));
-        scf::YieldOp::create(b, loc, none);
-      });
-  initial.append(firstParts.getResults().begin(),
-                 firstParts.getResults().end());
-  auto sliceLoop = scf::ForOp::create(
-      b, loc, zero, sliceCount, constant(b, 1), initial,
-      [&](OpBuilder &b, Location loc, Value slice, ValueRange carried) {
-        aTile.store(b, loc, carried[accumulatorCount]);
-        bTile.store(b, loc, carried[accumulatorCount + 1]);
-        gpu::BarrierOp::create(b, loc);
-        Value next = arith::MinUIOp::create(
-            b, loc, arith::AddIOp::create(b, loc, slice, constant(b, 1)),
-            arith::SubIOp::create(b, loc, sliceCount, constant(b, 1)));
-        Value nextA = aTile.load(b, loc, next);
-        Value nextB = bTile.load(b, loc, next);
-        // Unrolled over the slice: fragment addresses become immediates.
-        SmallVector<Value> sums(carried.take_front(accumulatorCount));
-        auto loadGroups = [&](Value shared, const Fragment &f, int64_t tile,
-                              Value k) {
-          SmallVector<Value> groups;
-          for (int64_t g = 0; g < f.groups; ++g)
-            groups.push_back(vector::LoadOp::create(
-                b, loc, VectorType::get({f.width}, b.getF32Type()), shared,
-                ValueRange{k, f.at(b, loc, g * f.width)}, false,
-                fragmentAlignment(f.width, tile)));
-          return groups;
-        };
-        for (int64_t k = 0; k < tiles.k; ++k) {
-          Value kIndex = constant(b, k);
-          SmallVector<Value> aGroups =
-              loadGroups(aShared, aFragment, tiles.m, kIndex);
-          SmallVector<Value> bGroups =
-              loadGroups(bShared, bFragment, tiles.n, kIndex);
-          for (int64_t i = 0; i < tiles.threadM; ++i) {
-            Value aValue = vector::BroadcastOp::create(
-                b, loc, accumulatorType,
-                vector::ExtractOp::create(b, loc, aGroups[i / aFragment.width],
-                                          i % aFragment.width));
-            for (int64_t g = 0; g < bFragment.groups; ++g) {
-              Value &sum = sums[i * bFragment.groups + g];
-              sum = vector::FMAOp::create(b, loc, aValue, bGroups[g], sum);
-            }
-          }
+  // Unrolled over the slice: fragment addresses become immediates.
+  auto multiply = [&](OpBuilder &b, SmallVectorImpl<Value> &sums) {
+    auto loadGroups = [&](Value shared, const Fragment &f, int64_t tile,
+                          Value k) {
+      SmallVector<Value> groups;
+      for (int64_t g = 0; g < f.groups; ++g)
+        groups.push_back(vector::LoadOp::create(
+            b, loc, VectorType::get({f.width}, b.getF32Type()), shared,
+            ValueRange{k, f.at(b, loc, g * f.width)}, false,
+            fragmentAlignment(f.width, tile)));
+      return groups;
+    };
+    for (int64_t k = 0; k < tiles.k; ++k) {
+      Value kIndex = constant(b, k);
+      SmallVector<Value> aGroups =
+          loadGroups(aShared, aFragment, tiles.m, kIndex);
+      SmallVector<Value> bGroups =
+          loadGroups(bShared, bFragment, tiles.n, kIndex);
+      for (int64_t i = 0; i < tiles.threadM; ++i) {
+        Value aValue = vector::BroadcastOp::create(
+            b, loc, accumulatorType,
+            vector::ExtractOp::create(b, loc, aGroups[i / aFragment.width],
+                                      i % aFragment.width));
+        for (int64_t g = 0; g < bFragment.groups; ++g) {
+          Value &sum = sums[i * bFragment.groups + g];
+          sum = vector::FMAOp::create(b, loc, aValue, bGroups[g], sum);
         }
-        gpu::BarrierOp::create(b, loc);
-        sums.append({nextA, nextB});
-        scf::YieldOp::create(b, loc, sums);
-      });
+      }
+    }
+  };
+  SmallVector<Value> sums = buildSliceLoop(
+      b, loc, launch, tiles.k, aSlices, bSlices, initial,
+      [&](OpBuilder &b, ValueRange aParts, ValueRange bParts) {
+        storeTransposed(b, loc, aSlices, aShared, aParts);
+        storeTransposed(b, loc, bSlices, bShared, bParts);
+      },
+      multiply);
 
   // c += the sums, for the elements inside the output.
-  AffineMap cMap = op.getMatchingIndexingMap(gemm.c);
   for (int64_t i = 0; i < tiles.threadM; ++i) {
-    Value row = arith::AddIOp::create(b, loc, rowTile, aFragment.at(b, loc, i));
-    Value rowInside =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
-    scf::IfOp::create(b, loc, rowInside, [&](OpBuilder &b, Location loc) {
-      SmallVector<Value> byDim(extents.size());
-      delinearize(b, loc, row, gemm.mDims, extents, byDim);
-      for (int64_t j = 0; j < tiles.threadN; ++j) {
-        Value column =
-            arith::AddIOp::create(b, loc, columnTile, bFragment.at(b, loc, j));
-        Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                             column, columns);
-        Value sums =
-            sliceLoop.getResult(i * bFragment.groups + j / bFragment.width);
-        scf::IfOp::create(b, loc, inside, [&](OpBuilder &b, Location loc) {
-          delinearize(b, loc, column, gemm.nDims, extents, byDim);
-          SmallVector<Value> indices;
-          for (unsigned r = 0; r < cMap.getNumResults(); ++r)
-            indices.push_back(byDim[cMap.getDimPosition(r)]);
-          Value c = gemm.c->get();
-          Value sum = arith::AddFOp::create(
-              b, loc, memref::LoadOp::create(b, loc, c, indices),
-              vector::ExtractOp::create(b, loc, sums, j % bFragment.width));
-          memref::StoreOp::create(b, loc, sum, c, indices);
-          scf::YieldOp::create(b, loc);
-        });
-      }
-      scf::YieldOp::create(b, loc);
-    });
+    Value row =
+        arith::AddIOp::create(b, loc, launch.rowTile, aFragment.at(b, loc, i));
+    SmallVector<std::pair<Value, Value>> columnSums;
+    for (int64_t j = 0; j < tiles.threadN; ++j) {
+      Value column = arith::AddIOp::create(b, loc, launch.columnTile,
+                                           bFragment.at(b, loc, j));
+      Value group = sums[i * bFragment.groups + j / bFragment.width];
+      columnSums.push_back({column, vector::ExtractOp::create(
+                                        b, loc, group, j % bFragment.width)});
+    }
+    launch.accumulate(b, gemm, row, columnSums);
   }
   rewriter.eraseOp(op);
 }
@@ -469,8 +535,25 @@ struct GpuTiledGemmsPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    std::optional<MmaTiles> mma;
+    if (precision == "tf32" || precision == "bf16") {
+      Builder builder(&getContext());
+      mma = MmaTiles{tileM,
+                     tileN,
+                     mmaTileK,
+                     warpTileM,
+                     warpTileN,
+                     precision == "tf32" ? Type(builder.getF32Type())
+                                         : Type(builder.getBF16Type())};
+      if (failed(verifyMma(func, *mma)))
+        return signalPassFailure();
+    } else if (precision != "fp32") {
+      func.emitError("recur-gpu-tiled-gemms: unknown precision '")
+          << precision << "'; expected fp32, tf32 or bf16";
+      return signalPassFailure();
+    }
     GemmTiles tiles{tileM, tileN, tileK, threadTileM, threadTileN};
-    if (failed(verify(func, tiles)))
+    if (!mma && failed(verify(func, tiles)))
       return signalPassFailure();
     // Inside a time loop, a GEMM is a step of the persistent kernel.
     SmallVector<Gemm> gemms;
@@ -482,8 +565,36 @@ struct GpuTiledGemmsPass
     IRRewriter rewriter(&getContext());
     for (auto [index, gemm] : llvm::enumerate(gemms)) {
       std::string name = (func.getSymName() + "_gemm_" + Twine(index)).str();
-      buildGemmKernel(rewriter, gemm, tiles, name);
+      if (mma)
+        buildMmaGemmKernel(rewriter, gemm, *mma, name);
+      else
+        buildGemmKernel(rewriter, gemm, tiles, name);
     }
+  }
+
+  LogicalResult verifyMma(func::FuncOp func, const MmaTiles &tiles) {
+    auto fail = [&](const Twine &message) {
+      return func.emitError("recur-gpu-tiled-gemms: ") << message;
+    };
+    if (tiles.m <= 0 || tiles.n <= 0 || tiles.k <= 0 || tiles.warpM <= 0 ||
+        tiles.warpN <= 0 || tiles.warpM % 16 != 0 || tiles.warpN % 8 != 0 ||
+        tiles.m % tiles.warpM != 0 || tiles.n % tiles.warpN != 0)
+      return fail("warp tiles must be positive multiples of 16 rows and 8 "
+                  "columns, each dividing its block tile");
+    if (tiles.k % tiles.mmaK() != 0)
+      return fail("mma-tile-k must be a multiple of " + Twine(tiles.mmaK()) +
+                  ", the k of one " + precision + " mma.sync");
+    for (int64_t rows : {tiles.m, tiles.n}) {
+      int64_t perThread = rows * tiles.k / tiles.threads();
+      if (rows * tiles.k % tiles.threads() != 0 ||
+          !llvm::isPowerOf2_64(perThread))
+        return fail("a slice of " + Twine(rows) + " rows and " +
+                    Twine(tiles.k) +
+                    " k must split into parts of up to 4 consecutive k, "
+                    "the same number per thread (" +
+                    Twine(tiles.threads()) + " threads)");
+    }
+    return success();
   }
 
   LogicalResult verify(func::FuncOp func, const GemmTiles &tiles) {

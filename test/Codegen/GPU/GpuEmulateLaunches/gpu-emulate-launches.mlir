@@ -152,3 +152,81 @@ func.func @shuffle(%a: memref<?xf32>) {
   }
   return
 }
+
+// -----
+
+// A bf16 m16n8k16 MMA: every thread stores its A (8 bf16) and B (4 bf16)
+// fragments in per-block buffers of a fragment per thread; after a barrier
+// each computes its four sums from its warp's fragments, extended to f32,
+// fused multiply-adds over k = 0..15, and a second barrier keeps the
+// buffers until all have read.
+// CHECK-LABEL: func.func @mma_bf16(
+// CHECK: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: %[[A_SIZE:.*]] = arith.muli %[[C64]], %c8 : index
+// CHECK: %[[A_BUF:.*]] = memref.alloca(%[[A_SIZE]]) : memref<?xbf16>
+// CHECK: %[[B_SIZE:.*]] = arith.muli %[[C64]], %c4 : index
+// CHECK: %[[B_BUF:.*]] = memref.alloca(%[[B_SIZE]]) : memref<?xbf16>
+// CHECK: omp.parallel
+// CHECK: %[[TX:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: %[[A_FLAT:.*]] = vector.shape_cast %{{.*}} : vector<4x2xbf16> to vector<8xbf16>
+// CHECK: %[[A_AT:.*]] = arith.muli %[[TX]], %{{.*}}
+// CHECK: vector.store %[[A_FLAT]], %[[A_BUF]][%[[A_AT]]]
+// CHECK: %[[B_FLAT:.*]] = vector.shape_cast %{{.*}} : vector<2x2xbf16> to vector<4xbf16>
+// CHECK: vector.store %[[B_FLAT]], %[[B_BUF]]
+// CHECK-NEXT: omp.barrier
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK: memref.load %[[A_BUF]]
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: memref.load %[[B_BUF]]
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: math.fma
+// CHECK-COUNT-3: scf.for
+// CHECK: omp.barrier
+// CHECK: vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<2x2xf32>
+// CHECK-NOT: nvgpu.mma.sync
+func.func @mma_bf16(%a: memref<64x4x2xbf16>, %b: memref<64x2x2xbf16>, %c: memref<64x2x2xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %va = vector.load %a[%tx, %c0, %c0] : memref<64x4x2xbf16>, vector<4x2xbf16>
+    %vb = vector.load %b[%tx, %c0, %c0] : memref<64x2x2xbf16>, vector<2x2xbf16>
+    %vc = vector.load %c[%tx, %c0, %c0] : memref<64x2x2xf32>, vector<2x2xf32>
+    %d = nvgpu.mma.sync (%va, %vb, %vc) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+    vector.store %d, %c[%tx, %c0, %c0] : memref<64x2x2xf32>, vector<2x2xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// tf32 (m16n8k8): the operands' 13 low bits are dropped, as the tensor
+// cores ignore them.
+// CHECK-LABEL: func.func @mma_tf32(
+// CHECK: memref.alloca(%{{.*}}) : memref<?xf32>
+// CHECK: omp.parallel
+// CHECK: vector.shape_cast %{{.*}} : vector<4x1xf32> to vector<4xf32>
+// CHECK: omp.barrier
+// CHECK: %[[LOW:.*]] = arith.constant -8192 : i32
+// CHECK: scf.for
+// CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK: %[[TF32:.*]] = arith.andi %[[BITS]], %[[LOW]] : i32
+// CHECK: arith.bitcast %[[TF32]] : i32 to f32
+// CHECK: math.fma
+func.func @mma_tf32(%a: memref<32x4x1xf32>, %b: memref<32x2x1xf32>, %c: memref<32x2x2xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %va = vector.load %a[%tx, %c0, %c0] : memref<32x4x1xf32>, vector<4x1xf32>
+    %vb = vector.load %b[%tx, %c0, %c0] : memref<32x2x1xf32>, vector<2x1xf32>
+    %vc = vector.load %c[%tx, %c0, %c0] : memref<32x2x2xf32>, vector<2x2xf32>
+    %d = nvgpu.mma.sync (%va, %vb, %vc) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+    vector.store %d, %c[%tx, %c0, %c0] : memref<32x2x2xf32>, vector<2x2xf32>
+    gpu.terminator
+  }
+  return
+}

@@ -77,13 +77,13 @@
 // CHECK-NEXT: scf.yield
 // The sums are added to y once, inside the bounds.
 // CHECK: %[[R0:.*]] = arith.addi %[[ROW0]], %[[FIRST_ROW]]
+// CHECK: %[[C0_COL:.*]] = arith.addi %[[COL0]], %[[FIRST_COL]]
+// CHECK: %[[SUM:.*]] = vector.extract %[[SUMS]]#0[0]
 // CHECK: %[[R0_IN:.*]] = arith.cmpi ult, %[[R0]], %[[ROWS]]
 // CHECK: scf.if %[[R0_IN]] {
-// CHECK: %[[C0_COL:.*]] = arith.addi %[[COL0]], %[[FIRST_COL]]
 // CHECK: %[[C0_IN:.*]] = arith.cmpi ult, %[[C0_COL]], %[[C101]]
 // CHECK: scf.if %[[C0_IN]] {
 // CHECK: %[[OLD:.*]] = memref.load %[[Y]][%{{.*}}, %{{.*}}, %[[C0_COL]]]
-// CHECK: %[[SUM:.*]] = vector.extract %[[SUMS]]#0[0]
 // CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[SUM]]
 // CHECK: memref.store %[[NEW]], %[[Y]][%{{.*}}, %{{.*}}, %[[C0_COL]]]
 // CHECK-COUNT-7: memref.store %{{.*}}, %[[Y]]

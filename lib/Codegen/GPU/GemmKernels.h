@@ -1,0 +1,134 @@
+//===- GemmKernels.h - what recur-gpu-tiled-gemms' kernels share -*- C++
+//-*-===//
+//
+// recur-gpu-tiled-gemms writes each GEMM outside a time loop as one of two
+// kernels: SIMT FMAs in fp32 (TiledGemms.cpp), or tensor-core MMAs in tf32
+// or bf16 (MmaGemms.cpp). Both take the same GEMMs, launch a block per
+// output tile, stage k-slices of both operands in shared memory from
+// registers loaded during the previous slice, and add their sums to the
+// output inside its bounds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECUR_LIB_CODEGEN_GPU_GEMMKERNELS_H
+#define RECUR_LIB_CODEGEN_GPU_GEMMKERNELS_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::recur::gemm {
+
+/// The widest vector a thread loads from global memory (16 bytes of f32).
+constexpr int64_t kMaxLoadWidth = 4;
+
+/// A GEMM that the kernels compute: `c[m..., n...] += a[m..., k] * b[n...,
+/// k]` for a linalg.generic on f32 buffers, with m and n standing for any
+/// number of loop dimensions (the output's rows and columns, in the output's
+/// order) and k the one reduction, the innermost index of both operands.
+struct Gemm {
+  linalg::GenericOp op;
+  OpOperand *a, *b, *c;
+  SmallVector<unsigned> mDims, nDims;
+  unsigned kDim;
+};
+
+/// `op` as a Gemm the kernels handle, if it is one.
+std::optional<Gemm> matchGemm(linalg::GenericOp op);
+
+/// A GEMM's launch: a block per `tileM` x `tileN` output tile (row tiles in
+/// x, column tiles in y), `threads` threads, the GEMM's loop extents, and
+/// the values every kernel form starts from. The body's builder inserts
+/// before its terminator.
+struct GemmLaunch {
+  gpu::LaunchOp launch;
+  SmallVector<Value> extents; // by loop dimension
+  Value rows, columns, depth; // M, N, K (products of the m and n extents)
+  Value threadId, rowTile,
+      columnTile; // in the kernel: tile's first row, column
+
+  /// A workgroup buffer of `shape` x `elementType`.
+  Value addSharedBuffer(ArrayRef<int64_t> shape, Type elementType);
+  /// c[row, column] += sum for each (column, sum) of `columnSums` inside the
+  /// output, where `row` is.
+  void accumulate(OpBuilder &b, const Gemm &gemm, Value row,
+                  ArrayRef<std::pair<Value, Value>> columnSums) const;
+};
+
+/// Creates the launch of kernel `name` for `gemm`, before it.
+GemmLaunch createGemmLaunch(RewriterBase &rewriter, const Gemm &gemm,
+                            int64_t tileM, int64_t tileN, int64_t threads,
+                            StringRef name);
+
+/// One operand's k-slices: the parts, `width` consecutive k of one tile
+/// row each, that a thread loads into registers. Thread t loads parts t,
+/// t + threads, ... of the slice, numbered row-major (`kTileSize / width`
+/// parts per row). Rows past the operand's last are loaded from the last
+/// (their results are never stored); k past K reads zeros, which add
+/// nothing to the sums.
+struct OperandSlices {
+  struct Part {
+    Value row;                     // within the tile
+    Value kOffset;                 // within the slice
+    SmallVector<Value> rowIndices; // the row's index, by loop dimension
+  };
+  OpOperand *operand;
+  AffineMap map;
+  int64_t width;
+  bool vectorLoads;
+  Value depth;       // K
+  int64_t kTileSize; // k per slice
+  unsigned kDim;     // the reduction's loop dimension
+  SmallVector<Part> parts;
+
+  VectorType registerType() const;
+  /// The thread's parts of k-slice `kTile`, from global memory.
+  SmallVector<Value> load(OpBuilder &b, Location loc, Value kTile) const;
+  /// Zeros of the parts' types (the slices of an empty K).
+  SmallVector<Value> zeros(OpBuilder &b, Location loc) const;
+};
+
+/// The slices of `operand`, whose rows are `rowDims`, for tiles of
+/// `tileRows` rows starting at `tileStart`, `kTile` k per slice, loaded in
+/// parts of `width` k by `threads` threads.
+OperandSlices makeOperandSlices(OpBuilder &b, Location loc,
+                                const GemmLaunch &launch, const Gemm &gemm,
+                                OpOperand *operand, ArrayRef<unsigned> rowDims,
+                                int64_t tileRows, Value tileStart,
+                                Value rowCount, int64_t kTile, int64_t width,
+                                int64_t threads);
+
+/// The k-slice loop of both kernels: the first slice's parts are loaded
+/// before the loop; each iteration stores the current parts into shared
+/// memory (`stage`, given A's and B's parts), waits at a barrier, loads the
+/// next slice's parts (the last slice reloads itself) and, while they
+/// arrive, multiplies the staged slice (`multiply`, which updates the sums);
+/// a second barrier keeps the stage until every thread has read it.
+/// Returns the sums after the last slice.
+SmallVector<Value> buildSliceLoop(
+    OpBuilder &b, Location loc, const GemmLaunch &launch, int64_t kTile,
+    const OperandSlices &aSlices, const OperandSlices &bSlices,
+    ValueRange initialSums,
+    function_ref<void(OpBuilder &, ValueRange, ValueRange)> stage,
+    function_ref<void(OpBuilder &, SmallVectorImpl<Value> &)> multiply);
+
+/// Tensor-core kernel sizes (recur-gpu-tiled-gemms' mma options).
+struct MmaTiles {
+  int64_t m, n, k;      // the block's output tile and k-slice
+  int64_t warpM, warpN; // each warp's part of the output tile
+  Type operandType;     // f32 (holding tf32) or bf16, in shared memory
+  int64_t warps() const { return (m / warpM) * (n / warpN); }
+  int64_t threads() const { return warps() * 32; }
+  bool tf32() const { return operandType.isF32(); }
+  /// k of one mma.sync: 8 for tf32, 16 for bf16 (m16n8k8, m16n8k16).
+  int64_t mmaK() const { return tf32() ? 8 : 16; }
+};
+
+/// Replaces `gemm` by a launch of kernel `name` that computes it with
+/// nvgpu.mma.sync (MmaGemms.cpp).
+void buildMmaGemmKernel(RewriterBase &rewriter, const Gemm &gemm,
+                        const MmaTiles &tiles, StringRef name);
+
+} // namespace mlir::recur::gemm
+
+#endif // RECUR_LIB_CODEGEN_GPU_GEMMKERNELS_H
