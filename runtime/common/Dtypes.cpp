@@ -6,11 +6,14 @@
 #include <cstring>
 
 namespace {
+// A table, aligned by column.
+// clang-format off
 const recur::Dtype kDtypes[] = {
     {"f32", "F32", {kDLFloat, 32, 1}},  {"f64", "F64", {kDLFloat, 64, 1}},
     {"f16", "F16", {kDLFloat, 16, 1}},  {"bf16", "BF16", {kDLBfloat, 16, 1}},
     {"i64", "I64", {kDLInt, 64, 1}},    {"i32", "I32", {kDLInt, 32, 1}},
 };
+// clang-format on
 } // namespace
 
 const recur::Dtype *recur::findDtypeByName(const std::string &name) {
@@ -83,6 +86,18 @@ uint16_t recur::floatToBf16(float value) {
     return uint16_t((word >> 16) | 0x40); // quiet
   uint32_t roundingBias = 0x7fff + ((word >> 16) & 1);
   return uint16_t((word + roundingBias) >> 16);
+}
+
+std::vector<uint8_t> recur::floatsToBf16Bytes(const void *data, size_t count) {
+  std::vector<uint8_t> bytes(count * sizeof(uint16_t));
+  for (size_t i = 0; i < count; ++i) {
+    float value;
+    std::memcpy(&value, static_cast<const char *>(data) + i * sizeof(float),
+                sizeof(float));
+    uint16_t bits = floatToBf16(value);
+    std::memcpy(bytes.data() + i * sizeof(uint16_t), &bits, sizeof(bits));
+  }
+  return bytes;
 }
 
 double recur::checkTolerance(DLDataType dtype, const std::string &precision) {

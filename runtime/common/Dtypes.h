@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace recur {
 
@@ -40,6 +41,9 @@ bool isBf16(DLDataType dtype);
 /// nearest, ties to even (as PyTorch's `.bfloat16()`), and keeps NaN a NaN.
 float bf16ToFloat(uint16_t bits);
 uint16_t floatToBf16(float value);
+/// `count` f32 values at `data` (any alignment: a safetensors payload)
+/// rounded to bf16, as the bytes of a bf16 tensor.
+std::vector<uint8_t> floatsToBf16Bytes(const void *data, size_t count);
 
 /// The default tolerance t of a check |got - want| <= t (1 + |want|) of an
 /// output of `dtype` against the reference, from a model whose GEMMs

@@ -389,7 +389,9 @@ RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
                                                const char *path, int mode) {
   if (!model || !path)
     return makeError("recur_model_bind_weights_file: null model or path");
-  if (mode != RECUR_BIND_STRICT && mode != RECUR_BIND_NON_STRICT)
+  bool convertToBf16 = mode & RECUR_BIND_CONVERT_TO_BF16;
+  int strictness = mode & ~RECUR_BIND_CONVERT_TO_BF16;
+  if (strictness != RECUR_BIND_STRICT && strictness != RECUR_BIND_NON_STRICT)
     return makeError("recur_model_bind_weights_file_mode: unknown mode " +
                      std::to_string(mode));
   return guarded([&] {
@@ -399,7 +401,7 @@ RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
     if (!file)
       throw Failure(error);
     const std::vector<TensorSpec> &specs = model->description.weights;
-    if (mode == RECUR_BIND_STRICT)
+    if (strictness == RECUR_BIND_STRICT)
       checkNamesMatch(specs, *file, path);
     // Check and copy everything before changing anything.
     std::vector<std::pair<size_t, std::unique_ptr<Buffer>>> bound;
@@ -410,15 +412,28 @@ RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
         continue; // only in non-strict mode
       std::string where = "weight '" + spec.name + "' in '" + path + "'";
       std::string expected = recur::findDtype(spec.dtype)->safetensors;
-      if (entry->dtype != expected)
+      bool rounded =
+          convertToBf16 && entry->dtype == "F32" && recur::isBf16(spec.dtype);
+      if (entry->dtype != expected && !rounded)
         throw Failure(where + " has dtype " + entry->dtype + ", expected " +
-                      expected);
+                      expected +
+                      (recur::isBf16(spec.dtype) && entry->dtype == "F32"
+                           ? " (RECUR_BIND_CONVERT_TO_BF16, recur-run "
+                             "--convert-weights, rounds F32 weights)"
+                           : ""));
       if (entry->shape != spec.shape)
         throw Failure(where + " has shape " + formatShape(entry->shape) +
                       ", expected " + formatShape(spec.shape));
-      bound.emplace_back(
-          index, model->backend->copyHostWeight(entry->data, entry->size,
-                                                "weight '" + spec.name + "'"));
+      std::string what = "weight '" + spec.name + "'";
+      if (rounded) {
+        std::vector<uint8_t> bf16 =
+            recur::floatsToBf16Bytes(entry->data, entry->size / sizeof(float));
+        bound.emplace_back(index, model->backend->copyHostWeight(
+                                      bf16.data(), bf16.size(), what));
+      } else {
+        bound.emplace_back(index, model->backend->copyHostWeight(
+                                      entry->data, entry->size, what));
+      }
     }
     std::lock_guard<std::mutex> guard(model->prologueMutex);
     for (auto &[index, buffer] : bound)

@@ -2,7 +2,7 @@
 //
 // bf16 <-> f32 against bit patterns worked out by hand: exact values, the
 // rounding of the 16 dropped bits (below, above and at half, ties to even),
-// overflow to infinity, NaN.
+// overflow to infinity, NaN; a whole f32 payload converted.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +45,21 @@ TEST(DtypesTest, Bf16KeepsNaN) {
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(std::nanf("")))));
   // A NaN whose payload lies in the dropped bits stays a NaN, not infinity.
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(fromBits(0x7f800001)))));
+}
+
+// A weights file's f32 payload, at an odd address, becomes the bf16 bytes a
+// bf16 weight binds: each value rounded, little-endian.
+TEST(DtypesTest, FloatsToBf16BytesRoundEachValue) {
+  uint32_t words[] = {0x3f808001, 0xbf818000, 0x7f800001};
+  unsigned char buffer[1 + sizeof words];
+  std::memcpy(buffer + 1, words, sizeof words);
+  std::vector<uint8_t> bytes = floatsToBf16Bytes(buffer + 1, 3);
+  ASSERT_EQ(bytes.size(), 6u);
+  uint16_t bits[3];
+  std::memcpy(bits, bytes.data(), sizeof bits);
+  EXPECT_EQ(bits[0], 0x3f81);
+  EXPECT_EQ(bits[1], 0xbf82);
+  EXPECT_TRUE(std::isnan(bf16ToFloat(bits[2])));
 }
 
 TEST(DtypesTest, DtypePredicates) {

@@ -46,19 +46,22 @@ constexpr const char *kUsage =
     "                 [--batch B --seq T] [--threads N] [--warmup K --iters "
     "N]\n"
     "                 [--check] [--tolerance X] [--json] [--seed S]\n"
-    "                 [--non-strict] [--save-weights w.safetensors]\n"
+    "                 [--non-strict] [--convert-weights] [--save-weights "
+    "w.safetensors]\n"
     "                 [--save-reference ref.safetensors]\n"
     "       recur-run --cuda-check\n"
     "Runs a model compiled by recur-compile. Weights are bound strictly "
     "(every\n"
     "tensor in the file is a weight of the model and every weight is there)\n"
-    "unless --non-strict. --inputs must hold every input of the model, with\n"
+    "unless --non-strict; --convert-weights rounds F32 weights to a bf16\n"
+    "model's bf16. --inputs must hold every input of the model, with\n"
     "sizes that agree with --seq/--batch if given; without --inputs, inputs\n"
     "are drawn at random with --seed (default: the --random-weights seed,\n"
     "else 0). --check\n"
     "compares every output with the reference implementation and fails past\n"
-    "|got - want| <= X * (1 + |want|) (default X = 1e-4, 2^-7 for bf16\n"
-    "outputs); the relative error\n"
+    "|got - want| <= X * (1 + |want|) (default X = 1e-4; 2^-7 for bf16\n"
+    "outputs or bf16 GEMMs, 2^-9 for tf32: see --precision); the relative "
+    "error\n"
     "it prints is over elements with |want| >= 1e-3. --save-reference writes\n"
     "the reference's outputs (computed in double, stored as f32) the way\n"
     "--outputs writes the model's. CUDA models (recur-compile --target=cuda)\n"
@@ -73,7 +76,7 @@ struct Options {
   std::optional<int64_t> batch, seq;
   std::optional<int> threads;
   int warmup = 1, iters = 3;
-  bool check = false, json = false, nonStrict = false;
+  bool check = false, json = false, nonStrict = false, convertWeights = false;
   std::optional<double> tolerance; // else per output's dtype
 };
 
@@ -154,6 +157,8 @@ Options parseOptions(int argc, char **argv) {
       options.check = true;
     } else if (arg == "--non-strict") {
       options.nonStrict = true;
+    } else if (arg == "--convert-weights") {
+      options.convertWeights = true;
     } else if (arg == "--json") {
       options.json = true;
     } else if (!arg.empty() && arg[0] == '-') {
@@ -341,9 +346,10 @@ static int runMain(int argc, char **argv) {
   std::vector<HostTensor> weights;
   size_t numWeights = recur_model_num_tensors(model, RECUR_WEIGHT);
   if (options.weights) {
-    check(recur_model_bind_weights_file_mode(
-        model, options.weights->c_str(),
-        options.nonStrict ? RECUR_BIND_NON_STRICT : RECUR_BIND_STRICT));
+    int mode = (options.nonStrict ? RECUR_BIND_NON_STRICT : RECUR_BIND_STRICT) |
+               (options.convertWeights ? RECUR_BIND_CONVERT_TO_BF16 : 0);
+    check(recur_model_bind_weights_file_mode(model, options.weights->c_str(),
+                                             mode));
     if (options.check || options.saveWeights || options.saveReference) {
       std::string error;
       auto file = st::File::open(*options.weights, error);
@@ -357,7 +363,13 @@ static int runMain(int argc, char **argv) {
         if (!entry)
           die("weight '" + tensor.name + "' is not in '" + *options.weights +
               "' (--non-strict binds only what is there)");
-        tensor.bytes.assign(entry->data, entry->data + entry->size);
+        // What the model bound: rounded where it converted.
+        if (options.convertWeights && entry->dtype == "F32" &&
+            isBf16(info.dtype))
+          tensor.bytes = recur::floatsToBf16Bytes(entry->data,
+                                                  entry->size / sizeof(float));
+        else
+          tensor.bytes.assign(entry->data, entry->data + entry->size);
         weights.push_back(std::move(tensor));
       }
     }

@@ -128,10 +128,14 @@ typedef enum RecurBindMode {
    * the rest of the file; weights left unbound make recur_model_run fail
    * until they are bound. Dtypes and shapes are still checked. */
   RECUR_BIND_NON_STRICT = 1,
+  /* A flag, added to either mode: an F32 tensor in the file bound to a bf16
+   * weight is rounded to bf16 (to nearest even, as PyTorch's .bfloat16()).
+   * Without it a dtype that differs from the weight's is an error. */
+  RECUR_BIND_CONVERT_TO_BF16 = 2,
 } RecurBindMode;
 
-/* `mode` is a RecurBindMode (an int, so that any value a caller passes can be
- * checked). */
+/* `mode` is a RecurBindMode, or one with RECUR_BIND_CONVERT_TO_BF16 added (an
+ * int, so that any value a caller passes can be checked). */
 RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
                                                const char *path, int mode);
 
