@@ -68,7 +68,8 @@ SYSTEMS = [
     System("torch-compile", "cpu", "python", "torch.compile of the fine-grained LSTM",
            script="torch_lstm.py", variant="compile", env=TORCH_CPU_ENV),
     # tf32: recur-compile --precision=tf32 (tensor-core GEMMs outside the
-    # recurrence). bf16 waits for f32 weights converted at bind time.
+    # recurrence). bf16 needs the bench to generate bf16 models, bind its f32
+    # weights with recur-run --convert-weights and read BF16 outputs.
     System("recur-cuda", "cuda", "recur", "Recur, compiled for the GPU (recur-compile --target=cuda)",
            target="cuda", precisions=("fp32", "tf32")),
     System("recur-cuda-none", "cuda", "recur", "Recur, GPU, unfused (--fusion=none)",

@@ -517,11 +517,6 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
       cuda || emulator || !host ? CpuGemmTile() : gemmTileFor(*host);
   FusionLevel level = options.fusion.value_or(
       defaultFusionLevelFor(cuda || emulator, gemmTile));
-  PassManager fusion(module.getContext());
-  buildFusionPipeline(fusion, level, gemmTile);
-  if (failed(fusion.run(module)))
-    return failure();
-
   // A bf16 model's GEMMs take bf16 operands by default, as PyTorch's do.
   bool bf16Model = llvm::any_of(
       llvm::concat<const Type>(unfused.getArgumentTypes(),
@@ -532,6 +527,11 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   if (precision == "bf16" && !bf16Model)
     return fail(module, "--precision=bf16 needs a bf16 model (recur-gen "
                         "--dtype bf16); an f32 model takes fp32 or tf32");
+
+  PassManager fusion(module.getContext());
+  buildFusionPipeline(fusion, level, gemmTile);
+  if (failed(fusion.run(module)))
+    return failure();
 
   PassManager pm(module.getContext());
   std::string pipeline;

@@ -119,6 +119,12 @@ struct MmaTiles {
   Type operandType;     // f32 (holding tf32) or bf16, in shared memory
   int64_t warps() const { return (m / warpM) * (n / warpN); }
   int64_t threads() const { return warps() * 32; }
+  /// Elements of a k-slice each thread loads, for an operand of `rows` rows,
+  /// and the parts of up to kMaxLoadWidth consecutive k they come in.
+  int64_t elementsPerThread(int64_t rows) const { return rows * k / threads(); }
+  int64_t loadWidth(int64_t rows) const {
+    return std::min(kMaxLoadWidth, elementsPerThread(rows));
+  }
   bool tf32() const { return operandType.isF32(); }
   /// k of one mma.sync: 8 for tf32, 16 for bf16 (m16n8k8, m16n8k16).
   int64_t mmaK() const { return tf32() ? 8 : 16; }

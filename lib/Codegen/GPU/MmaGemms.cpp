@@ -98,15 +98,12 @@ void mlir::recur::gemm::buildMmaGemmKernel(RewriterBase &rewriter,
                        : arith::AddIOp::create(b, loc, value, constant(offset))
                              .getResult();
   };
-  auto loadWidth = [&](int64_t rows) {
-    return std::min(kMaxLoadWidth, rows * tiles.k / threads);
-  };
   OperandSlices aSlices = makeOperandSlices(
       b, loc, launch, gemm, gemm.a, gemm.mDims, tiles.m, launch.rowTile,
-      launch.rows, tiles.k, loadWidth(tiles.m), threads);
+      launch.rows, tiles.k, tiles.loadWidth(tiles.m), threads);
   OperandSlices bSlices = makeOperandSlices(
       b, loc, launch, gemm, gemm.b, gemm.nDims, tiles.n, launch.columnTile,
-      launch.columns, tiles.k, loadWidth(tiles.n), threads);
+      launch.columns, tiles.k, tiles.loadWidth(tiles.n), threads);
 
   // Warp w computes rows warpRow + [0, warpM) and columns warpColumn +
   // [0, warpN) of the block's tile; its lane l holds, of each 16 x 8 tile,

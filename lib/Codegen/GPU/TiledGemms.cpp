@@ -585,9 +585,8 @@ struct GpuTiledGemmsPass
       return fail("mma-tile-k must be a multiple of " + Twine(tiles.mmaK()) +
                   ", the k of one " + precision + " mma.sync");
     for (int64_t rows : {tiles.m, tiles.n}) {
-      int64_t perThread = rows * tiles.k / tiles.threads();
       if (rows * tiles.k % tiles.threads() != 0 ||
-          !llvm::isPowerOf2_64(perThread))
+          !llvm::isPowerOf2_64(tiles.elementsPerThread(rows)))
         return fail("a slice of " + Twine(rows) + " rows and " +
                     Twine(tiles.k) +
                     " k must split into parts of up to 4 consecutive k, "
