@@ -164,10 +164,12 @@ buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createGpuTiledGemms(gemms));
   }
   pm.addPass(createAddUnitParallelDims());
-  if (options.stationaryWeights)
-    pm.addNestedPass<func::FuncOp>(
-        createGpuStationaryWeights(GpuStationaryWeightsOptions{
-            options.blockSize, /*maxUnits=*/8, /*sharedMemoryBytes=*/49152}));
+  if (options.stationaryWeights) {
+    GpuStationaryWeightsOptions stationary;
+    stationary.blockSize = options.blockSize;
+    stationary.precision = options.precision;
+    pm.addNestedPass<func::FuncOp>(createGpuStationaryWeights(stationary));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCollapseParallelLoops());
   pm.addNestedPass<func::FuncOp>(createGpuTileParallelLoops(

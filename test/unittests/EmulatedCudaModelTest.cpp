@@ -62,8 +62,15 @@ std::vector<EmulatedCase> emulatedCases() {
       // zeros past K, one slice of 16 k) and, folded into the embedding at
       // `hoist` and above, K = 10 against 48 gate rows.
       {"tf32", {300, 10, 12, 2, 9, 16}, true, true, true, "tf32"},
-      // K = 32, 16: two slices, aligned vector loads.
+      // K = 32, 16: two slices, aligned vector loads. At `cell` and above
+      // the steps' products run on tensor cores too (H = 32, a multiple of
+      // 16): groups of 8 units, two MMA tiles of 16 slot rows.
       {"tf32_vector_loads", {140, 16, 32, 2, 5, 4}, true, true, true, "tf32"},
+      // The steps' products on tensor cores over two chunks of 64 batch
+      // rows, the second with 6 rows (the rest load row 69 and are not
+      // stored); 3 layers of 16 units in groups of 4 (12 groups), layers 1
+      // and 2 with two products each at `wavefront`.
+      {"tf32_recurrence", {50, 8, 16, 3, 4, 70}, true, true, true, "tf32"},
   };
 }
 

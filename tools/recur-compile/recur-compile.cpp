@@ -69,9 +69,10 @@ static cl::opt<bool> noStationaryWeights(
              "memory"));
 static cl::opt<std::string> precision(
     "precision",
-    cl::desc("--target=cuda: the GEMMs' products outside time loops: fp32 "
-             "(strict), tf32 (tensor cores, like PyTorch's allow_tf32) or "
-             "bf16 (tensor cores; a bf16 model's default); sums in f32"),
+    cl::desc("--target=cuda: the products of the GEMMs and of the "
+             "recurrence's steps: fp32 (strict), tf32 (tensor cores, like "
+             "PyTorch's allow_tf32) or bf16 (tensor cores; a bf16 model's "
+             "default); sums in f32"),
     cl::value_desc("fp32|tf32|bf16"));
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to write"), cl::init(EmitKind::SharedLibrary),

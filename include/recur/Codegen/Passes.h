@@ -32,6 +32,11 @@ namespace mlir::recur {
 /// out of the time loop where it can.
 constexpr StringLiteral kStageWeightsAttrName = "recur.stage_weights";
 
+/// The alignment of kernels' shared-memory buffers, on the device
+/// (recur-gpu-align-workgroup-memory) and in the CUDA emulator: the widest
+/// shared-memory access kernels make is a vector of four f32.
+constexpr int64_t kWorkgroupAlignment = 16;
+
 } // namespace mlir::recur
 
 #endif // RECUR_CODEGEN_PASSES_H

@@ -302,6 +302,23 @@ def GpuStationaryWeights : Pass<"recur-gpu-stationary-weights", "::mlir::func::F
     function's entry, which `recur-gpu-workgroup-attributions` turns into an
     attribution of the kernel. The loops carry their GPU mapping, which
     `recur-gpu-tile-parallel-loops` and `gpu-map-parallel-loops` keep.
+
+    With `precision=tf32` or `bf16` the step's products run on tensor
+    cores, where each is a sum over K of `a[..., k] * w[row, k]` (an
+    `scf.for` from 0 to a multiple of 16 whose body is the activation's
+    load and, per carried sum, a weight's load, a multiply and an add;
+    every weight load in such a loop) and U is a multiple of 4 (4U slot
+    rows: an MMA's 16). The slot then holds the weights rounded to the
+    operand type (tf32 in f32, or bf16), in rows padded for bank-conflict
+    free 16- or 8-byte loads. The block takes its batch rows by chunks of 8
+    per warp: per chunk, each product its layer has is computed with
+    `nvgpu.mma.sync` (m16n8k8 tf32, m16n8k16 bf16; slot rows as M, batch
+    rows as N, each lane loading 4 consecutive k of its rows of both
+    operands per 16 k, a permutation of k that both operands share) into a
+    shared-memory buffer of sums; after a barrier each thread runs one
+    (unit, batch row) iteration of the chunk, each product's loop replaced
+    by its initial values plus the sums; a second barrier ends the chunk.
+    Steps that do not qualify keep the SIMT schedule.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
@@ -313,10 +330,16 @@ def GpuStationaryWeights : Pass<"recur-gpu-stationary-weights", "::mlir::func::F
            "Most shared memory for a block's weights (48 KiB: the static limit)">,
     Option<"maxLanes", "max-lanes", "int64_t", /*default=*/"32",
            "Most threads that share one iteration's sums over K (1: none)">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "The products' precision: fp32 (SIMT FMAs), tf32 or bf16 (tensor "
+           "cores)">,
   ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def GpuTileParallelLoops : Pass<"recur-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {

@@ -122,9 +122,10 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
       llvm::cl::init(true)};
   Option<std::string> precision{
       *this, "precision",
-      llvm::cl::desc("The GEMMs' products outside time loops: fp32 (strict), "
-                     "tf32 or bf16 (tensor cores, f32 sums; "
-                     "recur-gpu-tiled-gemms)"),
+      llvm::cl::desc("The products of the GEMMs outside time loops "
+                     "(recur-gpu-tiled-gemms) and of the fused steps "
+                     "(recur-gpu-stationary-weights): fp32 (strict), tf32 "
+                     "or bf16 (tensor cores, f32 sums)"),
       llvm::cl::init("fp32")};
   Option<bool> stationaryWeights{
       *this, "stationary-weights",

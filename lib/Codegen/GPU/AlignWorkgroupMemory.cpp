@@ -17,9 +17,6 @@ using namespace mlir;
 
 namespace {
 
-/// The widest shared-memory access kernels make: a vector of four f32.
-constexpr int64_t kWorkgroupAlignment = 16;
-
 struct GpuAlignWorkgroupMemoryPass
     : mlir::recur::impl::GpuAlignWorkgroupMemoryBase<
           GpuAlignWorkgroupMemoryPass> {
@@ -30,7 +27,8 @@ struct GpuAlignWorkgroupMemoryPass
       for (unsigned i = 0; i < func.getNumWorkgroupAttributions(); ++i)
         if (!func.getWorkgroupAttributionAttr(i, alignName))
           func.setWorkgroupAttributionAttr(
-              i, alignName, builder.getI64IntegerAttr(kWorkgroupAlignment));
+              i, alignName,
+              builder.getI64IntegerAttr(recur::kWorkgroupAlignment));
     });
   }
 };

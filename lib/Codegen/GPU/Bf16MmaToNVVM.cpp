@@ -21,12 +21,21 @@ using namespace mlir;
 
 namespace {
 
-/// Each row of `fragment` (vector<R x 2 x bf16>) as an i32.
+/// Each row of `fragment` (vector<R x 2 x bf16>) as an i32. The elements
+/// are taken one by one and folded: a fragment that canonicalization made an
+/// n-D vector.from_elements or vector.shape_cast, which the NVVM lowering
+/// does not take, then leaves no use of it.
 SmallVector<Value> registers(OpBuilder &b, Location loc, Value fragment) {
   auto type = cast<VectorType>(fragment.getType());
   SmallVector<Value> result;
   for (int64_t r = 0; r < type.getDimSize(0); ++r) {
-    Value row = vector::ExtractOp::create(b, loc, fragment, r);
+    SmallVector<Value> elements;
+    for (int64_t i = 0; i < type.getDimSize(1); ++i)
+      elements.push_back(b.createOrFold<vector::ExtractOp>(
+          loc, fragment, ArrayRef<int64_t>{r, i}));
+    Value row = vector::FromElementsOp::create(
+        b, loc, VectorType::get({type.getDimSize(1)}, type.getElementType()),
+        elements);
     Value word = vector::BitCastOp::create(
         b, loc, VectorType::get({1}, b.getI32Type()), row);
     result.push_back(vector::ExtractOp::create(b, loc, word, 0));
@@ -71,7 +80,13 @@ struct GpuBf16MmaToNVVMPass
       for (int64_t index = 0; index < 4; ++index)
         results.push_back(
             LLVM::ExtractValueOp::create(rewriter, loc, nvvmMma, index));
+      Operation *a = mma.getMatrixA().getDefiningOp();
+      Operation *b = mma.getMatrixB().getDefiningOp();
       rewriter.replaceOpWithNewOp<vector::FromElementsOp>(mma, cType, results);
+      // What the folding left unused.
+      for (Operation *fragment : {a, b})
+        if (fragment && fragment->use_empty() && isPure(fragment))
+          rewriter.eraseOp(fragment);
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

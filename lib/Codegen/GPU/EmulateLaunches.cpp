@@ -354,9 +354,12 @@ Emulator::BlockMemory Emulator::allocateBlockMemory(RewriterBase &rewriter,
                                                     gpu::LaunchOp launch) {
   Location loc = launch.getLoc();
   BlockMemory memory;
+  // Aligned as recur-gpu-align-workgroup-memory aligns them on the device:
+  // the kernels' 16-byte vector loads need it.
   for (BlockArgument buffer : launch.getWorkgroupAttributions())
     memory.workgroupBuffers.push_back(memref::AllocaOp::create(
-        rewriter, loc, hostType(cast<MemRefType>(buffer.getType()))));
+        rewriter, loc, hostType(cast<MemRefType>(buffer.getType())),
+        ValueRange(), rewriter.getI64IntegerAttr(recur::kWorkgroupAlignment)));
   // A value of `type` per thread: its elements, for a vector.
   auto addExchangeBuffer = [&](Type type) {
     if (memory.exchangeBuffers.contains(type))

@@ -112,6 +112,20 @@ SmallVector<Value> buildSliceLoop(
     function_ref<void(OpBuilder &, ValueRange, ValueRange)> stage,
     function_ref<void(OpBuilder &, SmallVectorImpl<Value> &)> multiply);
 
+/// Whether `buffer`'s rows can be loaded as aligned vectors of `width`
+/// elements starting at multiples of `width`: the layout keeps them
+/// contiguous and aligned, and the buffer is the model's own (a caller's
+/// CUDA input is used in place, with whatever alignment it has).
+bool canLoadRowVectors(Value buffer, int64_t width);
+
+/// `value` (f32, or a vector of f32) as an MMA operand of `operandType`: for
+/// tf32 (f32), rounded to 10 mantissa bits, to nearest with ties away from
+/// zero as cvt.rna.tf32.f32, infinities and NaNs kept (the tensor cores
+/// ignore the 13 low bits, which become zero); for bf16, truncated to
+/// nearest even.
+Value roundToOperandType(OpBuilder &b, Location loc, Value value,
+                         Type operandType);
+
 /// Tensor-core kernel sizes (recur-gpu-tiled-gemms' mma options).
 struct MmaTiles {
   int64_t m, n, k;      // the block's output tile and k-slice

@@ -28,45 +28,13 @@ constexpr int64_t kLanesPerGroup = 4;
 
 int64_t sharedPadding(Type type) { return 128 / type.getIntOrFloatBitWidth(); }
 
-Value splat(OpBuilder &b, Location loc, VectorType type, uint32_t value) {
-  return arith::ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(type,
-                             b.getI32IntegerAttr(static_cast<int32_t>(value))));
-}
-
-/// `value` (a vector of f32) rounded to tf32's 10 mantissa bits, to nearest
-/// with ties away from zero (cvt.rna.tf32.f32); infinities and NaNs are
-/// kept. The 13 low bits become zero: the tensor cores ignore them.
-Value roundToTf32(OpBuilder &b, Location loc, Value value) {
-  auto type = cast<VectorType>(value.getType());
-  auto bitsType = type.clone(b.getI32Type());
-  Value bits = arith::BitcastOp::create(b, loc, bitsType, value);
-  Value rounded = arith::AndIOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, bits, splat(b, loc, bitsType, 0x1000)),
-      splat(b, loc, bitsType, 0xFFFFE000));
-  Value exponentMask = splat(b, loc, bitsType, 0x7F800000);
-  Value special = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq,
-      arith::AndIOp::create(b, loc, bits, exponentMask), exponentMask);
-  return arith::BitcastOp::create(
-      b, loc, type, arith::SelectOp::create(b, loc, special, bits, rounded));
-}
-
 /// Stores a thread's parts of a k-slice into `shared` ([row][k]), rounded
 /// to the MMA's operand type.
 void storeRounded(OpBuilder &b, Location loc, const OperandSlices &slices,
                   const MmaTiles &tiles, Value shared, ValueRange loaded) {
   int64_t bytes = slices.width * tiles.operandType.getIntOrFloatBitWidth() / 8;
   for (auto [part, value] : llvm::zip_equal(slices.parts, loaded)) {
-    Value rounded =
-        tiles.tf32()
-            ? roundToTf32(b, loc, value)
-            : arith::TruncFOp::create(
-                  b, loc, VectorType::get({slices.width}, tiles.operandType),
-                  value)
-                  .getResult();
+    Value rounded = roundToOperandType(b, loc, value, tiles.operandType);
     vector::StoreOp::create(b, loc, rounded, shared,
                             ValueRange{part.row, part.kOffset},
                             /*nontemporal=*/false, llvm::MaybeAlign(bytes));
@@ -204,4 +172,35 @@ void mlir::recur::gemm::buildMmaGemmKernel(RewriterBase &rewriter,
       launch.accumulate(b, gemm, row, columnSums);
     }
   rewriter.eraseOp(op);
+}
+
+Value mlir::recur::gemm::roundToOperandType(OpBuilder &b, Location loc,
+                                            Value value, Type operandType) {
+  Type type = value.getType();
+  if (!operandType.isF32())
+    return arith::TruncFOp::create(
+        b, loc,
+        getElementTypeOrSelf(type) == type
+            ? operandType
+            : cast<VectorType>(type).clone(operandType),
+        value);
+  Type bitsType = b.getI32Type();
+  if (auto vector = dyn_cast<VectorType>(type))
+    bitsType = vector.clone(bitsType);
+  auto constant = [&](uint32_t bits) -> Value {
+    TypedAttr attr = b.getI32IntegerAttr(static_cast<int32_t>(bits));
+    if (auto vector = dyn_cast<VectorType>(bitsType))
+      attr = DenseElementsAttr::get(vector, attr);
+    return arith::ConstantOp::create(b, loc, attr);
+  };
+  Value bits = arith::BitcastOp::create(b, loc, bitsType, value);
+  Value rounded = arith::AndIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, bits, constant(0x1000)),
+      constant(0xFFFFE000));
+  Value exponentMask = constant(0x7F800000);
+  Value special = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::AndIOp::create(b, loc, bits, exponentMask), exponentMask);
+  return arith::BitcastOp::create(
+      b, loc, type, arith::SelectOp::create(b, loc, special, bits, rounded));
 }

@@ -72,29 +72,21 @@ std::optional<Gemm> mlir::recur::gemm::matchGemm(linalg::GenericOp op) {
   return gemm;
 }
 
-namespace {
-
 /// The buffer that `value` is a view of.
-Value rootBuffer(Value value) {
+static Value rootBuffer(Value value) {
   while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
     value = view.getViewSource();
   return value;
 }
 
-/// Whether each `width` consecutive k elements of `operand`, starting at
-/// multiples of `width`, can be loaded as one aligned vector: the layout
-/// keeps them contiguous and aligned, K is a multiple of `kTile` (no slice
-/// runs past it), and the buffer is the model's own (a caller's CUDA input is
-/// used in place, with whatever alignment it has).
-bool canLoadVectors(OpOperand *operand, Value depth, int64_t kTile,
-                    int64_t width) {
-  std::optional<int64_t> k = getConstantIntValue(depth);
-  if (!k || *k % kTile != 0)
-    return false;
-  // In an identity layout, k is the innermost dimension: every stride is a
-  // multiple of K.
-  auto type = cast<MemRefType>(operand->get().getType());
-  if (!type.getLayout().isIdentity()) {
+bool mlir::recur::gemm::canLoadRowVectors(Value buffer, int64_t width) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getLayout().isIdentity()) {
+    // Every stride is a multiple of the innermost extent.
+    int64_t innermost = type.getShape().back();
+    if (ShapedType::isDynamic(innermost) || innermost % width != 0)
+      return false;
+  } else {
     SmallVector<int64_t> strides;
     int64_t offset;
     if (failed(type.getStridesAndOffset(strides, offset)) ||
@@ -105,11 +97,23 @@ bool canLoadVectors(OpOperand *operand, Value depth, int64_t kTile,
       if (ShapedType::isDynamic(stride) || stride % width != 0)
         return false;
   }
-  auto argument = dyn_cast<BlockArgument>(rootBuffer(operand->get()));
+  auto argument = dyn_cast<BlockArgument>(rootBuffer(buffer));
   if (!argument)
     return true;
   auto func = dyn_cast<FunctionOpInterface>(argument.getOwner()->getParentOp());
   return func && !func.getArgAttr(argument.getArgNumber(), "recur.input");
+}
+
+namespace {
+
+/// Whether each `width` consecutive k elements of `operand`, starting at
+/// multiples of `width`, can be loaded as one aligned vector: K is a
+/// multiple of `kTile` (no slice runs past it) and the buffer's rows allow
+/// it (canLoadRowVectors).
+bool canLoadVectors(OpOperand *operand, Value depth, int64_t kTile,
+                    int64_t width) {
+  std::optional<int64_t> k = getConstantIntValue(depth);
+  return k && *k % kTile == 0 && canLoadRowVectors(operand->get(), width);
 }
 
 /// The values of `dims` at linear index `linear` (row-major over their

@@ -1,8 +1,9 @@
 // RUN: recur-opt %s --recur-gpu-emulate-launches --split-input-file | FileCheck %s
 
 // A kernel with workgroup memory and a barrier: blocks one after another,
-// each a team of one OpenMP thread per GPU thread, sharing a stack buffer;
-// gpu.barrier is the team's barrier.
+// each a team of one OpenMP thread per GPU thread, sharing a stack buffer
+// (16-byte aligned, as on the device: kernels load 16-byte vectors from
+// it); gpu.barrier is the team's barrier.
 // CHECK-DAG: llvm.func @omp_get_thread_num() -> i32
 // CHECK-LABEL: func.func @tiled(
 // CHECK-SAME: %[[A:[^:]*]]: memref<?xf32>, %[[BLOCKS:[^:]*]]: index
@@ -10,7 +11,7 @@
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK: scf.for %[[BX:.*]] = %{{.*}} to %[[BLOCKS]]
-// CHECK: %[[TILE:.*]] = memref.alloca() : memref<64xf32>
+// CHECK: %[[TILE:.*]] = memref.alloca() {alignment = 16 : i64} : memref<64xf32>
 // CHECK: %[[THREADS:.*]] = arith.index_cast %[[C64]] : index to i32
 // CHECK: omp.parallel num_threads(%[[THREADS]] : i32) {
 // CHECK: %[[NUMBER:.*]] = llvm.call @omp_get_thread_num() : () -> i32
@@ -65,7 +66,7 @@ func.func @tiled(%a: memref<?xf32>, %blocks: index) {
 // CHECK: omp.parallel num_threads(%[[NBLOCKS]] : i32) {
 // CHECK: %[[BLOCK:.*]] = llvm.call @omp_get_thread_num()
 // CHECK: %[[BX:.*]] = arith.index_cast %[[BLOCK]] : i32 to index
-// CHECK: %[[SLOT:.*]] = memref.alloca() : memref<32xf32>
+// CHECK: %[[SLOT:.*]] = memref.alloca() {alignment = 16 : i64} : memref<32xf32>
 // CHECK: %[[THREADS:.*]] = arith.index_cast %[[C32]] : index to i32
 // CHECK: omp.parallel num_threads(%[[THREADS]] : i32) {
 // CHECK: %[[THREAD:.*]] = llvm.call @omp_get_thread_num()
