@@ -204,3 +204,15 @@ Value mlir::recur::gemm::roundToOperandType(OpBuilder &b, Location loc,
   return arith::BitcastOp::create(
       b, loc, type, arith::SelectOp::create(b, loc, special, bits, rounded));
 }
+
+FailureOr<Type> mlir::recur::gemm::mmaOperandType(Operation *op, StringRef pass,
+                                                  StringRef precision) {
+  if (precision == "fp32")
+    return Type();
+  if (precision == "tf32")
+    return Type(Float32Type::get(op->getContext()));
+  if (precision == "bf16")
+    return Type(BFloat16Type::get(op->getContext()));
+  return op->emitError(pass) << ": unknown precision '" << precision
+                             << "'; expected fp32, tf32 or bf16";
+}

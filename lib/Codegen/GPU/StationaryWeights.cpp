@@ -77,14 +77,25 @@ struct StationaryWeight {
   int64_t slotColumn; // first column in the shared-memory slot
 };
 
+/// The elements per slot row on tensor cores: at least `columns`, rows
+/// padded so that the 16-byte (f32) or 8-byte (bf16) loads of a quarter or
+/// half warp (two or four rows, 4 k of each from each of 4 lanes) fall into
+/// different banks.
+int64_t tensorCoreStride(int64_t columns, Type operandType) {
+  int64_t perWord = 32 / operandType.getIntOrFloatBitWidth();
+  int64_t rowWords = operandType.isF32() ? 16 : 8;
+  int64_t words = llvm::divideCeil(columns, perWord);
+  words += (rowWords - words % 32 + 32) % 32;
+  return words * perWord;
+}
+
 /// The slot: for a group of `units` units, 4 * units rows (gate g of the
 /// group's unit j at row g * units + j), each the concatenated rows of the
-/// layer's weights, `stride` elements apart.
+/// layer's weights, `stride()` elements apart.
 struct Slot {
   SmallVector<StationaryWeight> weights;
   int64_t units = 0;
   int64_t columns = 0;
-  int64_t stride = 0;
   Type elementType;
   /// On tensor cores: the MMA operand type the weights are rounded to (f32
   /// holding tf32, or bf16), and how many products a layer has at most (the
@@ -94,9 +105,8 @@ struct Slot {
 
   bool operator==(const Slot &other) const {
     auto key = [](const Slot &slot) {
-      return std::make_tuple(slot.units, slot.columns, slot.stride,
-                             slot.elementType, slot.operandType,
-                             slot.productsPerLayer);
+      return std::make_tuple(slot.units, slot.columns, slot.elementType,
+                             slot.operandType, slot.productsPerLayer);
     };
     auto weightKey = [](const StationaryWeight &weight) {
       return std::make_tuple(weight.buffer, weight.layer, weight.slotColumn);
@@ -104,6 +114,10 @@ struct Slot {
     return key(*this) == key(other) &&
            llvm::equal(llvm::map_range(weights, weightKey),
                        llvm::map_range(other.weights, weightKey));
+  }
+
+  int64_t stride() const {
+    return operandType ? tensorCoreStride(columns, operandType) : columns;
   }
 
   const StationaryWeight *find(Value buffer) const {
@@ -195,7 +209,7 @@ int64_t unitsPerBlock(const UnitStep &info, const Slot &slot, int64_t maxUnits,
           return info.gateStride(layer) % units == 0;
         });
     if (divides && units % unitMultiple == 0 &&
-        4 * units * slot.stride * bytes + otherBytes(units) <=
+        4 * units * slot.stride() * bytes + otherBytes(units) <=
             sharedMemoryBytes)
       return units;
   }
@@ -743,18 +757,6 @@ matchProducts(linalg::GenericOp step, const UnitStep &info, const Slot &slot) {
   return products;
 }
 
-/// The elements per slot row on tensor cores: at least `columns`, rows
-/// padded so that the 16-byte (f32) or 8-byte (bf16) loads of a quarter or
-/// half warp (two or four rows, 4 k of each from each of 4 lanes) fall into
-/// different banks.
-int64_t tensorCoreStride(int64_t columns, Type operandType) {
-  int64_t perWord = 32 / operandType.getIntOrFloatBitWidth();
-  int64_t rowWords = operandType.isF32() ? 16 : 8;
-  int64_t words = llvm::divideCeil(columns, perWord);
-  words += (rowWords - words % 32 + 32) % 32;
-  return words * perWord;
-}
-
 /// The block's buffers of sums, [productsPerLayer][batch rows][4U + 1]
 /// (f32; the odd row length spreads a warp's stores and loads over the
 /// banks), for `threads` threads.
@@ -1094,7 +1096,6 @@ struct GpuStationaryWeightsPass
       slot.productsPerLayer =
           std::max(slot.productsPerLayer, product.position + 1);
     slot.elementType = slot.operandType = operandType;
-    slot.stride = tensorCoreStride(slot.columns, operandType);
     slot.units = unitsPerBlock(info, slot, maxUnits, sharedMemoryBytes,
                                /*unitMultiple=*/4, [&](int64_t units) {
                                  Slot sized = slot;
@@ -1109,17 +1110,11 @@ struct GpuStationaryWeightsPass
   }
 
   void runOnOperation() override {
-    Type operandType;
-    if (precision == "tf32")
-      operandType = Float32Type::get(&getContext());
-    else if (precision == "bf16")
-      operandType = BFloat16Type::get(&getContext());
-    else if (precision != "fp32") {
-      getOperation().emitError("recur-gpu-stationary-weights: unknown "
-                               "precision '")
-          << precision << "'; expected fp32, tf32 or bf16";
+    FailureOr<Type> parsed = mlir::recur::gemm::mmaOperandType(
+        getOperation(), getArgument(), precision);
+    if (failed(parsed))
       return signalPassFailure();
-    }
+    Type operandType = *parsed;
     std::vector<Plan> plans;
     getOperation()->walk([&](linalg::GenericOp step) {
       if (!step->hasAttr(recur::kUnitStepAttrName))
@@ -1136,7 +1131,6 @@ struct GpuStationaryWeightsPass
           plans.push_back(std::move(*plan));
           return;
         }
-      slot->stride = slot->columns;
       slot->units =
           unitsPerBlock(*info, *slot, maxUnits, sharedMemoryBytes,
                         /*unitMultiple=*/1, [](int64_t) { return 0; });
@@ -1165,7 +1159,7 @@ struct GpuStationaryWeightsPass
             &getOperation().getFunctionBody().front());
         Location loc = plan.step.getLoc();
         auto type = MemRefType::get(
-            {4 * slot.units, slot.stride}, slot.elementType, AffineMap(),
+            {4 * slot.units, slot.stride()}, slot.elementType, AffineMap(),
             gpu::AddressSpaceAttr::get(&getContext(),
                                        gpu::AddressSpace::Workgroup));
         SharedBuffers buffers{

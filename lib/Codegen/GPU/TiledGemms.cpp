@@ -539,22 +539,16 @@ struct GpuTiledGemmsPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    FailureOr<Type> operandType =
+        mmaOperandType(func, getArgument(), precision);
+    if (failed(operandType))
+      return signalPassFailure();
     std::optional<MmaTiles> mma;
-    if (precision == "tf32" || precision == "bf16") {
-      Builder builder(&getContext());
-      mma = MmaTiles{tileM,
-                     tileN,
-                     mmaTileK,
-                     warpTileM,
-                     warpTileN,
-                     precision == "tf32" ? Type(builder.getF32Type())
-                                         : Type(builder.getBF16Type())};
+    if (*operandType) {
+      mma =
+          MmaTiles{tileM, tileN, mmaTileK, warpTileM, warpTileN, *operandType};
       if (failed(verifyMma(func, *mma)))
         return signalPassFailure();
-    } else if (precision != "fp32") {
-      func.emitError("recur-gpu-tiled-gemms: unknown precision '")
-          << precision << "'; expected fp32, tf32 or bf16";
-      return signalPassFailure();
     }
     GemmTiles tiles{tileM, tileN, tileK, threadTileM, threadTileN};
     if (!mma && failed(verify(func, tiles)))
