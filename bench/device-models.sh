@@ -8,7 +8,7 @@
 set -euo pipefail
 bench=$(cd "$(dirname "$0")" && pwd)
 dir=$1 bin=$2 arch=${3:-sm_90}
-"$bench/run" --build-models "$dir" --targets cuda --cuda-arch "$arch" --bin "$bin" \
+"$bench/run" --build-models "$dir" --targets cuda,cuda-cublaslt --cuda-arch "$arch" --bin "$bin" \
   "$bench/workloads/lm-reference.json" "$bench/workloads/lm-reference-b16.json" \
   "$bench/workloads/lm-reference-b1.json" "$bench/workloads/fastrnns.json" \
   "$bench/workloads/lstm10-b1.json" "$bench/workloads/lm-reference-tf32.json" \

@@ -14,7 +14,8 @@
 #                  weights and tokens, logits within 1e-4
 #   timing-*       the reference LM, T=50 B=128, 10 warm-up + 50 timed
 #                  batches: all fusion (one persistent kernel), all fusion
-#                  with a kernel launch per step (steps), unfused (none)
+#                  with a kernel launch per step (steps), unfused (none),
+#                  the GEMMs outside the recurrence by cuBLASLt (cublaslt)
 #   bench          bench/run --systems cuda on the LM workloads, fastrnns and
 #                  lstm10-b1
 #                  (RECUR_DEVICE_BENCH: other workload files, e.g. deepbench)
@@ -27,6 +28,11 @@ mkdir -p "$out"
 summary=$out/summary.md
 failures=0
 python=${PYTHON:-python3}
+# --gemm=cublaslt models load libcublasLt: the system's, or PyTorch's wheel's.
+nvidia_libs=$("$python" -c 'import sys; sys.path.insert(0, "bench")
+from benchlib.systems import nvidia_library_dirs
+print(":".join(nvidia_library_dirs()))' 2>/dev/null)
+export LD_LIBRARY_PATH=${nvidia_libs:+$nvidia_libs:}${LD_LIBRARY_PATH:-}
 run_model=("$bundle/bin/recur-run")
 # The reference LM with every fusion stage, and unfused.
 lm=$bundle/gpu-suite/liblm_reference-all.so
@@ -90,7 +96,8 @@ if command -v compute-sanitizer >/dev/null; then
 fi
 for model in "$lm" "$bundle/gpu-suite/liblm_reference-steps.so" \
   "$bundle/gpu-suite/liblm_reference-untiled.so" \
-  "$bundle/gpu-suite/liblm_reference-l2weights.so" "$lm_unfused"; do
+  "$bundle/gpu-suite/liblm_reference-l2weights.so" \
+  "$bundle/gpu-suite/liblm_reference-cublaslt.so" "$lm_unfused"; do
   level=${model##*-}
   level=${level%.so}
   step "pytorch-$level" "$python" "$root/test/interop/pytorch_lm.py" --bin "$bundle/bin" \

@@ -151,13 +151,17 @@ std::string mlir::recur::CudaPipelineOptions::defaultCudaToolkit() {
 }
 
 /// recur-map-to-gpu up to gpu.launch ops on host buffers, in the host
-/// functions: what the device and its emulation on the CPU share.
-static void
-buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
-                                const CudaPipelineOptions &options) {
+/// functions: what the device and its emulation on the CPU share, except
+/// the GEMM library calls (`libraryGemms`), which only the device can run.
+static void buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
+                                            const CudaPipelineOptions &options,
+                                            bool libraryGemms) {
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addPass(createLowerCopiesToLinalg());
   pm.addPass(createLinalgGeneralizeNamedOpsPass());
+  if (libraryGemms)
+    pm.addPass(
+        createGpuLibraryGemms(GpuLibraryGemmsOptions{options.precision}));
   if (options.tiledGemms) {
     GpuTiledGemmsOptions gemms;
     gemms.precision = options.precision;
@@ -185,7 +189,8 @@ buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
 
 void mlir::recur::buildMapToGpuPipeline(OpPassManager &pm,
                                         const CudaPipelineOptions &options) {
-  buildMapLoopsToLaunchesPipeline(pm, options);
+  buildMapLoopsToLaunchesPipeline(pm, options,
+                                  options.gemm == GemmLowering::cublaslt);
   pm.addNestedPass<func::FuncOp>(createGpuDeviceMemory());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createGpuAlignWorkgroupMemory());
@@ -255,7 +260,7 @@ void mlir::recur::buildCudaEmulatorBackEndPipeline(
     OpPassManager &pm, const CudaPipelineOptions &options) {
   buildConvertRecurPipeline(pm);
   buildBufferizePipeline(pm);
-  buildMapLoopsToLaunchesPipeline(pm, options);
+  buildMapLoopsToLaunchesPipeline(pm, options, /*libraryGemms=*/false);
   pm.addPass(createGpuEmulateLaunches());
   pm.addPass(createCanonicalizerPass());
   // The kernels hold every loop nest: no GEMM tile for the host.

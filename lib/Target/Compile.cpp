@@ -270,7 +270,15 @@ void exportStructors(llvm::Module &module, StringRef listName,
   builder.CreateRetVoid();
 }
 
-/// Turns every `mgpu*` function the host code calls into an internal stub
+/// Whether the runtime implements `function`, which the host code calls:
+/// MLIR's `mgpu*` functions and the GEMM library call.
+bool isGpuRuntimeFunction(const llvm::Function &function) {
+  return function.isDeclaration() &&
+         (function.getName().starts_with("mgpu") ||
+          function.getName() == RECUR_GPU_MATMUL_SYMBOL);
+}
+
+/// Turns every runtime function the host code calls into an internal stub
 /// that calls through a pointer, and exports the function that sets those
 /// pointers. The model then needs no symbol from the process: it works
 /// whether the runtime was loaded globally or not (e.g. by Python's ctypes).
@@ -288,7 +296,7 @@ void bindGpuRuntimeIndirectly(llvm::Module &module) {
 
   SmallVector<llvm::Function *> runtimeFunctions;
   for (llvm::Function &function : module.functions())
-    if (function.isDeclaration() && function.getName().starts_with("mgpu"))
+    if (isGpuRuntimeFunction(function))
       runtimeFunctions.push_back(&function);
   for (llvm::Function *function : runtimeFunctions) {
     auto *pointer = new llvm::GlobalVariable(
@@ -469,6 +477,12 @@ std::string mlir::recur::checkCompileOptions(const CompileOptions &options) {
              " runs the GEMMs on tensor cores in the tiled kernels: drop "
              "--no-tiled-gemms";
   }
+  if (options.gemm != "generated" && options.gemm != "cublaslt")
+    return "unknown --gemm '" + options.gemm +
+           "'; expected generated or cublaslt";
+  if (options.gemm == "cublaslt" && !cuda)
+    return "--gemm=cublaslt needs --target=cuda: cuBLASLt runs on the GPU "
+           "(the CPU and the CUDA emulator run generated code)";
   if (cuda) {
     StringRef arch = options.cudaArch;
     unsigned number;
@@ -544,6 +558,8 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     cudaOptions.tiledGemms = options.tiledGemms;
     cudaOptions.stationaryWeights = options.stationaryWeights;
     cudaOptions.precision = precision;
+    if (options.gemm == "cublaslt")
+      cudaOptions.gemm = GemmLowering::cublaslt;
     auto flag = [](bool value) {
       return std::string(value ? "true" : "false");
     };
@@ -562,7 +578,7 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
       buildCudaBackEndPipeline(pm, cudaOptions);
       pipeline =
           "recur-lower-to-cuda{fusion=" + stringifyFusionLevel(level).str() +
-          " chip=" + options.cudaArch + kernels +
+          " chip=" + options.cudaArch + kernels + " gemm=" + options.gemm +
           " format=" + cudaOptions.format.getValue() + "}";
     }
   } else {

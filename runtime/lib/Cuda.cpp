@@ -1,6 +1,7 @@
 //===- Cuda.cpp - the runtime's CUDA backend ------------------------------===//
 
 #include "Cuda.h"
+#include "CublasLt.h"
 
 #include "recur/runtime.h"
 
@@ -239,6 +240,10 @@ struct ModelGpu::State {
   /// What the current call into the model launched.
   int launches = 0;
   std::vector<PersistentLaunch> persistentLaunches;
+  int libraryGemms = 0;
+  /// Models compiled with --gemm=cublaslt: the library and its scratch.
+  std::unique_ptr<CublasLt> blas;
+  DeviceBuffer blasWorkspace;
   /// How the last run executed (runReport).
   std::string report;
 };
@@ -254,6 +259,7 @@ struct CurrentModel {
     state->error.clear();
     state->launches = 0;
     state->persistentLaunches.clear();
+    state->libraryGemms = 0;
   }
   ~CurrentModel() { current = nullptr; }
 };
@@ -456,6 +462,20 @@ void mgpuMemFree(void *pointer, void *stream) noexcept {
         [] { return "freeing a model buffer"; });
 }
 
+// --gemm=cublaslt's GEMMs (runtime.h), run by cuBLASLt on the model's stream.
+void recur_gpu_matmul(int64_t m, int64_t n, int64_t k, uint64_t a, int64_t lda,
+                      uint64_t b, int64_t ldb, uint64_t c, int64_t ldc,
+                      int32_t precision) noexcept {
+  if (failing())
+    return;
+  ++current->libraryGemms;
+  std::string error = current->blas->matmul(
+      m, n, k, a, lda, b, ldb, c, ldc, precision, current->blasWorkspace.data(),
+      current->blasWorkspace.size(), current->stream);
+  if (!error.empty())
+    current->error = std::move(error);
+}
+
 /// Kernels are loaded once per library: dlopen returns the same handle (and
 /// the same module globals) for every model loaded from one file, so the
 /// first model loads them and the last one unloads them.
@@ -468,6 +488,8 @@ std::map<void *, LoadedLibrary> loadedLibraries;
 
 /// What a model's bind function receives: our implementation of `name`.
 thread_local std::vector<std::string> *unresolvedNames = nullptr;
+/// Whether the model being bound calls recur_gpu_matmul.
+thread_local bool bindingLibraryGemms = false;
 
 void *resolve(const char *name) {
   std::string wanted = name;
@@ -485,6 +507,10 @@ void *resolve(const char *name) {
   RECUR_ENTRY(mgpuMemFree)
   RECUR_ENTRY(mgpuMemset32)
 #undef RECUR_ENTRY
+  if (wanted == RECUR_GPU_MATMUL_SYMBOL) {
+    bindingLibraryGemms = true;
+    return reinterpret_cast<void *>(&recur_gpu_matmul);
+  }
   if (unresolvedNames)
     unresolvedNames->push_back(wanted);
   return nullptr;
@@ -496,6 +522,10 @@ void *resolve(const char *name) {
 std::string describeLaunches(const ModelGpu::State &state) {
   std::string report = std::to_string(state.launches) + " kernel launch" +
                        (state.launches == 1 ? "" : "es");
+  if (state.blas)
+    report += ", " + std::to_string(state.libraryGemms) + " GEMM" +
+              (state.libraryGemms == 1 ? "" : "s") + " by " +
+              state.blas->version();
   // Per kernel: how many launches, and the last one's grid.
   std::map<std::string, std::pair<size_t, const PersistentLaunch *>> byKernel;
   for (const PersistentLaunch &launch : state.persistentLaunches) {
@@ -599,6 +629,7 @@ std::unique_ptr<ModelGpu> ModelGpu::load(void *libraryHandle,
                              " and " RECUR_MODEL_GPU_FINI_SYMBOL);
   std::vector<std::string> unresolved;
   unresolvedNames = &unresolved;
+  bindingLibraryGemms = false;
   bind(&resolve);
   unresolvedNames = nullptr;
   if (!unresolved.empty()) {
@@ -612,6 +643,15 @@ std::unique_ptr<ModelGpu> ModelGpu::load(void *libraryHandle,
   }
 
   auto state = std::make_unique<State>();
+  if (bindingLibraryGemms) {
+    try {
+      state->blas = CublasLt::create();
+    } catch (const std::exception &error) {
+      throw std::runtime_error("cannot run '" + path + "': " + error.what());
+    }
+    state->blasWorkspace =
+        DeviceBuffer(CublasLt::kWorkspaceBytes, "cuBLASLt's workspace");
+  }
   d.check(d.cuStreamCreate(&state->stream, CU_STREAM_DEFAULT),
           "creating the model's stream");
   std::unique_ptr<ModelGpu> gpu(new ModelGpu(std::move(state)));

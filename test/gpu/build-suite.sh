@@ -91,5 +91,12 @@ printf 'liblm_reference-untiled.so\t5\t8\t1\n' >> "$out/suite.tsv.tmp"
     --no-stationary-weights --quiet -o "$out/liblm_reference-l2weights.so"
 printf 'liblm_reference-l2weights.so\t5\t8\t1\n' >> "$out/suite.tsv.tmp"
 
+# ... and with the GEMMs outside the recurrence by cuBLASLt (--gemm=cublaslt;
+# the runtime needs libcublasLt, which check.sh finds in PyTorch's wheels).
+"$bin/recur-gen" lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3 |
+  "$bin/recur-compile" - --target=cuda --cuda-arch="$arch" \
+    --gemm=cublaslt --quiet -o "$out/liblm_reference-cublaslt.so"
+printf 'liblm_reference-cublaslt.so\t5\t8\t1\n' >> "$out/suite.tsv.tmp"
+
 mv "$out/suite.tsv.tmp" "$out/suite.tsv"
 echo "build-suite: $(wc -l < "$out/suite.tsv") runs of $(ls "$out"/*.so | wc -l) models for $arch in $out"

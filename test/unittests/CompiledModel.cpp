@@ -54,6 +54,16 @@ std::string recur::testing::compileToLibrary(const std::string &mlirText,
                                              const std::string &name,
                                              const std::string &target,
                                              mlir::recur::FusionLevel fusion) {
+  mlir::recur::CompileOptions options;
+  options.target = target;
+  options.fusion = fusion;
+  return compileToLibrary(mlirText, name, options);
+}
+
+std::string
+recur::testing::compileToLibrary(const std::string &mlirText,
+                                 const std::string &name,
+                                 const mlir::recur::CompileOptions &options) {
   mlir::DialectRegistry registry;
   mlir::recur::registerCompilerDialects(registry);
   mlir::MLIRContext context(registry);
@@ -63,7 +73,7 @@ std::string recur::testing::compileToLibrary(const std::string &mlirText,
     ADD_FAILURE() << "cannot parse the IR of " << name;
     return "";
   }
-  return compileToLibrary(*module, name, target, fusion);
+  return compileToLibrary(*module, name, options);
 }
 
 std::string recur::testing::readTestModel(const std::string &name) {

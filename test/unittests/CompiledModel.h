@@ -35,6 +35,9 @@ std::string compileToLibrary(
     const std::string &mlirText, const std::string &name,
     const std::string &target = "cpu",
     mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::all);
+std::string compileToLibrary(const std::string &mlirText,
+                             const std::string &name,
+                             const mlir::recur::CompileOptions &options);
 
 /// The text of a model in test/models/ (shared with lit and the GPU suite).
 std::string readTestModel(const std::string &name);

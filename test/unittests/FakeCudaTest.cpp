@@ -69,6 +69,34 @@ struct FakeDriver {
   }
 };
 
+/// The fake cuBLASLt (fake-cuda/FakeCublasLt.cpp), which the runtime loads
+/// as libcublasLt.so.13 from the same directory.
+struct FakeCublasLt {
+  int (*matmuls)() = nullptr;
+  int (*lastComputeType)() = nullptr;
+  void *(*lastStream)() = nullptr;
+  int (*liveObjects)() = nullptr;
+
+  static const FakeCublasLt *get() {
+    static FakeCublasLt blas;
+    static bool loaded = [] {
+      void *library = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
+      if (!library)
+        return false;
+      blas.matmuls = reinterpret_cast<decltype(blas.matmuls)>(
+          dlsym(library, "fake_cublaslt_matmuls"));
+      blas.lastComputeType = reinterpret_cast<decltype(blas.lastComputeType)>(
+          dlsym(library, "fake_cublaslt_last_compute_type"));
+      blas.lastStream = reinterpret_cast<decltype(blas.lastStream)>(
+          dlsym(library, "fake_cublaslt_last_stream"));
+      blas.liveObjects = reinterpret_cast<decltype(blas.liveObjects)>(
+          dlsym(library, "fake_cublaslt_live_objects"));
+      return blas.liveObjects != nullptr;
+    }();
+    return loaded ? &blas : nullptr;
+  }
+};
+
 constexpr int64_t kVocab = 11, kSeq = 3, kBatch = 2;
 
 /// A two-layer LM of `hidden` units compiled for CUDA as `name`.
@@ -87,12 +115,6 @@ std::string compileCudaLm(int64_t hidden, const std::string &name) {
 const std::string &cudaModelPath() {
   static std::string path = compileCudaLm(5, "fake_cuda_lm");
   return path;
-}
-
-std::string messageOf(RecurError *error) {
-  std::string message = recur_error_message(error);
-  recur_error_free(error);
-  return message;
 }
 
 class FakeCudaTest : public ::testing::Test {
@@ -172,7 +194,7 @@ TEST_F(FakeCudaTest, AliasedOutputsEachOwnTheirBuffer) {
       readTestModel("aliased-outputs.mlir"), "fake_cuda_aliased", "cuda");
   ASSERT_FALSE(path.empty());
   RecurModel *model = nullptr;
-  ASSERT_EQ(messageOf(recur_model_load(path.c_str(), &model)), "success");
+  ASSERT_EQ(messageOf(recur_model_load(path.c_str(), &model)), "");
   bindWeights(model);
   HostTensor x = randomFloats({kSeq, kBatch, 4}, rng, 1.0f);
   DLTensor view = x.view();
@@ -181,8 +203,7 @@ TEST_F(FakeCudaTest, AliasedOutputsEachOwnTheirBuffer) {
   for (int host = 0; host < 2; ++host) {
     ASSERT_EQ(recur_model_set_host_outputs(model, host), nullptr);
     DLManagedTensor *outputs[6] = {};
-    ASSERT_EQ(messageOf(recur_model_run(model, inputs, 1, outputs, 6)),
-              "success");
+    ASSERT_EQ(messageOf(recur_model_run(model, inputs, 1, outputs, 6)), "");
     std::set<void *> buffers;
     for (DLManagedTensor *output : outputs)
       buffers.insert(output->dl_tensor.data);
@@ -283,7 +304,7 @@ TEST_F(FakeCudaTest, LaunchesDoNotGrowWithTheSequence) {
   // The first run also computes the tensors derived from the weights.
   DLTensor warmUp = tokens.view();
   DLManagedTensor *logits;
-  ASSERT_EQ(messageOf(run(model, &warmUp, &logits)), "success");
+  ASSERT_EQ(messageOf(run(model, &warmUp, &logits)), "");
   logits->deleter(logits);
   std::vector<int> launches;
   for (int64_t seq : {1, 4, 17}) {
@@ -291,7 +312,7 @@ TEST_F(FakeCudaTest, LaunchesDoNotGrowWithTheSequence) {
     DLTensor view = ids.view();
     int before = fake->launches(),
         cooperativeBefore = fake->cooperativeLaunches();
-    ASSERT_EQ(messageOf(run(model, &view, &logits)), "success");
+    ASSERT_EQ(messageOf(run(model, &view, &logits)), "");
     logits->deleter(logits);
     launches.push_back(fake->launches() - before);
     EXPECT_EQ(fake->cooperativeLaunches() - cooperativeBefore, 1)
@@ -318,12 +339,12 @@ TEST_F(FakeCudaTest, PersistentGridIsWhatFitsOnTheDevice) {
   static std::string path = compileCudaLm(160, "fake_cuda_wide_lm");
   ASSERT_FALSE(path.empty());
   RecurModel *model = nullptr;
-  ASSERT_EQ(messageOf(recur_model_load(path.c_str(), &model)), "success");
+  ASSERT_EQ(messageOf(recur_model_load(path.c_str(), &model)), "");
   bindWeights(model);
   HostTensor ids = randomIds({3, 8}, kVocab, rng);
   DLTensor view = ids.view();
   DLManagedTensor *logits;
-  ASSERT_EQ(messageOf(run(model, &view, &logits)), "success");
+  ASSERT_EQ(messageOf(run(model, &view, &logits)), "");
   logits->deleter(logits);
   EXPECT_EQ(fake->lastCooperativeGrid(), 8);
   EXPECT_THAT(recur_model_run_report(model),
@@ -350,7 +371,7 @@ TEST_F(FakeCudaTest, OlderGpuThanTheCubinIsRefused) {
   RecurModel *model = nullptr;
   std::string message =
       messageOf(recur_model_load(cudaModelPath().c_str(), &model));
-  if (message.find("success") == 0) {
+  if (message.find("") == 0) {
     recur_model_free(model);
     GTEST_SKIP() << "the driver was initialized earlier in this process";
   }
@@ -361,3 +382,87 @@ TEST_F(FakeCudaTest, OlderGpuThanTheCubinIsRefused) {
 }
 
 } // namespace
+
+// --gemm=cublaslt: the projection is one library call, c += x w^T, on the
+// model's stream, described to cuBLASLt's column-major convention well
+// enough that the fake (which refuses layouts that do not fit) computes it.
+// Kernels are counted, not run, and fresh fake memory is zero, so the output
+// holds the library's product alone: the bias-free projection.
+constexpr char kProjection[] = R"mlir(
+func.func @forward(%x: tensor<?x?x5xf32> {recur.input = "x"},
+                   %w: tensor<7x5xf32> {recur.weight = "proj.weight"})
+    -> (tensor<?x?x7xf32> {recur.output = "y"}) {
+  %y = recur.linear %x, %w : (tensor<?x?x5xf32>, tensor<7x5xf32>) -> tensor<?x?x7xf32>
+  return %y : tensor<?x?x7xf32>
+}
+)mlir";
+
+std::string compileProjection(const std::string &precision) {
+  mlir::recur::CompileOptions options;
+  options.target = "cuda";
+  options.gemm = "cublaslt";
+  options.precision = precision;
+  return compileToLibrary(kProjection, "fake_cuda_cublaslt_" + precision,
+                          options);
+}
+
+TEST_F(FakeCudaTest, LibraryGemmsRunOnCublasLtOnTheModelsStream) {
+  const FakeCublasLt *blas = FakeCublasLt::get();
+  ASSERT_NE(blas, nullptr) << "libcublasLt.so.13 is not the fake";
+  for (auto [precision, computeType] :
+       {std::pair<std::string, int>{"fp32", 68}, {"tf32", 77}}) {
+    SCOPED_TRACE(precision);
+    std::string path = compileProjection(precision);
+    ASSERT_FALSE(path.empty());
+    RecurModel *model = nullptr;
+    ASSERT_EQ(messageOf(recur_model_load(path.c_str(), &model)), "");
+    HostTensor w = randomFloats({7, 5}, rng, 1.0f);
+    HostTensor x = randomFloats({kSeq, kBatch, 5}, rng, 1.0f);
+    DLTensor wView = w.view(), xView = x.view();
+    ASSERT_EQ(recur_model_bind_weight(model, "proj.weight", &wView), nullptr);
+    ASSERT_EQ(recur_model_set_host_outputs(model, 1), nullptr);
+    const DLTensor *inputs[] = {&xView};
+    DLManagedTensor *y = nullptr;
+    int before = blas->matmuls();
+    ASSERT_EQ(messageOf(recur_model_run(model, inputs, 1, &y, 1)), "");
+    EXPECT_EQ(blas->matmuls(), before + 1);
+    EXPECT_EQ(blas->lastComputeType(), computeType);
+    EXPECT_EQ(blas->lastStream(), reinterpret_cast<void *>(0x5eed))
+        << "not the fake driver's stream, the model's";
+    EXPECT_THAT(recur_model_run_report(model),
+                HasSubstr("1 GEMM by cuBLASLt 130000"));
+    ASSERT_EQ(y->dl_tensor.ndim, 3);
+    EXPECT_EQ(y->dl_tensor.shape[2], 7);
+    const auto *values = static_cast<const float *>(y->dl_tensor.data);
+    for (int64_t row = 0; row < kSeq * kBatch; ++row)
+      for (int64_t column = 0; column < 7; ++column) {
+        double want = 0;
+        for (int64_t k = 0; k < 5; ++k)
+          want += double(x.floats[row * 5 + k]) * w.floats[column * 5 + k];
+        EXPECT_NEAR(values[row * 7 + column], want, 1e-5)
+            << "row " << row << ", column " << column;
+      }
+    y->deleter(y);
+    recur_model_free(model);
+    EXPECT_EQ(blas->liveObjects(), 0) << "cuBLASLt handles or plans leaked";
+    EXPECT_EQ(fake->liveAllocations(), 0) << "device memory leaked";
+  }
+}
+
+TEST_F(FakeCudaTest, MissingCublasLtIsAnErrorNamingTheWayOut) {
+  if (dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_NOLOAD))
+    GTEST_SKIP() << "cuBLASLt was loaded earlier in this process";
+  std::string path = compileProjection("fp32");
+  ASSERT_FALSE(path.empty());
+  setenv("RECUR_CUBLASLT_PATH", "/nonexistent/libcublasLt.so.13", 1);
+  RecurModel *model = nullptr;
+  std::string message = messageOf(recur_model_load(path.c_str(), &model));
+  unsetenv("RECUR_CUBLASLT_PATH");
+  EXPECT_EQ(model, nullptr);
+  EXPECT_THAT(message, HasSubstr("runs its GEMMs with cuBLASLt (recur-compile "
+                                 "--gemm=cublaslt), which cannot be loaded"));
+  EXPECT_THAT(message, HasSubstr("/nonexistent/libcublasLt.so.13"));
+  EXPECT_THAT(message, HasSubstr("RECUR_CUBLASLT_PATH"));
+  EXPECT_THAT(message, HasSubstr("recompile with --gemm=generated"));
+  EXPECT_EQ(fake->liveAllocations(), 0) << "device memory leaked";
+}

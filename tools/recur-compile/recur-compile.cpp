@@ -6,7 +6,7 @@
 //   recur-compile model.mlir --target=cuda [--cuda-arch=sm_90]
 //                 [--no-persistent-kernels] [--no-tiled-gemms]
 //                 [--no-stationary-weights] [--precision=fp32|tf32|bf16]
-//                 -o libmodel.so
+//                 [--gemm=generated|cublaslt] -o libmodel.so
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,6 +74,13 @@ static cl::opt<std::string> precision(
              "PyTorch's allow_tf32) or bf16 (tensor cores; a bf16 model's "
              "default); sums in f32"),
     cl::value_desc("fp32|tf32|bf16"));
+static cl::opt<std::string> gemm(
+    "gemm",
+    cl::desc("--target=cuda: the GEMMs outside time loops (the vocabulary "
+             "projection, the prologue's input projections) as generated "
+             "kernels (default) or as cuBLASLt calls, which the runtime loads "
+             "on first use; the recurrence is always generated"),
+    cl::value_desc("generated|cublaslt"), cl::init("generated"));
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to write"), cl::init(EmitKind::SharedLibrary),
     cl::values(clEnumValN(EmitKind::Mlir, "mlir",
@@ -111,6 +118,7 @@ int main(int argc, char **argv) {
     options.fusion = fusion;
   if (precision.getNumOccurrences())
     options.precision = precision;
+  options.gemm = gemm;
   options.emit = emit;
   // Option mistakes are reported alone, before any IR is read.
   if (std::string message = checkCompileOptions(options); !message.empty()) {

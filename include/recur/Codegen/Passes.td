@@ -428,6 +428,36 @@ def GpuPersistentKernels : Pass<"recur-gpu-persistent-kernels", "::mlir::func::F
                            "::mlir::scf::SCFDialect"];
 }
 
+def GpuLibraryGemms : Pass<"recur-gpu-library-gemms", "::mlir::ModuleOp"> {
+  let summary = "Run each GEMM outside a time loop as a call to cuBLASLt";
+  let description = [{
+    `recur-compile --gemm=cublaslt`: each f32 `linalg.generic` on buffers
+    that computes `c[m..., n...] += a[m..., k] * b[n..., k]` outside a loop
+    (the GEMMs `recur-gpu-tiled-gemms` would generate kernels for: the
+    vocabulary projection, the prologue's input projections) becomes a host
+    call to `recur_gpu_matmul` (`recur/runtime.h`), which the runtime binds
+    like the `mgpu*` functions and runs with cuBLASLt on the model's stream.
+    The call passes row-major matrices: each operand's row dimensions
+    collapsed into one (rows, leading dimension, device address from the
+    buffer's strided metadata) and `precision` as a `RecurGemmPrecision`.
+
+    A GEMM qualifies when a's and b's row dimensions come in c's order, c
+    has its m dimensions before its n dimensions, k and c's innermost
+    dimension have unit stride, and each group of row dimensions is
+    guaranteed collapsible (`memref.collapse_shape`'s rule). Any other GEMM
+    is left to `recur-gpu-tiled-gemms`, as is every GEMM inside a loop: the
+    recurrence's products stay generated code (DESIGN.md).
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "The products' precision: fp32, tf32 or bf16 (cuBLASLt compute "
+           "types 32F, 32F_FAST_TF32, 32F_FAST_16BF)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def GpuTiledGemms : Pass<"recur-gpu-tiled-gemms", "::mlir::func::FuncOp"> {
   let summary = "Run each GEMM outside a time loop as a shared-memory, register-tiled kernel";
   let description = [{

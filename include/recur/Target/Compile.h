@@ -46,6 +46,9 @@ struct CompileOptions {
   /// (strict), "tf32" or "bf16" (tensor cores, f32 sums). Unset: "bf16" for
   /// a bf16 model on a CUDA target with tiled GEMMs, "fp32" otherwise.
   std::optional<std::string> precision;
+  /// CUDA: the GEMMs outside time loops as "generated" kernels or as
+  /// "cublaslt" calls, which the runtime runs with cuBLASLt.
+  std::string gemm = "generated";
   /// Loop fusion before lowering (recur-fusion); unset: the target's
   /// default (defaultFusionLevel).
   std::optional<FusionLevel> fusion;

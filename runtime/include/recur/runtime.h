@@ -58,6 +58,22 @@ extern "C" {
  * with at most as many blocks as the device holds at once (such a kernel
  * computes the same result on any grid). */
 #define RECUR_PERSISTENT_KERNEL_PREFIX "recur_persistent_"
+/* A CUDA model compiled with `recur-compile --gemm=cublaslt` also calls, bound
+ * like the mgpu* functions:
+ *   void recur_gpu_matmul(int64_t m, int64_t n, int64_t k,
+ *                         uint64_t a, int64_t lda, uint64_t b, int64_t ldb,
+ *                         uint64_t c, int64_t ldc, int32_t precision);
+ * c[i][j] += sum over l of a[i][l] * b[j][l], for i < m, j < n, l < k: f32
+ * row-major matrices at device addresses a (m x k), b (n x k) and c (m x n),
+ * rows lda, ldb and ldc elements apart, products at a RecurGemmPrecision.
+ * The runtime runs it with cuBLASLt (loaded on first use) on the model's
+ * stream. */
+#define RECUR_GPU_MATMUL_SYMBOL "recur_gpu_matmul"
+typedef enum {
+  RECUR_GEMM_FP32 = 0, /* strict f32 products */
+  RECUR_GEMM_TF32 = 1, /* operands rounded to tf32 (tensor cores) */
+  RECUR_GEMM_BF16 = 2  /* operands rounded to bf16 (tensor cores) */
+} RecurGemmPrecision;
 
 typedef struct RecurModel RecurModel;
 typedef struct RecurError RecurError;
