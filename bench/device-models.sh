@@ -13,7 +13,9 @@ dir=$1 bin=$2 arch=${3:-sm_90}
   "$bench/workloads/lm-reference-b1.json" "$bench/workloads/fastrnns.json" \
   "$bench/workloads/lstm10-b1.json" "$bench/workloads/lm-reference-tf32.json" \
   "$bench/workloads/lm-reference-b16-tf32.json" \
-  "$bench/workloads/lm-reference-b1-tf32.json" "$bench/workloads/fastrnns-tf32.json"
+  "$bench/workloads/lm-reference-b1-tf32.json" "$bench/workloads/fastrnns-tf32.json" \
+  "$bench/workloads/lm-reference-bf16.json" "$bench/workloads/lm-reference-b16-bf16.json" \
+  "$bench/workloads/lm-reference-b1-bf16.json" "$bench/workloads/fastrnns-bf16.json"
 if [[ -x $bin/bench-cudnn-lm ]]; then
   cp "$bin/bench-cudnn-lm" "$dir/"
 else

@@ -43,9 +43,11 @@ class System:
 TORCH_CPU_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 SYSTEMS = [
+    # bf16: a bf16 model (recur-gen --dtype bf16); the CPU stores bf16 and
+    # computes in f32, the GPU also rounds the products' operands to bf16.
     System("recur-cpu", "cpu", "recur",
            "Recur, compiled for this CPU (recur-compile --target=cpu; its default fusion level)",
-           target="cpu", precisions=("fp32",)),
+           target="cpu", precisions=("fp32", "bf16")),
     # The staged table: each fusion level on its own (recur-compile --fusion).
     System("recur-cpu-none", "cpu", "recur", "Recur, CPU, unfused (--fusion=none)",
            target="cpu", fusion="none", precisions=("fp32",)),
@@ -67,16 +69,15 @@ SYSTEMS = [
            script="torch_lstm.py", variant="script", env=TORCH_CPU_ENV),
     System("torch-compile", "cpu", "python", "torch.compile of the fine-grained LSTM",
            script="torch_lstm.py", variant="compile", env=TORCH_CPU_ENV),
-    # tf32: recur-compile --precision=tf32 (tensor-core GEMMs outside the
-    # recurrence). bf16 needs the bench to generate bf16 models, bind its f32
-    # weights with recur-run --convert-weights and read BF16 outputs.
+    # tf32: recur-compile --precision=tf32 (tensor cores for the GEMMs and
+    # the recurrence's products); bf16: a bf16 model, bf16 tensor cores.
     System("recur-cuda", "cuda", "recur", "Recur, compiled for the GPU (recur-compile --target=cuda)",
-           target="cuda", precisions=("fp32", "tf32")),
+           target="cuda"),
     System("recur-cuda-none", "cuda", "recur", "Recur, GPU, unfused (--fusion=none)",
-           target="cuda", fusion="none", precisions=("fp32", "tf32")),
+           target="cuda", fusion="none"),
     System("recur-cuda-cublaslt", "cuda", "recur",
            "Recur, GPU, GEMMs outside the recurrence by cuBLASLt (--gemm=cublaslt)",
-           target="cuda-cublaslt", precisions=("fp32", "tf32")),
+           target="cuda-cublaslt"),
     System("cudnn", "cuda", "binary", "cuDNN cudnnRNNForward + cuBLASLt projection (C++)",
            binary="bench-cudnn-lm", precisions=("fp32", "tf32")),
     System("torch-cudnn", "cuda", "python", "PyTorch nn.LSTM on the GPU (cuDNN)",

@@ -61,7 +61,9 @@ class Workload:
         args = [self.kind]
         for size in sizes:
             args += [f"--{size}", str(self.model[size])]
-        return args + ["--seq", str(self.seq), "--batch", str(self.batch)]
+        # bf16: weights, inputs and outputs in bf16 (computed in f32 inside).
+        dtype = ["--dtype", "bf16"] if self.precision == "bf16" else []
+        return args + ["--seq", str(self.seq), "--batch", str(self.batch)] + dtype
 
     def flops(self):
         """Multiply-adds x 2 of one forward batch (pointwise work left out)."""

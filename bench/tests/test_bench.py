@@ -3,7 +3,8 @@
     test_bench.py smoke --bin DIR --out DIR   every CPU system on tiny workloads:
                                               report written, all outputs agree
     test_bench.py check --bin DIR --out DIR   a wrong output is reported as FAIL;
-                                              the comparison and workload errors
+                                              the comparison and workload errors;
+                                              BF16 files; Recur's bf16 rows
 """
 import argparse
 import importlib.util
@@ -15,18 +16,19 @@ import sys
 
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMOKE = os.path.join(BENCH, "tests", "smoke.json")
+SMOKE_BF16 = os.path.join(BENCH, "tests", "smoke-bf16.json")
 SKIP = 77
 
 sys.path.insert(0, BENCH)
 
 
-def run_bench(args, *extra):
-    command = [sys.executable, os.path.join(BENCH, "run"), SMOKE, "--bin", args.bin,
+def run_bench(args, *extra, workloads=SMOKE):
+    command = [sys.executable, os.path.join(BENCH, "run"), workloads, "--bin", args.bin,
                "--out", args.out, *extra]
     print("+", " ".join(command), flush=True)
     process = subprocess.run(command, capture_output=True, text=True)
     sys.stderr.write(process.stderr)
-    with open(os.path.join(args.out, "smoke.json")) as f:
+    with open(os.path.join(args.out, os.path.basename(workloads))) as f:
         return process.returncode, json.load(f)
 
 
@@ -116,8 +118,38 @@ def check_workload_errors(out):
             raise AssertionError(f"accepted {spec}")
 
 
+def check_bf16_files(out):
+    import numpy as np
+    from benchlib import safetensors
+    # To nearest, ties to even (1 + 2^-8 is a tie: down to 1; 1 + 3 * 2^-8
+    # up to 1 + 2^-6), overflow to infinity, NaN kept.
+    x = np.array([1.0, 1.00390625, 1.01171875, -3.14159, 3.4e38, np.nan], np.float32)
+    path = os.path.join(out, "bf16.safetensors")
+    safetensors.save(path, {"x": x, "ids": np.arange(3)}, bf16=("x",))
+    back = safetensors.load(path)
+    want = np.array([1.0, 1.0, 1.015625, -3.140625, np.inf, np.nan], np.float32)
+    assert np.array_equal(back["x"], want, equal_nan=True), back["x"]
+    assert back["ids"].tolist() == [0, 1, 2]
+
+
+def check_bf16_rows(args):
+    """Recur's bf16 rows: bf16 models, weights rounded at bind time, BF16
+    inputs and outputs, checked against the reference on the same rounded
+    weights and inputs. The outputs' own rounding (2^-9 relative) is what
+    remains: above f32's error, within bf16's tolerance."""
+    code, report = run_bench(args, "--systems", "recur-cpu", workloads=SMOKE_BF16)
+    assert code == 0, f"bench/run exited {code}"
+    found = rows(report)
+    for workload in ("smoke-lm-bf16", "smoke-lstm-bf16"):
+        row = found[(workload, "recur-cpu")]
+        assert row["status"] == "ok" and row["check"]["pass"], row
+        assert 1e-5 < row["check"]["max_abs_error"] <= 2e-2, row["check"]
+
+
 def check(args):
     check_compare()
+    check_bf16_files(args.out)
+    check_bf16_rows(args)
     check_speedups()
     check_workload_errors(args.out)
     # A wrong output must be reported, and must fail the run.
