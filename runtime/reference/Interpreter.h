@@ -1,4 +1,5 @@
-//===- Interpreter.h - run a model's program on the reference ops -*- C++ -*-===//
+//===- Interpreter.h - run a model's program on the reference ops -*- C++
+//-*-===//
 //
 // A compiled model's description carries its recur program as a small JSON
 // graph (ops, operands by name, outputs). This interprets it with the reference

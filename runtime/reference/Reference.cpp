@@ -30,17 +30,23 @@ template <typename T> int64_t Tensor<T>::numElements() const {
 }
 
 template struct Tensor<float>;
+template struct Tensor<double>;
 template struct Tensor<int64_t>;
 
-/// Throws unless `tensor` named `name` has exactly `expected` shape.
 template <typename T>
-static void expectShape(const std::string &name, const Tensor<T> &tensor,
-                        const std::vector<int64_t> &expected) {
+void expectShape(const std::string &name, const Tensor<T> &tensor,
+                 const std::vector<int64_t> &expected) {
   if (tensor.shape != expected)
     throw std::invalid_argument("'" + name + "' expected shape " +
                                 formatShape(expected) + ", got " +
                                 formatShape(tensor.shape));
 }
+template void expectShape(const std::string &, const Tensor<float> &,
+                          const std::vector<int64_t> &);
+template void expectShape(const std::string &, const Tensor<double> &,
+                          const std::vector<int64_t> &);
+template void expectShape(const std::string &, const Tensor<int64_t> &,
+                          const std::vector<int64_t> &);
 
 /// Throws unless `tensor` has rank >= `minRank`.
 template <typename T>
@@ -50,6 +56,16 @@ static void expectRankAtLeast(const std::string &name, const Tensor<T> &tensor,
     throw std::invalid_argument(
         "'" + name + "' expected rank >= " + std::to_string(minRank) +
         ", got shape " + formatShape(tensor.shape));
+}
+
+int64_t checkedId(const std::string &name, const IdTensor &ids,
+                  int64_t position, int64_t bound) {
+  int64_t id = ids.data[position];
+  if (id < 0 || id >= bound)
+    throw std::invalid_argument(
+        "'" + name + "' element " + std::to_string(position) + " is " +
+        std::to_string(id) + ", outside [0, " + std::to_string(bound) + ")");
+  return id;
 }
 
 static double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
@@ -63,11 +79,7 @@ FloatTensor embedding(const FloatTensor &table, const IdTensor &ids) {
   shape.push_back(width);
   FloatTensor result(shape);
   for (int64_t i = 0; i < ids.numElements(); ++i) {
-    int64_t id = ids.data[i];
-    if (id < 0 || id >= vocab)
-      throw std::invalid_argument(
-          "'ids' element " + std::to_string(i) + " is " + std::to_string(id) +
-          ", outside [0, " + std::to_string(vocab) + ")");
+    int64_t id = checkedId("ids", ids, i, vocab);
     std::copy_n(&table.data[id * width], width, &result.data[i * width]);
   }
   return result;
@@ -189,12 +201,7 @@ FloatTensor crossEntropy(const FloatTensor &logits, const IdTensor &targets,
   FloatTensor perToken(targetShape);
   double total = 0;
   for (int64_t r = 0; r < targets.numElements(); ++r) {
-    int64_t target = targets.data[r];
-    if (target < 0 || target >= classes)
-      throw std::invalid_argument("'targets' element " + std::to_string(r) +
-                                  " is " + std::to_string(target) +
-                                  ", outside [0, " + std::to_string(classes) +
-                                  ")");
+    int64_t target = checkedId("targets", targets, r, classes);
     const float *row = &logits.data[r * classes];
     double loss = logSumExp(row, classes) - row[target];
     perToken.data[r] = float(loss);

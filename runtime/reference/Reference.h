@@ -40,6 +40,17 @@ template <typename T> struct Tensor {
 using FloatTensor = Tensor<float>;
 using IdTensor = Tensor<int64_t>;
 
+/// Throws std::invalid_argument unless `tensor`, called `name` in the
+/// message, has exactly the shape `expected`.
+template <typename T>
+void expectShape(const std::string &name, const Tensor<T> &tensor,
+                 const std::vector<int64_t> &expected);
+
+/// Element `position` of `ids`, called `name` in the message, checked to lie
+/// in [0, bound); std::invalid_argument otherwise.
+int64_t checkedId(const std::string &name, const IdTensor &ids,
+                  int64_t position, int64_t bound);
+
 enum class Reduction { None, Mean, Sum };
 
 /// `[..., E]` rows of `table [V, E]` at `ids [...]`.

@@ -1,0 +1,284 @@
+//===- Training.cpp - Reference of the LSTM LM's training step ------------===//
+
+#include "reference/Training.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace recur::reference {
+
+DoubleTensor toDouble(const FloatTensor &tensor) {
+  return DoubleTensor(tensor.shape, std::vector<double>(tensor.data.begin(),
+                                                        tensor.data.end()));
+}
+
+FloatTensor toFloat(const DoubleTensor &tensor) {
+  return FloatTensor(
+      tensor.shape, std::vector<float>(tensor.data.begin(), tensor.data.end()));
+}
+
+DoubleTensors toDouble(const std::map<std::string, FloatTensor> &tensors) {
+  DoubleTensors result;
+  for (const auto &[name, tensor] : tensors)
+    result.emplace(name, toDouble(tensor));
+  return result;
+}
+
+namespace {
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+const DoubleTensor &weight(const DoubleTensors &weights,
+                           const std::string &name) {
+  auto found = weights.find(name);
+  if (found == weights.end())
+    throw std::invalid_argument("missing weight '" + name + "'");
+  return found->second;
+}
+
+/// One LSTM layer's forward values that its backward needs.
+struct LayerTrace {
+  int64_t steps, batch, inputSize, hidden;
+  std::vector<double> input; // [T, B, I]
+  std::vector<double> gates; // [T, B, 4H]: i, f, g, o after activation
+  std::vector<double> c, h;  // [T + 1, B, H]: the zero initial state first
+};
+
+LayerTrace lstmForward(std::vector<double> input, int64_t steps, int64_t batch,
+                       const DoubleTensor &wIh, const DoubleTensor &wHh,
+                       const DoubleTensor &bIh, const DoubleTensor &bHh) {
+  int64_t hidden = wHh.dim(1), inputSize = wIh.dim(1);
+  LayerTrace trace{steps,
+                   batch,
+                   inputSize,
+                   hidden,
+                   std::move(input),
+                   std::vector<double>(steps * batch * 4 * hidden),
+                   std::vector<double>((steps + 1) * batch * hidden),
+                   std::vector<double>((steps + 1) * batch * hidden)};
+  for (int64_t t = 0; t < steps; ++t)
+    for (int64_t b = 0; b < batch; ++b) {
+      const double *x = &trace.input[(t * batch + b) * inputSize];
+      const double *hPrev = &trace.h[(t * batch + b) * hidden];
+      const double *cPrev = &trace.c[(t * batch + b) * hidden];
+      double *gates = &trace.gates[(t * batch + b) * 4 * hidden];
+      for (int64_t g = 0; g < 4 * hidden; ++g) {
+        double sum = bIh.data[g] + bHh.data[g];
+        for (int64_t k = 0; k < inputSize; ++k)
+          sum += wIh.data[g * inputSize + k] * x[k];
+        for (int64_t k = 0; k < hidden; ++k)
+          sum += wHh.data[g * hidden + k] * hPrev[k];
+        bool cellGate = g / hidden == 2;
+        gates[g] = cellGate ? std::tanh(sum) : sigmoid(sum);
+      }
+      double *c = &trace.c[((t + 1) * batch + b) * hidden];
+      double *h = &trace.h[((t + 1) * batch + b) * hidden];
+      for (int64_t j = 0; j < hidden; ++j) {
+        c[j] = gates[hidden + j] * cPrev[j] + gates[j] * gates[2 * hidden + j];
+        h[j] = gates[3 * hidden + j] * std::tanh(c[j]);
+      }
+    }
+  return trace;
+}
+
+/// Backward through time of one layer: adds the weights' gradients and
+/// returns d loss / d input [T, B, I], given d loss / d y `dy` [T, B, H].
+std::vector<double> lstmBackward(const LayerTrace &trace,
+                                 const std::vector<double> &dy,
+                                 const DoubleTensor &wIh,
+                                 const DoubleTensor &wHh, DoubleTensor &dWIh,
+                                 DoubleTensor &dWHh, DoubleTensor &dBIh,
+                                 DoubleTensor &dBHh) {
+  int64_t steps = trace.steps, batch = trace.batch, hidden = trace.hidden,
+          inputSize = trace.inputSize;
+  std::vector<double> dInput(steps * batch * inputSize);
+  // d loss / d h and d c flowing back from step t + 1.
+  std::vector<double> dhNext(batch * hidden), dcNext(batch * hidden);
+  std::vector<double> dGates(4 * hidden); // before activation
+  for (int64_t t = steps - 1; t >= 0; --t)
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t row = t * batch + b;
+      const double *gates = &trace.gates[row * 4 * hidden];
+      const double *cPrev = &trace.c[row * hidden];
+      const double *c = &trace.c[(row + batch) * hidden];
+      const double *hPrev = &trace.h[row * hidden];
+      const double *x = &trace.input[row * inputSize];
+      for (int64_t j = 0; j < hidden; ++j) {
+        double in = gates[j], forget = gates[hidden + j],
+               cell = gates[2 * hidden + j], out = gates[3 * hidden + j];
+        double tanhC = std::tanh(c[j]);
+        double dh = dy[row * hidden + j] + dhNext[b * hidden + j];
+        double dc = dh * out * (1 - tanhC * tanhC) + dcNext[b * hidden + j];
+        dGates[j] = dc * cell * in * (1 - in);
+        dGates[hidden + j] = dc * cPrev[j] * forget * (1 - forget);
+        dGates[2 * hidden + j] = dc * in * (1 - cell * cell);
+        dGates[3 * hidden + j] = dh * tanhC * out * (1 - out);
+        dcNext[b * hidden + j] = dc * forget;
+      }
+      std::fill_n(&dhNext[b * hidden], hidden, 0.0);
+      for (int64_t g = 0; g < 4 * hidden; ++g) {
+        double d = dGates[g];
+        dBIh.data[g] += d;
+        dBHh.data[g] += d;
+        for (int64_t k = 0; k < inputSize; ++k) {
+          dWIh.data[g * inputSize + k] += d * x[k];
+          dInput[row * inputSize + k] += d * wIh.data[g * inputSize + k];
+        }
+        for (int64_t k = 0; k < hidden; ++k) {
+          dWHh.data[g * hidden + k] += d * hPrev[k];
+          dhNext[b * hidden + k] += d * wHh.data[g * hidden + k];
+        }
+      }
+    }
+  return dInput;
+}
+
+} // namespace
+
+LossGradients lstmLmLossGradients(const DoubleTensors &weights,
+                                  const IdTensor &tokens,
+                                  const IdTensor &targets) {
+  if (tokens.shape.size() != 2)
+    throw std::invalid_argument("'tokens' expected rank 2 [T, B], got shape " +
+                                formatShape(tokens.shape));
+  expectShape("targets", targets, tokens.shape);
+  const DoubleTensor &table = weight(weights, "embedding.weight");
+  const DoubleTensor &projection = weight(weights, "proj.weight");
+  const DoubleTensor &projectionBias = weight(weights, "proj.bias");
+  if (table.shape.size() != 2 || projection.shape.size() != 2)
+    throw std::invalid_argument(
+        "'embedding.weight' and 'proj.weight' must have rank 2, got " +
+        formatShape(table.shape) + " and " + formatShape(projection.shape));
+  int64_t steps = tokens.dim(0), batch = tokens.dim(1), rows = steps * batch;
+  int64_t vocab = table.dim(0), width = table.dim(1);
+  int64_t classes = projection.dim(0);
+  expectShape("proj.bias", projectionBias, {classes});
+  int64_t layers = 0;
+  while (weights.count("lstm.weight_ih_l" + std::to_string(layers)))
+    ++layers;
+  if (layers == 0)
+    throw std::invalid_argument("missing weight 'lstm.weight_ih_l0'");
+  auto layerWeight = [&](const char *kind, int64_t layer) -> auto & {
+    return weight(weights,
+                  std::string("lstm.") + kind + "_l" + std::to_string(layer));
+  };
+
+  // Forward: embedding, the layers (each trace keeps its input), logits.
+  std::vector<double> x(rows * width);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t id = checkedId("tokens", tokens, r, vocab);
+    std::copy_n(&table.data[id * width], width, &x[r * width]);
+  }
+  std::vector<LayerTrace> traces;
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    const DoubleTensor &wHh = layerWeight("weight_hh", layer);
+    if (wHh.shape.size() != 2)
+      throw std::invalid_argument("'lstm.weight_hh_l" + std::to_string(layer) +
+                                  "' expected rank 2 [4H, H], got shape " +
+                                  formatShape(wHh.shape));
+    int64_t hidden = wHh.dim(1);
+    int64_t inputSize = layer == 0 ? width : traces.back().hidden;
+    std::string suffix = "_l" + std::to_string(layer);
+    expectShape("lstm.weight_ih" + suffix, layerWeight("weight_ih", layer),
+                {4 * hidden, inputSize});
+    expectShape("lstm.weight_hh" + suffix, wHh, {4 * hidden, hidden});
+    expectShape("lstm.bias_ih" + suffix, layerWeight("bias_ih", layer),
+                {4 * hidden});
+    expectShape("lstm.bias_hh" + suffix, layerWeight("bias_hh", layer),
+                {4 * hidden});
+    std::vector<double> input =
+        layer == 0 ? std::move(x)
+                   : std::vector<double>(traces.back().h.begin() +
+                                             batch * traces.back().hidden,
+                                         traces.back().h.end());
+    traces.push_back(lstmForward(
+        std::move(input), steps, batch, layerWeight("weight_ih", layer), wHh,
+        layerWeight("bias_ih", layer), layerWeight("bias_hh", layer)));
+  }
+  const LayerTrace &top = traces.back();
+  int64_t hidden = top.hidden;
+  expectShape("proj.weight", projection, {classes, hidden});
+
+  LossGradients result;
+  for (const auto &[name, tensor] : weights)
+    result.gradients.emplace(name, DoubleTensor(tensor.shape));
+  DoubleTensor &dProjection = result.gradients.at("proj.weight");
+  DoubleTensor &dProjectionBias = result.gradients.at("proj.bias");
+
+  // Loss and its backward one token at a time (the logits of a whole batch
+  // would not fit at the LM's size): d loss / d logits = (softmax -
+  // one_hot(target)) / (T B).
+  std::vector<double> dy(rows * hidden), logits(classes);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t target = checkedId("targets", targets, r, classes);
+    const double *h = &top.h[(batch + r) * hidden];
+    for (int64_t v = 0; v < classes; ++v) {
+      double sum = projectionBias.data[v];
+      for (int64_t k = 0; k < hidden; ++k)
+        sum += projection.data[v * hidden + k] * h[k];
+      logits[v] = sum;
+    }
+    double max = *std::max_element(logits.begin(), logits.end());
+    double total = 0;
+    for (double logit : logits)
+      total += std::exp(logit - max);
+    double logSumExp = max + std::log(total);
+    result.loss += (logSumExp - logits[target]) / double(rows);
+    for (int64_t v = 0; v < classes; ++v) {
+      double d = (std::exp(logits[v] - logSumExp) - (v == target ? 1 : 0)) /
+                 double(rows);
+      dProjectionBias.data[v] += d;
+      for (int64_t k = 0; k < hidden; ++k) {
+        dProjection.data[v * hidden + k] += d * h[k];
+        dy[r * hidden + k] += d * projection.data[v * hidden + k];
+      }
+    }
+  }
+
+  // Backward through the layers, top first; then into the embedding rows.
+  for (int64_t layer = layers - 1; layer >= 0; --layer) {
+    std::string suffix = "_l" + std::to_string(layer);
+    dy = lstmBackward(traces[layer], dy, layerWeight("weight_ih", layer),
+                      layerWeight("weight_hh", layer),
+                      result.gradients.at("lstm.weight_ih" + suffix),
+                      result.gradients.at("lstm.weight_hh" + suffix),
+                      result.gradients.at("lstm.bias_ih" + suffix),
+                      result.gradients.at("lstm.bias_hh" + suffix));
+  }
+  DoubleTensor &dTable = result.gradients.at("embedding.weight");
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t e = 0; e < width; ++e)
+      dTable.data[tokens.data[r] * width + e] += dy[r * width + e];
+  return result;
+}
+
+double clipGradientNorm(DoubleTensors &gradients, double maxNorm) {
+  double squares = 0;
+  for (const auto &[name, gradient] : gradients)
+    for (double value : gradient.data)
+      squares += value * value;
+  double norm = std::sqrt(squares);
+  // clip_grad_norm_'s coefficient, with its 1e-6, applied only below 1.
+  double scale = maxNorm / (norm + 1e-6);
+  if (maxNorm > 0 && scale < 1)
+    for (auto &[name, gradient] : gradients)
+      for (double &value : gradient.data)
+        value *= scale;
+  return norm;
+}
+
+void sgdUpdate(DoubleTensors &weights, const DoubleTensors &gradients,
+               double learningRate) {
+  for (const auto &[name, gradient] : gradients) {
+    auto found = weights.find(name);
+    if (found == weights.end())
+      throw std::invalid_argument("gradient of '" + name +
+                                  "', which is not a weight");
+    expectShape("gradient of " + name, gradient, found->second.shape);
+    for (size_t i = 0; i < gradient.data.size(); ++i)
+      found->second.data[i] -= learningRate * gradient.data[i];
+  }
+}
+
+} // namespace recur::reference

@@ -1,0 +1,189 @@
+//===- ReferenceTrainingTest.cpp - the training step's reference ----------===//
+//
+// The hand-written backward against central finite differences of its own
+// double-precision loss (every weight element), the loss against the float
+// forward reference, and clip_grad_norm_ and SGD semantics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "reference/Training.h"
+
+#include "gmock/gmock.h"
+
+#include <cmath>
+#include <random>
+
+using namespace recur::reference;
+using ::testing::HasSubstr;
+
+namespace {
+
+struct LmShape {
+  int64_t vocab, embed, hidden, layers, steps, batch;
+};
+
+void PrintTo(const LmShape &shape, std::ostream *os) {
+  *os << "V=" << shape.vocab << " E=" << shape.embed << " H=" << shape.hidden
+      << " L=" << shape.layers << " T=" << shape.steps << " B=" << shape.batch;
+}
+
+DoubleTensor randomTensor(std::vector<int64_t> shape, std::mt19937_64 &rng,
+                          double bound) {
+  DoubleTensor tensor(std::move(shape));
+  std::uniform_real_distribution<double> uniform(-bound, bound);
+  for (double &value : tensor.data)
+    value = uniform(rng);
+  return tensor;
+}
+
+IdTensor randomIds(std::vector<int64_t> shape, int64_t bound,
+                   std::mt19937_64 &rng) {
+  IdTensor ids(std::move(shape));
+  std::uniform_int_distribution<int64_t> uniform(0, bound - 1);
+  for (int64_t &id : ids.data)
+    id = uniform(rng);
+  return ids;
+}
+
+/// Weights large enough that the gates leave their linear range.
+DoubleTensors randomLm(const LmShape &shape, std::mt19937_64 &rng) {
+  DoubleTensors weights;
+  weights["embedding.weight"] =
+      randomTensor({shape.vocab, shape.embed}, rng, 1.0);
+  for (int64_t layer = 0; layer < shape.layers; ++layer) {
+    std::string suffix = "_l" + std::to_string(layer);
+    int64_t input = layer == 0 ? shape.embed : shape.hidden;
+    weights["lstm.weight_ih" + suffix] =
+        randomTensor({4 * shape.hidden, input}, rng, 0.8);
+    weights["lstm.weight_hh" + suffix] =
+        randomTensor({4 * shape.hidden, shape.hidden}, rng, 0.8);
+    weights["lstm.bias_ih" + suffix] =
+        randomTensor({4 * shape.hidden}, rng, 0.5);
+    weights["lstm.bias_hh" + suffix] =
+        randomTensor({4 * shape.hidden}, rng, 0.5);
+  }
+  weights["proj.weight"] = randomTensor({shape.vocab, shape.hidden}, rng, 1.0);
+  weights["proj.bias"] = randomTensor({shape.vocab}, rng, 0.5);
+  return weights;
+}
+
+class ReferenceTrainingTest : public ::testing::TestWithParam<LmShape> {};
+
+// Every element of every weight: (loss(w + e) - loss(w - e)) / 2e, whose
+// error is O(e^2) plus rounding, about 1e-9 here.
+TEST_P(ReferenceTrainingTest, GradientsMatchFiniteDifferences) {
+  const LmShape shape = GetParam();
+  std::mt19937_64 rng(shape.vocab * 131 + shape.layers);
+  DoubleTensors weights = randomLm(shape, rng);
+  IdTensor tokens = randomIds({shape.steps, shape.batch}, shape.vocab, rng);
+  IdTensor targets = randomIds({shape.steps, shape.batch}, shape.vocab, rng);
+  LossGradients analytic = lstmLmLossGradients(weights, tokens, targets);
+  EXPECT_GT(analytic.loss, 0);
+  ASSERT_EQ(analytic.gradients.size(), weights.size());
+  constexpr double kStep = 1e-5;
+  for (auto &[name, tensor] : weights) {
+    const DoubleTensor &gradient = analytic.gradients.at(name);
+    ASSERT_EQ(gradient.shape, tensor.shape) << name;
+    for (size_t i = 0; i < tensor.data.size(); ++i) {
+      double saved = tensor.data[i];
+      tensor.data[i] = saved + kStep;
+      double above = lstmLmLossGradients(weights, tokens, targets).loss;
+      tensor.data[i] = saved - kStep;
+      double below = lstmLmLossGradients(weights, tokens, targets).loss;
+      tensor.data[i] = saved;
+      double numeric = (above - below) / (2 * kStep);
+      EXPECT_NEAR(gradient.data[i], numeric, 1e-8 * (1 + std::abs(numeric)))
+          << name << " element " << i;
+    }
+  }
+}
+
+// The same loss as the float reference's forward and cross entropy.
+TEST_P(ReferenceTrainingTest, LossIsTheForwardReferencesCrossEntropy) {
+  const LmShape shape = GetParam();
+  std::mt19937_64 rng(7);
+  DoubleTensors weights = randomLm(shape, rng);
+  std::map<std::string, FloatTensor> floats;
+  for (auto &[name, tensor] : weights) {
+    floats[name] = toFloat(tensor);
+    tensor = toDouble(floats[name]); // both start from the same values
+  }
+  IdTensor tokens = randomIds({shape.steps, shape.batch}, shape.vocab, rng);
+  IdTensor targets = randomIds({shape.steps, shape.batch}, shape.vocab, rng);
+  double loss = lstmLmLossGradients(weights, tokens, targets).loss;
+  FloatTensor forward = crossEntropy(lstmLm(floats, tokens), targets);
+  EXPECT_NEAR(loss, forward.data[0], 1e-5 * (1 + loss));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ReferenceTrainingTest,
+    ::testing::Values(LmShape{7, 3, 4, 1, 1, 1},  // T = B = 1
+                      LmShape{11, 5, 3, 2, 3, 2}, // I != H
+                      LmShape{6, 2, 5, 3, 4, 1},  // B = 1, 3 layers
+                      LmShape{5, 4, 2, 4, 2, 3}), // 4 layers
+    [](const ::testing::TestParamInfo<LmShape> &info) {
+      const LmShape &s = info.param;
+      return "v" + std::to_string(s.vocab) + "_h" + std::to_string(s.hidden) +
+             "_l" + std::to_string(s.layers) + "_t" + std::to_string(s.steps) +
+             "_b" + std::to_string(s.batch);
+    });
+
+TEST(ReferenceTraining, ClipScalesTheGlobalNormAsClipGradNorm) {
+  DoubleTensors gradients;
+  gradients["a"] = DoubleTensor({2}, {3, 0});
+  gradients["b"] = DoubleTensor({1, 1}, {4});
+  // Norm 5 above 1: every gradient times 1 / (5 + 1e-6).
+  EXPECT_DOUBLE_EQ(clipGradientNorm(gradients, 1.0), 5.0);
+  double scale = 1.0 / (5.0 + 1e-6);
+  EXPECT_DOUBLE_EQ(gradients["a"].data[0], 3 * scale);
+  EXPECT_DOUBLE_EQ(gradients["b"].data[0], 4 * scale);
+  // Below the bound, or with no bound, nothing changes.
+  DoubleTensors small = {{"a", DoubleTensor({1}, {0.5})}};
+  EXPECT_DOUBLE_EQ(clipGradientNorm(small, 1.0), 0.5);
+  EXPECT_DOUBLE_EQ(small["a"].data[0], 0.5);
+  DoubleTensors unbounded = {{"a", DoubleTensor({1}, {50})}};
+  EXPECT_DOUBLE_EQ(clipGradientNorm(unbounded, 0), 50);
+  EXPECT_DOUBLE_EQ(unbounded["a"].data[0], 50);
+}
+
+TEST(ReferenceTraining, SgdStepsAgainstTheGradient) {
+  DoubleTensors weights = {{"w", DoubleTensor({2}, {1, -2})}};
+  sgdUpdate(weights, {{"w", DoubleTensor({2}, {0.5, -1})}}, 0.1);
+  EXPECT_DOUBLE_EQ(weights["w"].data[0], 0.95);
+  EXPECT_DOUBLE_EQ(weights["w"].data[1], -1.9);
+  try {
+    sgdUpdate(weights, {{"v", DoubleTensor({1}, {1})}}, 0.1);
+    FAIL() << "a gradient without a weight was accepted";
+  } catch (const std::invalid_argument &error) {
+    EXPECT_THAT(error.what(),
+                HasSubstr("gradient of 'v', which is not a weight"));
+  }
+}
+
+TEST(ReferenceTraining, BadTargetsAndWeightsAreNamed) {
+  std::mt19937_64 rng(3);
+  DoubleTensors weights = randomLm({5, 2, 3, 1, 2, 2}, rng);
+  IdTensor tokens({2, 2}, {0, 1, 2, 3});
+  auto message = [&](const DoubleTensors &w, const IdTensor &targets) {
+    try {
+      lstmLmLossGradients(w, tokens, targets);
+    } catch (const std::invalid_argument &error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_THAT(message(weights, IdTensor({2, 2}, {0, 1, 5, 0})),
+              HasSubstr("'targets' element 2 is 5, outside [0, 5)"));
+  EXPECT_THAT(message(weights, IdTensor({4}, {0, 1, 2, 3})),
+              HasSubstr("'targets' expected shape [2, 2], got [4]"));
+  DoubleTensors missing = weights;
+  missing.erase("lstm.bias_hh_l0");
+  EXPECT_THAT(message(missing, IdTensor({2, 2}, {0, 0, 0, 0})),
+              HasSubstr("missing weight 'lstm.bias_hh_l0'"));
+  DoubleTensors wrong = weights;
+  wrong["proj.weight"] = DoubleTensor({5, 4});
+  EXPECT_THAT(message(wrong, IdTensor({2, 2}, {0, 0, 0, 0})),
+              HasSubstr("'proj.weight' expected shape [5, 3], got [5, 4]"));
+}
+
+} // namespace
