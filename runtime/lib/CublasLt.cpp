@@ -27,6 +27,9 @@ constexpr int kDataF32 = 0;             // CUDA_R_32F
 constexpr int kDescTransA = 3;          // CUBLASLT_MATMUL_DESC_TRANSA
 constexpr int kOpT = 1;                 // CUBLAS_OP_T
 constexpr int kPrefMaxWorkspace = 1; // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES
+// CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_{A,B,C,D}_BYTES
+constexpr int kPrefAlignmentA = 5, kPrefAlignmentB = 6, kPrefAlignmentC = 7,
+              kPrefAlignmentD = 8;
 
 struct Algorithm {
   uint64_t data[8];
@@ -38,6 +41,16 @@ struct HeuristicResult {
   float wavesCount;
   int reserved[4];
 };
+
+/// The largest power of two up to 256 that divides `address`: cuBLASLt's
+/// heuristic assumes 256 unless told, and a caller's CUDA input is used in
+/// place, with whatever alignment it has.
+uint32_t alignmentOf(uint64_t address) {
+  uint32_t alignment = 256;
+  while (alignment > 1 && address % alignment != 0)
+    alignment /= 2;
+  return alignment;
+}
 
 struct Library {
   std::string path;
@@ -192,7 +205,10 @@ std::string CublasLt::matmul(int64_t m, int64_t n, int64_t k, uint64_t a,
     // cuBLASLt is column-major: row-major c (m x n) is column-major c^T
     // (n x m) = b (n x k, the transpose of column-major b^T) times a^T
     // (k x m, row-major a read as column-major).
-    Shape shape{m, n, k, lda, ldb, ldc, precision};
+    // The library's A is our b, its B our a; C and D are c.
+    uint32_t alignments[] = {alignmentOf(b), alignmentOf(a), alignmentOf(c)};
+    Shape shape(m, n, k, lda, ldb, ldc, precision, alignments[0], alignments[1],
+                alignments[2]);
     auto found = plans.find(shape);
     if (found == plans.end()) {
       auto plan = std::make_unique<Plan>(library);
@@ -220,6 +236,15 @@ std::string CublasLt::matmul(int64_t m, int64_t n, int64_t k, uint64_t a,
       int returned = 0;
       status = library.cublasLtMatmulPreferenceSetAttribute(
           preference, kPrefMaxWorkspace, &limit, sizeof limit);
+      const std::pair<int, uint32_t *> alignmentPreferences[] = {
+          {kPrefAlignmentA, &alignments[0]},
+          {kPrefAlignmentB, &alignments[1]},
+          {kPrefAlignmentC, &alignments[2]},
+          {kPrefAlignmentD, &alignments[2]}};
+      for (auto [attribute, value] : alignmentPreferences)
+        if (status == kSuccess)
+          status = library.cublasLtMatmulPreferenceSetAttribute(
+              preference, attribute, value, sizeof *value);
       if (status == kSuccess)
         status = library.cublasLtMatmulAlgoGetHeuristic(
             handle, plan->operation, plan->aLayout, plan->bLayout,

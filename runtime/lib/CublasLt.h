@@ -47,10 +47,10 @@ public:
 private:
   CublasLt() = default;
   void *handle = nullptr;
-  /// Descriptors and algorithm per shape and precision: the heuristic query
-  /// runs once per shape.
-  using Shape =
-      std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int32_t>;
+  /// Descriptors and algorithm per shape, precision and the operands'
+  /// alignments: the heuristic query runs once per such shape.
+  using Shape = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                           int32_t, uint32_t, uint32_t, uint32_t>;
   std::map<Shape, std::unique_ptr<Plan>> plans;
 };
 

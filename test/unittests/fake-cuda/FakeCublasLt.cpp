@@ -7,8 +7,10 @@
 // op(B) + beta C with op set by the descriptor's TRANSA/TRANSB. Layouts that
 // do not fit the operation are refused as cuBLASLt refuses them
 // (CUBLAS_STATUS_INVALID_VALUE), so a runtime that describes a GEMM wrongly
-// fails or computes a different product. fake_cublaslt_* functions let the
-// test inspect it.
+// fails or computes a different product. As the real library's, the
+// algorithm the heuristic returns needs the operands aligned as the
+// preference said (256 bytes unless told), and fails otherwise.
+// fake_cublaslt_* functions let the test inspect it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +22,7 @@ namespace {
 using Status = int;
 constexpr Status kSuccess = 0, kInvalidValue = 7, kNotSupported = 15;
 constexpr int kDataF32 = 0, kDescTransA = 3, kDescTransB = 4, kOpN = 0,
-              kOpT = 1;
+              kOpT = 1, kPrefAlignmentA = 5, kPrefAlignmentD = 8;
 
 struct Layout {
   uint64_t rows, columns;
@@ -30,8 +32,11 @@ struct Operation {
   int computeType;
   int transA = kOpN, transB = kOpN;
 };
+struct Preference {
+  uint32_t alignments[4] = {256, 256, 256, 256}; // A, B, C, D
+};
 struct Algorithm {
-  uint64_t data[8];
+  uint64_t data[8]; // the fake's: the alignments A, B, C and D need
 };
 struct HeuristicResult {
   Algorithm algo;
@@ -121,38 +126,55 @@ Status cublasLtMatrixLayoutDestroy(void *layout) {
 }
 
 Status cublasLtMatmulPreferenceCreate(void **preference) {
-  *preference = track(new int(0));
+  *preference = track(new Preference);
   return kSuccess;
 }
 Status cublasLtMatmulPreferenceDestroy(void *preference) {
-  return release<int>(preference);
+  return release<Preference>(preference);
 }
-Status cublasLtMatmulPreferenceSetAttribute(void *preference, int, const void *,
-                                            size_t) {
-  return liveObjects.count(preference) ? kSuccess : kInvalidValue;
+Status cublasLtMatmulPreferenceSetAttribute(void *preference, int attribute,
+                                            const void *value, size_t size) {
+  if (!liveObjects.count(preference))
+    return kInvalidValue;
+  if (attribute >= kPrefAlignmentA && attribute <= kPrefAlignmentD) {
+    if (size != sizeof(uint32_t))
+      return kInvalidValue;
+    static_cast<Preference *>(preference)
+        ->alignments[attribute - kPrefAlignmentA] =
+        *static_cast<const uint32_t *>(value);
+  }
+  return kSuccess;
 }
 
 Status cublasLtMatmulAlgoGetHeuristic(void *handle, void *desc, void *a,
-                                      void *b, void *c, void *d, void *,
-                                      int requested, HeuristicResult *results,
-                                      int *returned) {
-  for (void *object : {handle, desc, a, b, c, d})
+                                      void *b, void *c, void *d,
+                                      void *preference, int requested,
+                                      HeuristicResult *results, int *returned) {
+  for (void *object : {handle, desc, a, b, c, d, preference})
     if (!liveObjects.count(object))
       return kInvalidValue;
   *returned = requested > 0 ? 1 : 0;
-  if (*returned)
+  if (*returned) {
     results[0] = HeuristicResult{};
+    for (int i = 0; i < 4; ++i)
+      results[0].algo.data[i] =
+          static_cast<Preference *>(preference)->alignments[i];
+  }
   return kSuccess;
 }
 
 Status cublasLtMatmul(void *handle, void *desc, const void *alpha,
                       const void *a, void *aDesc, const void *b, void *bDesc,
                       const void *beta, const void *c, void *cDesc, void *d,
-                      void *dDesc, const Algorithm *, void *, size_t,
+                      void *dDesc, const Algorithm *algorithm, void *, size_t,
                       void *stream) {
   for (void *object : {handle, desc, aDesc, bDesc, cDesc, dDesc})
     if (!liveObjects.count(object))
       return kInvalidValue;
+  const void *operands[] = {a, b, c, d};
+  for (int i = 0; i < 4; ++i)
+    if (reinterpret_cast<uintptr_t>(operands[i]) % algorithm->data[i] != 0)
+      return kInvalidValue; // the algorithm needs more alignment
   const auto &operation = *static_cast<Operation *>(desc);
   const auto &aLayout = *static_cast<Layout *>(aDesc);
   const auto &bLayout = *static_cast<Layout *>(bDesc);
