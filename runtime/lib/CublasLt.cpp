@@ -16,7 +16,9 @@ namespace {
 
 // The few cuBLASLt types and constants used here, with the values of
 // cublasLt.h, cublas_api.h and library_types.h (CUDA 11-13); the headers are
-// not needed to build the runtime.
+// not needed to build the runtime. Struct arguments are passed as void
+// pointers: only the C ABI is shared with the library, and UBSan's function
+// type check would tell our struct types from the library's.
 using Status = int;
 using Handle = void *;
 using Descriptor = void *;
@@ -68,11 +70,12 @@ struct Library {
   X(cublasLtMatmulPreferenceSetAttribute, Descriptor, int, const void *,       \
     size_t)                                                                    \
   X(cublasLtMatmulAlgoGetHeuristic, Handle, Descriptor, Descriptor,            \
-    Descriptor, Descriptor, Descriptor, Descriptor, int, HeuristicResult *,    \
-    int *)                                                                     \
+    Descriptor, Descriptor, Descriptor, Descriptor, int,                       \
+    void * /*HeuristicResult[]*/, int *)                                       \
   X(cublasLtMatmul, Handle, Descriptor, const void *, const void *,            \
     Descriptor, const void *, Descriptor, const void *, const void *,          \
-    Descriptor, void *, Descriptor, const Algorithm *, void *, size_t, void *)
+    Descriptor, void *, Descriptor, const void * /*Algorithm*/, void *,        \
+    size_t, void *)
 #define RECUR_DECLARE(name, ...) Status (*name)(__VA_ARGS__) = nullptr;
   RECUR_CUBLASLT_FUNCTIONS(RECUR_DECLARE)
 #undef RECUR_DECLARE

@@ -149,7 +149,10 @@ Status cublasLtMatmulPreferenceSetAttribute(void *preference, int attribute,
 Status cublasLtMatmulAlgoGetHeuristic(void *handle, void *desc, void *a,
                                       void *b, void *c, void *d,
                                       void *preference, int requested,
-                                      HeuristicResult *results, int *returned) {
+                                      void *resultsArray, int *returned) {
+  // Struct pointers arrive as void *, as the runtime declares them: UBSan's
+  // function type check compares struct types by name.
+  auto *results = static_cast<HeuristicResult *>(resultsArray);
   for (void *object : {handle, desc, a, b, c, d, preference})
     if (!liveObjects.count(object))
       return kInvalidValue;
@@ -166,8 +169,9 @@ Status cublasLtMatmulAlgoGetHeuristic(void *handle, void *desc, void *a,
 Status cublasLtMatmul(void *handle, void *desc, const void *alpha,
                       const void *a, void *aDesc, const void *b, void *bDesc,
                       const void *beta, const void *c, void *cDesc, void *d,
-                      void *dDesc, const Algorithm *algorithm, void *, size_t,
+                      void *dDesc, const void *algorithmData, void *, size_t,
                       void *stream) {
+  const auto *algorithm = static_cast<const Algorithm *>(algorithmData);
   for (void *object : {handle, desc, aDesc, bDesc, cDesc, dDesc})
     if (!liveObjects.count(object))
       return kInvalidValue;
