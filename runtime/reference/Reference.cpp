@@ -1,6 +1,7 @@
 //===- Reference.cpp - Plain C++ reference of the recur ops ---------------===//
 
 #include "reference/Reference.h"
+#include "reference/LstmCell.h"
 
 #include <algorithm>
 #include <cmath>
@@ -68,8 +69,6 @@ int64_t checkedId(const std::string &name, const IdTensor &ids,
   return id;
 }
 
-static double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
 FloatTensor embedding(const FloatTensor &table, const IdTensor &ids) {
   if (table.shape.size() != 2)
     throw std::invalid_argument("'table' expected rank 2 [V, E], got shape " +
@@ -117,26 +116,12 @@ LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
                     FloatTensor({batch, hidden}), FloatTensor({batch, hidden})};
   std::vector<double> gates(4 * hidden), nextH(batch * hidden);
   for (int64_t t = 0; t < steps; ++t) {
-    for (int64_t b = 0; b < batch; ++b) {
-      const float *x = &input.data[(t * batch + b) * inputSize];
-      for (int64_t g = 0; g < 4 * hidden; ++g) {
-        double sum = double(bIh.data[g]) + double(bHh.data[g]);
-        for (int64_t k = 0; k < inputSize; ++k)
-          sum += double(wIh.data[g * inputSize + k]) * x[k];
-        for (int64_t k = 0; k < hidden; ++k)
-          sum += double(wHh.data[g * hidden + k]) * h[b * hidden + k];
-        gates[g] = sum;
-      }
-      for (int64_t j = 0; j < hidden; ++j) {
-        double in = sigmoid(gates[j]);
-        double forget = sigmoid(gates[hidden + j]);
-        double cell = std::tanh(gates[2 * hidden + j]);
-        double out = sigmoid(gates[3 * hidden + j]);
-        double &state = c[b * hidden + j];
-        state = forget * state + in * cell;
-        nextH[b * hidden + j] = out * std::tanh(state);
-      }
-    }
+    for (int64_t b = 0; b < batch; ++b)
+      lstmCellStep(wIh.data.data(), wHh.data.data(), bIh.data.data(),
+                   bHh.data.data(), inputSize, hidden,
+                   &input.data[(t * batch + b) * inputSize], &h[b * hidden],
+                   &c[b * hidden], gates.data(), &c[b * hidden],
+                   &nextH[b * hidden]);
     h.swap(nextH);
     std::copy(h.begin(), h.end(), &result.y.data[t * batch * hidden]);
   }

@@ -1,6 +1,7 @@
 //===- Training.cpp - Reference of the LSTM LM's training step ------------===//
 
 #include "reference/Training.h"
+#include "reference/LstmCell.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,8 +27,6 @@ DoubleTensors toDouble(const std::map<std::string, FloatTensor> &tensors) {
 }
 
 namespace {
-
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 const DoubleTensor &weight(const DoubleTensors &weights,
                            const std::string &name) {
@@ -59,25 +58,13 @@ LayerTrace lstmForward(std::vector<double> input, int64_t steps, int64_t batch,
                    std::vector<double>((steps + 1) * batch * hidden)};
   for (int64_t t = 0; t < steps; ++t)
     for (int64_t b = 0; b < batch; ++b) {
-      const double *x = &trace.input[(t * batch + b) * inputSize];
-      const double *hPrev = &trace.h[(t * batch + b) * hidden];
-      const double *cPrev = &trace.c[(t * batch + b) * hidden];
-      double *gates = &trace.gates[(t * batch + b) * 4 * hidden];
-      for (int64_t g = 0; g < 4 * hidden; ++g) {
-        double sum = bIh.data[g] + bHh.data[g];
-        for (int64_t k = 0; k < inputSize; ++k)
-          sum += wIh.data[g * inputSize + k] * x[k];
-        for (int64_t k = 0; k < hidden; ++k)
-          sum += wHh.data[g * hidden + k] * hPrev[k];
-        bool cellGate = g / hidden == 2;
-        gates[g] = cellGate ? std::tanh(sum) : sigmoid(sum);
-      }
-      double *c = &trace.c[((t + 1) * batch + b) * hidden];
-      double *h = &trace.h[((t + 1) * batch + b) * hidden];
-      for (int64_t j = 0; j < hidden; ++j) {
-        c[j] = gates[hidden + j] * cPrev[j] + gates[j] * gates[2 * hidden + j];
-        h[j] = gates[3 * hidden + j] * std::tanh(c[j]);
-      }
+      int64_t row = t * batch + b;
+      lstmCellStep(wIh.data.data(), wHh.data.data(), bIh.data.data(),
+                   bHh.data.data(), inputSize, hidden,
+                   &trace.input[row * inputSize], &trace.h[row * hidden],
+                   &trace.c[row * hidden], &trace.gates[row * 4 * hidden],
+                   &trace.c[(row + batch) * hidden],
+                   &trace.h[(row + batch) * hidden]);
     }
   return trace;
 }

@@ -25,6 +25,12 @@ using ::testing::HasSubstr;
 
 namespace {
 
+/// Sets `function` to the symbol `name` of `library` (null if absent).
+template <typename Function>
+void resolve(void *library, Function &function, const char *name) {
+  function = reinterpret_cast<Function>(dlsym(library, name));
+}
+
 /// The fake driver's inspection functions (fake_cuda_*).
 struct FakeDriver {
   int (*liveAllocations)() = nullptr;
@@ -47,8 +53,7 @@ struct FakeDriver {
       void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
       if (!library)
         return false;
-#define RECUR_FAKE(field, name)                                                \
-  driver.field = reinterpret_cast<decltype(driver.field)>(dlsym(library, name));
+#define RECUR_FAKE(field, name) resolve(library, driver.field, name);
       RECUR_FAKE(liveAllocations, "fake_cuda_live_allocations")
       RECUR_FAKE(loadedModules, "fake_cuda_loaded_modules")
       RECUR_FAKE(launches, "fake_cuda_launches")
@@ -83,14 +88,10 @@ struct FakeCublasLt {
       void *library = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
       if (!library)
         return false;
-      blas.matmuls = reinterpret_cast<decltype(blas.matmuls)>(
-          dlsym(library, "fake_cublaslt_matmuls"));
-      blas.lastComputeType = reinterpret_cast<decltype(blas.lastComputeType)>(
-          dlsym(library, "fake_cublaslt_last_compute_type"));
-      blas.lastStream = reinterpret_cast<decltype(blas.lastStream)>(
-          dlsym(library, "fake_cublaslt_last_stream"));
-      blas.liveObjects = reinterpret_cast<decltype(blas.liveObjects)>(
-          dlsym(library, "fake_cublaslt_live_objects"));
+      resolve(library, blas.matmuls, "fake_cublaslt_matmuls");
+      resolve(library, blas.lastComputeType, "fake_cublaslt_last_compute_type");
+      resolve(library, blas.lastStream, "fake_cublaslt_last_stream");
+      resolve(library, blas.liveObjects, "fake_cublaslt_live_objects");
       return blas.liveObjects != nullptr;
     }();
     return loaded ? &blas : nullptr;
