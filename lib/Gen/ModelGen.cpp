@@ -6,6 +6,7 @@
 #include "mlir/IR/Builders.h"
 #include "recur/IR/RecurOps.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -30,11 +31,27 @@ static std::string validateSequence(const SequenceConfig &config) {
   return "";
 }
 
+static std::string validateTraining(const LstmLmConfig &config) {
+  if (!config.train)
+    return "";
+  if (config.dtype != "f32")
+    return "--train needs --dtype f32: training steps are compiled in f32 "
+           "only, got '" +
+           config.dtype + "'";
+  if (!std::isfinite(config.train->lr) || config.train->lr <= 0)
+    return "--lr must be finite and positive, got " +
+           std::to_string(config.train->lr);
+  if (!std::isfinite(config.train->clipNorm) || config.train->clipNorm < 0)
+    return "--clip-norm must be finite and at least 0 (0: no clipping), got " +
+           std::to_string(config.train->clipNorm);
+  return "";
+}
+
 std::string mlir::recur::validate(const LstmLmConfig &config) {
   for (const std::string &error :
        {checkSize("vocab", config.vocab), checkSize("embed", config.embed),
         checkSize("hidden", config.hidden), checkSize("layers", config.layers),
-        validateSequence(config)})
+        validateSequence(config), validateTraining(config)})
     if (!error.empty())
       return error;
   return "";
@@ -77,6 +94,11 @@ public:
                 RecurDialect::kWeightAttrName, name);
   }
 
+  /// Makes the model a training step with these optimizer settings.
+  void setTraining(const TrainConfig &train) {
+    trainAttr = SGDAttr::get(&context, train.lr, train.clipNorm);
+  }
+
   /// Build the module; `body` gets the arguments in the order they were added
   /// and returns the output named `outputName`.
   OwningOpRef<ModuleOp>
@@ -97,6 +119,8 @@ public:
       function.setArgAttrs(index, attrs);
     function.setResultAttr(0, RecurDialect::kOutputAttrName,
                            builder.getStringAttr(outputName));
+    if (trainAttr)
+      function->setAttr(RecurDialect::kTrainAttrName, trainAttr);
     return module;
   }
 
@@ -113,6 +137,7 @@ private:
   Type floatType;
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
+  SGDAttr trainAttr;
 };
 } // namespace
 
@@ -147,25 +172,34 @@ OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
                                                const LstmLmConfig &config) {
   assert(validate(config).empty() && "invalid LSTM LM configuration");
   ModelBuilder model(context, config);
-  model.addInput("tokens",
-                 RankedTensorType::get({model.seq(), model.batch()},
-                                       IntegerType::get(&context, 64)));
+  auto ids = RankedTensorType::get({model.seq(), model.batch()},
+                                   IntegerType::get(&context, 64));
+  model.addInput("tokens", ids);
+  if (config.train) {
+    model.addInput("targets", ids);
+    model.setTraining(*config.train);
+  }
   model.addWeight("embedding.weight", {config.vocab, config.embed});
   addLstmWeights(model, "lstm.", config.embed, config.hidden, config.layers);
   model.addWeight("proj.weight", {config.vocab, config.hidden});
   model.addWeight("proj.bias", {config.vocab});
 
   return model.build(
-      "lstm-lm", "logits", [&](OpBuilder &builder, ValueRange args) {
+      "lstm-lm", config.train ? "loss" : "logits",
+      [&](OpBuilder &builder, ValueRange args) -> Value {
         Location loc = builder.getUnknownLoc();
-        Value tokens = args[0], table = args[1];
-        ValueRange lstmWeights = args.slice(2, 4 * config.layers);
-        Value projWeight = args[2 + 4 * config.layers];
-        Value projBias = args[3 + 4 * config.layers];
+        Value tokens = args[0];
+        ValueRange weights = args.drop_front(config.train ? 2 : 1);
+        Value table = weights[0];
+        ValueRange lstmWeights = weights.slice(1, 4 * config.layers);
+        Value projWeight = weights[1 + 4 * config.layers];
+        Value projBias = weights[2 + 4 * config.layers];
         Value x = EmbeddingOp::create(builder, loc, table, tokens);
         x = buildLstmLayers(builder, loc, x, lstmWeights);
-        return LinearOp::create(builder, loc, x, projWeight, projBias)
-            .getResult();
+        Value logits = LinearOp::create(builder, loc, x, projWeight, projBias);
+        if (!config.train)
+          return logits;
+        return CrossEntropyOp::create(builder, loc, logits, args[1]);
       });
 }
 

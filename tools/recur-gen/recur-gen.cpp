@@ -2,6 +2,7 @@
 //
 //   recur-gen lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3 \
 //                     [--seq T] [--batch B] [--dtype f32] [-o model.mlir]
+//                     [--train [--lr 20] [--clip-norm 0.25]]
 //   recur-gen lstm --input 512 --hidden 512 --layers 1 [--seq T] [--batch B]
 //
 //===----------------------------------------------------------------------===//
@@ -32,14 +33,14 @@ static const LstmLmConfig lmDefaults;
 static const LstmStackConfig stackDefaults;
 
 static cl::opt<int64_t> vocab("vocab", cl::desc("Vocabulary size"),
-                              cl::init(lmDefaults.vocab), cl::sub(lstmLmCommand),
-                              cl::cat(modelCategory));
+                              cl::init(lmDefaults.vocab),
+                              cl::sub(lstmLmCommand), cl::cat(modelCategory));
 static cl::opt<int64_t> embed("embed", cl::desc("Embedding size"),
-                              cl::init(lmDefaults.embed), cl::sub(lstmLmCommand),
-                              cl::cat(modelCategory));
+                              cl::init(lmDefaults.embed),
+                              cl::sub(lstmLmCommand), cl::cat(modelCategory));
 static cl::opt<int64_t> inputSize("input", cl::desc("Input feature size"),
-                                  cl::init(stackDefaults.input), cl::sub(lstmCommand),
-                                  cl::cat(modelCategory));
+                                  cl::init(stackDefaults.input),
+                                  cl::sub(lstmCommand), cl::cat(modelCategory));
 static cl::opt<int64_t> hidden("hidden",
                                cl::desc("Hidden size of every LSTM layer"),
                                cl::sub(lstmLmCommand), cl::sub(lstmCommand),
@@ -58,8 +59,23 @@ static cl::opt<int64_t> batch("batch",
                               cl::cat(modelCategory));
 static cl::opt<std::string> dtype("dtype",
                                   cl::desc("Element type: f32, f16 or bf16"),
-                                  cl::init(lmDefaults.dtype), cl::sub(lstmLmCommand),
-                                  cl::sub(lstmCommand), cl::cat(modelCategory));
+                                  cl::init(lmDefaults.dtype),
+                                  cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+                                  cl::cat(modelCategory));
+static cl::opt<bool>
+    train("train",
+          cl::desc("Emit a training step: forward(tokens, targets, weights) "
+                   "returns the mean cross entropy; recur-compile adds the "
+                   "backward pass and an SGD update of the weights in place"),
+          cl::sub(lstmLmCommand), cl::cat(modelCategory));
+static cl::opt<double> learningRate("lr", cl::desc("SGD learning rate"),
+                                    cl::sub(lstmLmCommand),
+                                    cl::cat(modelCategory));
+static cl::opt<double>
+    clipNorm("clip-norm",
+             cl::desc("Clip the gradients' global norm to this before the "
+                      "update, as torch.nn.utils.clip_grad_norm_ (0: never)"),
+             cl::sub(lstmLmCommand), cl::cat(modelCategory));
 static cl::opt<std::string>
     outputFilename("o", cl::desc("Output file (default: stdout)"),
                    cl::value_desc("filename"), cl::init("-"),
@@ -115,13 +131,20 @@ int main(int argc, char **argv) {
       formatv("Number of stacked LSTM layers (default {0} for lstm-lm, {1} "
               "for lstm)",
               lmDefaults.layers, stackDefaults.layers),
-      formatv("Element type: f32, f16 or bf16 (default {0})", lmDefaults.dtype)};
+      formatv("Element type: f32, f16 or bf16 (default {0})", lmDefaults.dtype),
+      formatv("SGD learning rate of a --train step (default {0})",
+              TrainConfig().lr),
+      formatv("Clip the gradients' global norm to this before the update, as "
+              "torch.nn.utils.clip_grad_norm_ (0: never; default {0})",
+              TrainConfig().clipNorm)};
   vocab.setDescription(help[0]);
   embed.setDescription(help[1]);
   inputSize.setDescription(help[2]);
   hidden.setDescription(help[3]);
   layers.setDescription(help[4]);
   dtype.setDescription(help[5]);
+  learningRate.setDescription(help[6]);
+  clipNorm.setDescription(help[7]);
   cl::ParseCommandLineOptions(
       argc, argv,
       "Recur model generator: writes recur dialect IR for a standard "
@@ -134,6 +157,17 @@ int main(int argc, char **argv) {
     LstmLmConfig config;
     config.vocab = vocab;
     config.embed = embed;
+    if (!train &&
+        (learningRate.getNumOccurrences() || clipNorm.getNumOccurrences()))
+      return fail("--lr and --clip-norm set a training step's optimizer; add "
+                  "--train");
+    if (train) {
+      config.train.emplace();
+      if (learningRate.getNumOccurrences())
+        config.train->lr = learningRate;
+      if (clipNorm.getNumOccurrences())
+        config.train->clipNorm = clipNorm;
+    }
     return generate(config, buildLstmLm);
   }
   if (lstmCommand) {

@@ -28,6 +28,7 @@ def Recur_Dialect : Dialect {
     the function its `recur.prologue` attribute names.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
@@ -43,6 +44,14 @@ def Recur_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kDerivedAttrName = "recur.derived";
     /// Function attribute of an entry naming its weight prologue.
     static constexpr ::llvm::StringLiteral kPrologueAttrName = "recur.prologue";
+    /// Function attribute (a `#recur.sgd`) of an entry that is a training
+    /// step: its one result is the loss, and `recur-differentiate` adds the
+    /// backward pass and the weights' update.
+    static constexpr ::llvm::StringLiteral kTrainAttrName = "recur.train";
+    /// Result attribute of a training step naming the weight whose updated
+    /// value the result is: the compiled model writes it over the bound
+    /// weight, in place.
+    static constexpr ::llvm::StringLiteral kUpdateAttrName = "recur.update";
   }];
 }
 
@@ -68,6 +77,37 @@ def Recur_CellSchedule : I32EnumAttr<"CellSchedule",
 
 def Recur_CellScheduleAttr : EnumAttr<Recur_Dialect, Recur_CellSchedule, "cell"> {
   let assemblyFormat = "`<` $value `>`";
+}
+
+def Recur_FinitePositive : AttrConstraint<
+    CPred<"::std::isfinite(::llvm::cast<::mlir::FloatAttr>($_self).getValueAsDouble()) && "
+          "::llvm::cast<::mlir::FloatAttr>($_self).getValueAsDouble() > 0">,
+    "whose value is finite and positive">;
+
+def Recur_SGDAttr : AttrDef<Recur_Dialect, "SGD"> {
+  let mnemonic = "sgd";
+  let summary = "a training step's optimizer: SGD with optional gradient clipping";
+  let description = [{
+    `#recur.sgd<lr = 0.1, clip_norm = 0.25>` on a model's entry
+    (`recur.train = ...`) makes it a training step. After the backward pass,
+    when `clip_norm` is positive, the gradients are scaled together so that
+    their global 2-norm is at most `clip_norm`, with the semantics of
+    `torch.nn.utils.clip_grad_norm_` (scale `clip_norm / (norm + 1e-6)` when
+    that is below 1); then every weight `w` becomes `w - lr * grad`, as
+    `torch.optim.SGD` without momentum or weight decay does. `clip_norm = 0`
+    (the default) does not clip.
+  }];
+  let parameters = (ins APFloatParameter<"the learning rate">:$lr,
+                        APFloatParameter<"the largest global gradient norm, 0 for none">:$clipNorm);
+  let builders = [AttrBuilder<(ins "double":$lr, "double":$clipNorm), [{
+    return $_get($_ctxt, ::llvm::APFloat(lr), ::llvm::APFloat(clipNorm));
+  }]>];
+  let extraClassDeclaration = [{
+    double getLearningRate() const { return getLr().convertToDouble(); }
+    double getMaxNorm() const { return getClipNorm().convertToDouble(); }
+  }];
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
 }
 
 class Recur_Op<string mnemonic, list<Trait> traits = []>

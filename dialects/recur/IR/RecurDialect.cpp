@@ -8,6 +8,8 @@
 #include "recur/IR/RecurOps.h"
 #include "llvm/ADT/TypeSwitch.h" // used by the generated attribute parser
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::recur;
 
@@ -15,6 +17,48 @@ using namespace mlir::recur;
 
 #define GET_ATTRDEF_CLASSES
 #include "recur/IR/RecurAttrs.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// SGDAttr
+//===----------------------------------------------------------------------===//
+
+Attribute SGDAttr::parse(AsmParser &parser, Type) {
+  double lr = 0, clipNorm = 0;
+  if (parser.parseLess() || parser.parseKeyword("lr") || parser.parseEqual() ||
+      parser.parseFloat(lr))
+    return {};
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseKeyword("clip_norm") || parser.parseEqual() ||
+       parser.parseFloat(clipNorm)))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return SGDAttr::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), APFloat(lr), APFloat(clipNorm));
+}
+
+void SGDAttr::print(AsmPrinter &printer) const {
+  printer << "<lr = " << getLearningRate();
+  if (getMaxNorm() != 0)
+    printer << ", clip_norm = " << getMaxNorm();
+  printer << ">";
+}
+
+LogicalResult SGDAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              APFloat lrValue, APFloat clipNormValue) {
+  double lr = lrValue.convertToDouble();
+  double clipNorm = clipNormValue.convertToDouble();
+  if (!std::isfinite(lr) || lr <= 0)
+    return emitError() << "the learning rate lr must be finite and positive, "
+                          "got "
+                       << lr;
+  if (!std::isfinite(clipNorm) || clipNorm < 0)
+    return emitError() << "clip_norm must be finite and at least 0 (0: no "
+                          "clipping), got "
+                       << clipNorm;
+  return success();
+}
 
 void RecurDialect::initialize() {
   addOperations<
@@ -66,6 +110,56 @@ static LogicalResult verifyExternalName(Operation *op, unsigned index,
   return success();
 }
 
+/// An update result names a weight argument of its function, has its type,
+/// and is the only update of that weight.
+static LogicalResult verifyUpdate(Operation *op, unsigned index,
+                                  NamedAttribute attr) {
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!name || !function)
+    return op->emitError() << "'" << RecurDialect::kUpdateAttrName
+                           << "' must be a weight's name on a function "
+                              "result, got "
+                           << attr.getValue();
+  for (unsigned other = 0; other < index; ++other)
+    if (externalName(op, other, /*isResult=*/true,
+                     RecurDialect::kUpdateAttrName) == name)
+      return op->emitError()
+             << "weight '" << name.getValue() << "' is updated by result "
+             << other << " and result " << index;
+  for (unsigned arg = 0; arg < function.getNumArguments(); ++arg) {
+    if (externalName(op, arg, /*isResult=*/false,
+                     RecurDialect::kWeightAttrName) != name)
+      continue;
+    Type argType = function.getArgumentTypes()[arg];
+    Type resultType = function.getResultTypes()[index];
+    if (argType != resultType)
+      return op->emitError()
+             << "result " << index << " updates weight '" << name.getValue()
+             << "' of type " << argType << " but has type " << resultType;
+    return success();
+  }
+  return op->emitError() << "result " << index << " updates weight '"
+                         << name.getValue()
+                         << "', which no argument of the function names";
+}
+
+LogicalResult RecurDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  if (attr.getName() != kTrainAttrName)
+    return success();
+  if (!isa<SGDAttr>(attr.getValue()))
+    return op->emitError() << "'" << kTrainAttrName
+                           << "' must be a #recur.sgd<lr = ..., clip_norm = "
+                              "...> attribute, got "
+                           << attr.getValue();
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!function)
+    return op->emitError() << "'" << kTrainAttrName
+                           << "' belongs on a function (a model's entry)";
+  return success();
+}
+
 LogicalResult RecurDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
@@ -89,6 +183,8 @@ LogicalResult RecurDialect::verifyRegionResultAttribute(Operation *op, unsigned,
   StringRef name = attr.getName().getValue();
   if (name == kOutputAttrName || name == kDerivedAttrName)
     return verifyExternalName(op, resultIndex, /*isResult=*/true, attr);
+  if (name == kUpdateAttrName)
+    return verifyUpdate(op, resultIndex, attr);
   return op->emitError() << "unknown result attribute '" << name
                          << "'; expected '" << kOutputAttrName << "'";
 }

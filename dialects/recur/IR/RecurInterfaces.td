@@ -40,4 +40,29 @@ def Recur_NamedOperands : OpInterface<"NamedOperands"> {
   ];
 }
 
+def Recur_Differentiable : OpInterface<"Differentiable"> {
+  let cppNamespace = "::mlir::recur";
+  let description = [{
+    An op that `recur-differentiate` can run backward: given the gradient of
+    the loss with respect to each of its results, it builds the gradient with
+    respect to each operand (its vector-Jacobian product) out of recur ops,
+    such as `recur.lstm_grad` for `recur.lstm`.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Builds, at the builder's insertion point, the gradients of the
+        operands for which `needed` is true, from `resultGradients` (one per
+        result, null where the loss does not depend on that result). Sets
+        `operandGradients` to one value per operand, null where not needed
+        or not differentiable (integer ids). Fails with a diagnostic on the
+        op for what it cannot differentiate yet.
+      }],
+      "::mlir::LogicalResult", "buildGradients",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ArrayRef<::mlir::Value>":$resultGradients,
+           "::llvm::ArrayRef<bool>":$needed,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGradients)>,
+  ];
+}
+
 #endif // RECUR_IR_RECURINTERFACES_TD

@@ -10,7 +10,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // element types themselves so that every message names the operand and gives
 // the expected and the actual shape or type.
 
-def Recur_EmbeddingOp : Recur_Op<"embedding", [Pure]> {
+def Recur_EmbeddingOp : Recur_Op<"embedding", [Pure, DeclareOpInterfaceMethods<Recur_Differentiable>]> {
   let summary = "rows of an embedding table gathered by integer ids";
   let description = [{
     `result[d..., e] = table[ids[d...], e]` — PyTorch's `nn.Embedding`. The table
@@ -31,7 +31,8 @@ def Recur_EmbeddingOp : Recur_Op<"embedding", [Pure]> {
   let builders = [OpBuilder<(ins "::mlir::Value":$table, "::mlir::Value":$ids)>];
 }
 
-def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments]> {
+def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Recur_Differentiable>]> {
   let summary = "one LSTM layer over a whole sequence";
   let description = [{
     Runs an LSTM layer over `input [T, B, I]`, PyTorch's `nn.LSTM` layer `k`
@@ -291,7 +292,7 @@ def Recur_PackPanelsOp : Recur_Op<"pack_panels", [Pure]> {
   let builders = [OpBuilder<(ins "::mlir::Value":$input, "int64_t":$tile)>];
 }
 
-def Recur_LinearOp : Recur_Op<"linear", [Pure]> {
+def Recur_LinearOp : Recur_Op<"linear", [Pure, DeclareOpInterfaceMethods<Recur_Differentiable>]> {
   let summary = "affine map over the last dimension";
   let description = [{
     `result = input · weightᵀ + bias` — PyTorch's `nn.Linear`: `input [..., K]`,
@@ -336,7 +337,8 @@ def Recur_LogSoftmaxOp : Recur_Op<"log_softmax", [Pure]> {
   let builders = [OpBuilder<(ins "::mlir::Value":$input)>];
 }
 
-def Recur_CrossEntropyOp : Recur_Op<"cross_entropy", [Pure]> {
+def Recur_CrossEntropyOp : Recur_Op<"cross_entropy", [Pure,
+    DeclareOpInterfaceMethods<Recur_Differentiable>]> {
   let summary = "negative log-likelihood of integer targets under logits";
   let description = [{
     `loss[d...] = -log_softmax(logits)[d..., targets[d...]]` — PyTorch's
@@ -363,6 +365,190 @@ def Recur_CrossEntropyOp : Recur_Op<"cross_entropy", [Pure]> {
   let hasCanonicalizer = 1;
   let builders = [OpBuilder<(ins "::mlir::Value":$logits, "::mlir::Value":$targets,
       CArg<"::mlir::recur::Reduction", "::mlir::recur::Reduction::mean">:$reduction)>];
+}
+
+//===----------------------------------------------------------------------===//
+// Training: the gradients recur-differentiate builds, and the update
+//===----------------------------------------------------------------------===//
+
+def Recur_CrossEntropyGradOp : Recur_Op<"cross_entropy_grad", [Pure]> {
+  let summary = "gradient of a cross entropy with respect to its logits";
+  let description = [{
+    The gradient of `recur.cross_entropy %logits, %targets` (same
+    `reduction`) given the gradient `d_loss` of its result:
+
+    ```
+    d_logits[d..., c] = (softmax(logits)[d..., c] - (c == targets[d...])) * s[d...]
+    ```
+
+    with `s = d_loss / N` for `mean` (N the number of targets), `s = d_loss`
+    for `sum` (both rank 0), and `s = d_loss[d...]` for `none`.
+
+    ```mlir
+    %d = recur.cross_entropy_grad %logits, %targets, %d_loss
+        : (tensor<?x?x10001xf32>, tensor<?x?xi64>, tensor<f32>) -> tensor<?x?x10001xf32>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$logits, AnyTensor:$targets, AnyTensor:$d_loss,
+      DefaultValuedAttr<Recur_ReductionAttr, "::mlir::recur::Reduction::mean">:$reduction);
+  let results = (outs AnyTensor:$d_logits);
+  let assemblyFormat = [{
+    $logits `,` $targets `,` $d_loss (`reduction` `` $reduction^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$logits, "::mlir::Value":$targets,
+      "::mlir::Value":$d_loss, "::mlir::recur::Reduction":$reduction)>];
+}
+
+def Recur_LinearGradOp : Recur_Op<"linear_grad", [Pure]> {
+  let summary = "gradients of recur.linear with respect to its input, weight and bias";
+  let description = [{
+    Given `d_result [..., N]`, the gradient of `recur.linear %input, %weight`
+    (`input [..., K]`, `weight [N, K]` in PyTorch's layout):
+
+    ```
+    d_input  = d_result · weight                       // [..., K]
+    d_weight = Σ over leading dims of d_resultᵀ · input  // [N, K]: one GEMM over all rows
+    d_bias   = Σ over leading dims of d_result           // [N]
+    ```
+
+    A result without uses is not computed (a model input needs no gradient,
+    a linear map without bias none for its bias).
+
+    ```mlir
+    %dx, %dw, %db = recur.linear_grad %d_logits, %y, %w
+        : (tensor<?x?x10001xf32>, tensor<?x?x256xf32>, tensor<10001x256xf32>)
+        -> (tensor<?x?x256xf32>, tensor<10001x256xf32>, tensor<10001xf32>)
+    ```
+  }];
+  let arguments = (ins AnyTensor:$d_result, AnyTensor:$input, AnyTensor:$weight);
+  let results = (outs AnyTensor:$d_input, AnyTensor:$d_weight, AnyTensor:$d_bias);
+  let assemblyFormat = [{
+    $d_result `,` $input `,` $weight attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$d_result, "::mlir::Value":$input,
+      "::mlir::Value":$weight)>];
+}
+
+def Recur_LSTMGradOp : Recur_Op<"lstm_grad", [Pure]> {
+  let summary = "backward through time of one LSTM layer";
+  let description = [{
+    Given `d_y [T, B, H]`, the gradient of the loss with respect to the
+    output sequence `y` of `recur.lstm %input, %w_ih, %w_hh, %b_ih, %b_hh`
+    (zero initial state), the gradients with respect to the input and the
+    weights:
+
+    ```
+    for t = T-1 … 0:                          // dh, dc carried back, zero at T
+      dh += d_y[t]
+      dc  = dc ⊙ f_{t+1} + dh ⊙ o_t ⊙ (1 - tanh²(c_t))
+      dgates_t = [dc ⊙ g_t ⊙ i_t(1-i_t), dc ⊙ c_{t-1} ⊙ f_t(1-f_t),
+                  dc ⊙ i_t ⊙ (1-g_t²),   dh ⊙ tanh(c_t) ⊙ o_t(1-o_t)]
+      dh  = dgates_t · w_hh
+    d_input = dgates · w_ih                      // [T, B, I], all steps at once
+    d_w_ih  = Σ_t dgates_tᵀ · x_t;   d_w_hh = Σ_t dgates_tᵀ · y_{t-1}
+    d_bias  = Σ_t Σ_b dgates_t       // the gradient of b_ih and of b_hh alike
+    ```
+
+    Activations: the op takes the forward's `y` (every step's h, which the
+    next layer reads anyway) and recomputes the gates from it, `[x_t, y_(t-1)]
+    · [w_ih, w_hh]ᵀ + b`, as one GEMM over all T steps, and the cell states
+    by an elementwise scan: the forward keeps no gates, and the backward holds
+    5·T·B·H floats of one layer at a time.
+
+    A result without uses is not computed (layer 0 of a model whose input is
+    not a weight's needs no `d_input`).
+
+    ```mlir
+    %dx, %dwi, %dwh, %db = recur.lstm_grad %x, %w_ih, %w_hh, %b_ih, %b_hh, %y, %d_y
+        : (tensor<?x?x128xf32>, tensor<1024x128xf32>, tensor<1024x256xf32>,
+           tensor<1024xf32>, tensor<1024xf32>, tensor<?x?x256xf32>, tensor<?x?x256xf32>)
+        -> (tensor<?x?x128xf32>, tensor<1024x128xf32>, tensor<1024x256xf32>, tensor<1024xf32>)
+    ```
+  }];
+  let arguments = (ins AnyTensor:$input, AnyTensor:$w_ih, AnyTensor:$w_hh,
+                       AnyTensor:$b_ih, AnyTensor:$b_hh, AnyTensor:$y,
+                       AnyTensor:$d_y);
+  let results = (outs AnyTensor:$d_input, AnyTensor:$d_w_ih, AnyTensor:$d_w_hh,
+                      AnyTensor:$d_bias);
+  let assemblyFormat = [{
+    $input `,` $w_ih `,` $w_hh `,` $b_ih `,` $b_hh `,` $y `,` $d_y attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$w_ih,
+      "::mlir::Value":$w_hh, "::mlir::Value":$b_ih, "::mlir::Value":$b_hh,
+      "::mlir::Value":$y, "::mlir::Value":$d_y)>];
+}
+
+def Recur_EmbeddingGradOp : Recur_Op<"embedding_grad", [Pure]> {
+  let summary = "gradient of an embedding table: rows summed by id";
+  let description = [{
+    The gradient of `recur.embedding` with respect to its `[V, E]` table,
+    given `d_result [d..., E]`: `d_table[v, e] = Σ over d with ids[d] = v of
+    d_result[d, e]`; rows no id names are zero. `rows` is V.
+
+    ```mlir
+    %d = recur.embedding_grad %d_x[%tokens] rows(10001)
+        : (tensor<?x?x128xf32>, tensor<?x?xi64>) -> tensor<10001x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$d_result, AnyTensor:$ids,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$rows);
+  let results = (outs AnyTensor:$d_table);
+  let assemblyFormat = [{
+    $d_result `[` $ids `]` `rows` `(` $rows `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$d_result, "::mlir::Value":$ids,
+      "int64_t":$rows)>];
+}
+
+def Recur_ClipGradNormOp : Recur_Op<"clip_grad_norm", [Pure]> {
+  let summary = "gradients scaled together to a global 2-norm of at most max_norm";
+  let description = [{
+    `torch.nn.utils.clip_grad_norm_`: with `norm` the 2-norm of all the
+    gradients' elements together, every gradient is multiplied by
+    `min(1, max_norm / (norm + 1e-6))`. Results: `norm` (rank 0, before
+    clipping, as PyTorch returns it), then the gradients, each with its
+    operand's type.
+
+    ```mlir
+    %norm, %g:2 = recur.clip_grad_norm %dw, %db max_norm(2.5e-01)
+        : (tensor<1024x256xf32>, tensor<1024xf32>)
+        -> (tensor<f32>, tensor<1024x256xf32>, tensor<1024xf32>)
+    ```
+  }];
+  let arguments = (ins Variadic<AnyTensor>:$gradients,
+                       ConfinedAttr<F64Attr, [Recur_FinitePositive]>:$max_norm);
+  let results = (outs AnyTensor:$norm, Variadic<AnyTensor>:$clipped);
+  let assemblyFormat = [{
+    $gradients `max_norm` `(` $max_norm `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::ValueRange":$gradients, "double":$max_norm)>];
+}
+
+def Recur_SGDUpdateOp : Recur_Op<"sgd_update",
+    [Pure, AllTypesMatch<["weight", "gradient", "result"]>]> {
+  let summary = "one step of plain SGD: weight - lr * gradient";
+  let description = [{
+    `torch.optim.SGD` without momentum or weight decay. The compiled
+    training step writes the result over the bound weight, in place.
+
+    ```mlir
+    %w1 = recur.sgd_update %w, %dw lr(1.0e-01) : tensor<1024x256xf32>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$weight, AnyTensor:$gradient,
+                       ConfinedAttr<F64Attr, [Recur_FinitePositive]>:$lr);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $weight `,` $gradient `lr` `(` $lr `)` attr-dict `:` type($weight)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // RECUR_IR_RECUROPS_TD

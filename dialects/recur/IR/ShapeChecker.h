@@ -59,6 +59,10 @@ public:
   /// The element type of `type` must be exactly `expected`.
   LogicalResult checkElementType(StringRef what, Type type, Type expected);
 
+  /// Fixes `symbol` to `size`, known from somewhere other than an operand
+  /// (an attribute).
+  void assumeSize(StringRef symbol, int64_t size) { sizes[symbol] = size; }
+
   /// The sizes known so far for `shape` (kDynamic where a symbol is unknown).
   SmallVector<int64_t> sizesOf(const SymbolicShape &shape) const;
 
@@ -76,7 +80,6 @@ public:
   }
 
 private:
-
   ErrorEmitter emitError;
   llvm::StringMap<int64_t> sizes;
   Type floatType;

@@ -33,6 +33,35 @@ def SpecializeShapes : Pass<"recur-specialize-shapes", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def Differentiate : Pass<"recur-differentiate", "::mlir::func::FuncOp"> {
+  let summary = "Turn a training step's loss into the backward pass and an SGD update";
+  let description = [{
+    A function with `recur.train = #recur.sgd<lr = ..., clip_norm = ...>`
+    (`recur-gen lstm-lm --train`) returns one value, the loss. This pass
+    derives its gradients with respect to every weight (`recur.weight`
+    argument) by reverse-mode differentiation over the recur ops: from the
+    loss back, each op builds its operands' gradients from its results'
+    (the `Differentiable` interface: `recur.cross_entropy_grad`,
+    `recur.linear_grad`, `recur.lstm_grad`, `recur.embedding_grad`), and
+    gradients of a value used twice are summed. Then, when `clip_norm` is
+    positive, `recur.clip_grad_norm` scales them together, and
+    `recur.sgd_update` computes every weight's new value:
+
+    ```mlir
+    func.func @forward(...) -> (tensor<f32> {recur.output = "loss"},
+        tensor<10001x128xf32> {recur.update = "embedding.weight"}, ...)
+    ```
+
+    Each added result carries `recur.update`: the compiled model writes it
+    over the bound weight, in place. A weight the loss does not depend on
+    gets no gradient and is not updated (as PyTorch's SGD skips parameters
+    without one). What is not differentiable yet (an op without a rule, an
+    LSTM's initial or final state, a bf16 model) is an error on the op.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def ComputeInF32 : Pass<"recur-compute-in-f32", "::mlir::func::FuncOp"> {
   let summary = "Run a bf16 or f16 model's ops in f32, its interface unchanged";
   let description = [{

@@ -26,14 +26,26 @@ struct SequenceConfig {
   std::string dtype = "f32";
 };
 
+/// A training step's optimizer: SGD, after clipping the gradients' global
+/// norm to `clipNorm` when it is positive. The defaults are those of
+/// PyTorch's word_language_model example (--lr 20 --clip 0.25).
+struct TrainConfig {
+  double lr = 20;
+  double clipNorm = 0.25;
+};
+
 /// A language model: PyTorch module with `embedding` (nn.Embedding),
 /// `lstm` (nn.LSTM, `layers` layers) and `proj` (nn.Linear) attributes.
-/// `forward(tokens [T,B] i64, weights...) -> logits [T,B,vocab]`.
+/// `forward(tokens [T,B] i64, weights...) -> logits [T,B,vocab]`; with
+/// `train`, a training step instead:
+/// `forward(tokens, targets [T,B] i64, weights...) -> loss` (the mean cross
+/// entropy), marked `recur.train` for recur-differentiate.
 struct LstmLmConfig : SequenceConfig {
   int64_t vocab = 10001;
   int64_t embed = 128;
   int64_t hidden = 256;
   int64_t layers = 3;
+  std::optional<TrainConfig> train;
 };
 
 /// A stacked LSTM alone, as a bare nn.LSTM saves it (`weight_ih_l0`, ...).

@@ -633,3 +633,160 @@ func.func @packed_w_hh_panels(%g: tensor<3x2x24xf32>, %w: tensor<1x6x16xf32>) {
   %y, %h, %c = recur.lstm_recurrence %g, %w : (tensor<3x2x24xf32>, tensor<1x6x16xf32>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
   return
 }
+
+// -----
+
+func.func @cross_entropy_grad_d_loss_shape(%l: tensor<4x2x13xf32>, %t: tensor<4x2xi64>, %d: tensor<4xf32>) {
+  // expected-error @below {{'recur.cross_entropy_grad' op operand 'd_loss' must be a ranked tensor of rank 0 [], got 'tensor<4xf32>'}}
+  %0 = recur.cross_entropy_grad %l, %t, %d : (tensor<4x2x13xf32>, tensor<4x2xi64>, tensor<4xf32>) -> tensor<4x2x13xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_grad_result(%l: tensor<4x2x13xf32>, %t: tensor<4x2xi64>, %d: tensor<f32>) {
+  // expected-error @below {{'recur.cross_entropy_grad' op result 'd_logits' expected shape [d0, d1, C] = [4, 2, 13], got [4, 2, 12]}}
+  %0 = recur.cross_entropy_grad %l, %t, %d : (tensor<4x2x13xf32>, tensor<4x2xi64>, tensor<f32>) -> tensor<4x2x12xf32>
+  return
+}
+
+// -----
+
+func.func @linear_grad_d_result(%d: tensor<4x12xf32>, %x: tensor<4x7xf32>, %w: tensor<13x7xf32>) {
+  // expected-error @below {{'recur.linear_grad' op operand 'd_result' expected shape [d0, N] = [4, 13], got [4, 12]}}
+  %0:3 = recur.linear_grad %d, %x, %w : (tensor<4x12xf32>, tensor<4x7xf32>, tensor<13x7xf32>) -> (tensor<4x7xf32>, tensor<13x7xf32>, tensor<13xf32>)
+  return
+}
+
+// -----
+
+func.func @linear_grad_packed_weight(%d: tensor<4x13xf32>, %x: tensor<4x7xf32>, %w: tensor<1x7x16xf32>) {
+  // expected-error @below {{'recur.linear_grad' op operand 'weight' must be a ranked tensor of rank 2 [N, K], got 'tensor<1x7x16xf32>'}}
+  %0:3 = recur.linear_grad %d, %x, %w : (tensor<4x13xf32>, tensor<4x7xf32>, tensor<1x7x16xf32>) -> (tensor<4x7xf32>, tensor<13x7xf32>, tensor<13xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_grad_y(%x: tensor<3x2x5xf32>, %wi: tensor<28x5xf32>, %wh: tensor<28x7xf32>, %b: tensor<28xf32>, %y: tensor<3x2x8xf32>) {
+  // expected-error @below {{'recur.lstm_grad' op operand 'y' expected shape [T, B, H] = [3, 2, 7], got [3, 2, 8]}}
+  %0:4 = recur.lstm_grad %x, %wi, %wh, %b, %b, %y, %y : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>, tensor<3x2x8xf32>, tensor<3x2x8xf32>) -> (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_grad_d_bias(%x: tensor<3x2x5xf32>, %wi: tensor<28x5xf32>, %wh: tensor<28x7xf32>, %b: tensor<28xf32>, %y: tensor<3x2x7xf32>) {
+  // expected-error @below {{'recur.lstm_grad' op result 'd_bias' expected shape [4*H] = [28], got [32]}}
+  %0:4 = recur.lstm_grad %x, %wi, %wh, %b, %b, %y, %y : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>, tensor<3x2x7xf32>, tensor<3x2x7xf32>) -> (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<32xf32>)
+  return
+}
+
+// -----
+
+func.func @embedding_grad_rows(%d: tensor<4x2x5xf32>, %i: tensor<4x2xi64>) {
+  // expected-error @below {{'recur.embedding_grad' op result 'd_table' expected shape [V, E] = [13, 5], got [12, 5]}}
+  %0 = recur.embedding_grad %d[%i] rows(13) : (tensor<4x2x5xf32>, tensor<4x2xi64>) -> tensor<12x5xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_grad_dynamic_columns(%d: tensor<4x2x?xf32>, %i: tensor<4x2xi64>) {
+  // expected-error @below {{'recur.embedding_grad' op operand 'd_result' must have a static last dimension (the table's columns E), got 'tensor<4x2x?xf32>'}}
+  %0 = recur.embedding_grad %d[%i] rows(13) : (tensor<4x2x?xf32>, tensor<4x2xi64>) -> tensor<13x5xf32>
+  return
+}
+
+// -----
+
+func.func @clip_grad_norm_result_type(%a: tensor<4xf32>, %b: tensor<3x2xf32>) {
+  // expected-error @below {{'recur.clip_grad_norm' op result #2 expected type 'tensor<3x2xf32>', got 'tensor<2x3xf32>'}}
+  %0:3 = recur.clip_grad_norm %a, %b max_norm(1.0) : (tensor<4xf32>, tensor<3x2xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<2x3xf32>)
+  return
+}
+
+// -----
+
+func.func @clip_grad_norm_result_count(%a: tensor<4xf32>) {
+  // expected-error @below {{'recur.clip_grad_norm' op expected 2 results (the norm, then one per gradient), got 1}}
+  %0 = recur.clip_grad_norm %a max_norm(1.0) : (tensor<4xf32>) -> (tensor<f32>)
+  return
+}
+
+// -----
+
+func.func @clip_grad_norm_mixed_types(%a: tensor<4xf32>, %b: tensor<4xbf16>) {
+  // expected-error @below {{'recur.clip_grad_norm' op operand 'gradients' #1 expected element type 'f32' (that of operand 'gradients' #0), got 'bf16'}}
+  %0:3 = recur.clip_grad_norm %a, %b max_norm(1.0) : (tensor<4xf32>, tensor<4xbf16>) -> (tensor<f32>, tensor<4xf32>, tensor<4xbf16>)
+  return
+}
+
+// -----
+
+func.func @clip_grad_norm_zero(%a: tensor<4xf32>) {
+  // expected-error @below {{'recur.clip_grad_norm' op attribute 'max_norm' failed to satisfy constraint: 64-bit float attribute whose value is finite and positive}}
+  %0:2 = recur.clip_grad_norm %a max_norm(0.0) : (tensor<4xf32>) -> (tensor<f32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @sgd_update_gradient_type(%w: tensor<4xf32>, %g: tensor<5xf32>) {
+  // expected-error @below {{'recur.sgd_update' op failed to verify that all of {weight, gradient, result} have same type}}
+  %0 = "recur.sgd_update"(%w, %g) {lr = 0.1 : f64} : (tensor<4xf32>, tensor<5xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_update_negative_lr(%w: tensor<4xf32>) {
+  // expected-error @below {{'recur.sgd_update' op attribute 'lr' failed to satisfy constraint: 64-bit float attribute whose value is finite and positive}}
+  %0 = recur.sgd_update %w, %w lr(-0.1) : tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @below {{'recur.train' must be a #recur.sgd<lr = ..., clip_norm = ...> attribute, got 2.000000e+01 : f64}}
+func.func @train_not_sgd(%loss: tensor<f32>) -> tensor<f32> attributes {recur.train = 20.0 : f64} {
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// expected-error @below {{the learning rate lr must be finite and positive, got 0}}
+func.func @train_zero_lr(%loss: tensor<f32>) -> tensor<f32> attributes {recur.train = #recur.sgd<lr = 0.0>} {
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// expected-error @below {{clip_norm must be finite and at least 0 (0: no clipping), got -1}}
+func.func @train_negative_clip(%loss: tensor<f32>) -> tensor<f32> attributes {recur.train = #recur.sgd<lr = 1.0, clip_norm = -1.0>} {
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// expected-error @below {{result 1 updates weight 'c', which no argument of the function names}}
+func.func @update_unknown_weight(%b: tensor<4xf32> {recur.weight = "b"}, %loss: tensor<f32>)
+    -> (tensor<f32>, tensor<4xf32> {recur.update = "c"}) {
+  return %loss, %b : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// expected-error @below {{result 1 updates weight 'b' of type 'tensor<4xf32>' but has type 'tensor<5xf32>'}}
+func.func @update_wrong_type(%b: tensor<4xf32> {recur.weight = "b"}, %loss: tensor<f32>, %c: tensor<5xf32>)
+    -> (tensor<f32>, tensor<5xf32> {recur.update = "b"}) {
+  return %loss, %c : tensor<f32>, tensor<5xf32>
+}
+
+// -----
+
+// expected-error @below {{weight 'b' is updated by result 0 and result 1}}
+func.func @update_twice(%b: tensor<4xf32> {recur.weight = "b"})
+    -> (tensor<4xf32> {recur.update = "b"}, tensor<4xf32> {recur.update = "b"}) {
+  return %b, %b : tensor<4xf32>, tensor<4xf32>
+}

@@ -166,3 +166,55 @@ func.func @model_names(%tokens: tensor<2x3xi64> {recur.input = "tokens"},
   %0 = recur.embedding %table[%tokens] : (tensor<5x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
   return %0 : tensor<2x3x4xf32>
 }
+
+// CHECK-LABEL: func.func @training_ops
+func.func @training_ops(%x: tensor<?x?x5xf32>, %ids: tensor<?x?xi64>, %w_ih: tensor<28x5xf32>,
+    %w_hh: tensor<28x7xf32>, %b: tensor<28xf32>, %y: tensor<?x?x7xf32>, %w: tensor<13x7xf32>,
+    %logits: tensor<?x?x13xf32>, %d_loss: tensor<f32>, %per_token: tensor<?x?xf32>)
+    -> (tensor<13x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<f32>, tensor<?x?x13xf32>) {
+  // CHECK: recur.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x13xf32>, tensor<?x?xi64>, tensor<f32>) -> tensor<?x?x13xf32>
+  %d_logits = recur.cross_entropy_grad %logits, %ids, %d_loss
+      : (tensor<?x?x13xf32>, tensor<?x?xi64>, tensor<f32>) -> tensor<?x?x13xf32>
+  // CHECK: recur.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} reduction<none> : (tensor<?x?x13xf32>, tensor<?x?xi64>, tensor<?x?xf32>)
+  %d_none = recur.cross_entropy_grad %logits, %ids, %per_token reduction<none>
+      : (tensor<?x?x13xf32>, tensor<?x?xi64>, tensor<?x?xf32>) -> tensor<?x?x13xf32>
+  // CHECK: recur.linear_grad %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x13xf32>, tensor<?x?x7xf32>, tensor<13x7xf32>)
+  // CHECK-SAME: -> (tensor<?x?x7xf32>, tensor<13x7xf32>, tensor<13xf32>)
+  %d_y, %d_w, %d_b = recur.linear_grad %d_logits, %y, %w
+      : (tensor<?x?x13xf32>, tensor<?x?x7xf32>, tensor<13x7xf32>)
+      -> (tensor<?x?x7xf32>, tensor<13x7xf32>, tensor<13xf32>)
+  // CHECK: recur.lstm_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
+  // CHECK-SAME: -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>)
+  %d_x, %d_w_ih, %d_w_hh, %d_bias = recur.lstm_grad %x, %w_ih, %w_hh, %b, %b, %y, %d_y
+      : (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>,
+         tensor<?x?x7xf32>, tensor<?x?x7xf32>)
+      -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>)
+  // CHECK: recur.embedding_grad %{{.*}}[%{{.*}}] rows(13) : (tensor<?x?x5xf32>, tensor<?x?xi64>) -> tensor<13x5xf32>
+  %d_table = recur.embedding_grad %d_x[%ids] rows(13) : (tensor<?x?x5xf32>, tensor<?x?xi64>) -> tensor<13x5xf32>
+  // CHECK: recur.clip_grad_norm %{{.*}}, %{{.*}} max_norm(2.500000e-01) : (tensor<13x5xf32>, tensor<28x7xf32>)
+  // CHECK-SAME: -> (tensor<f32>, tensor<13x5xf32>, tensor<28x7xf32>)
+  %norm, %clipped:2 = recur.clip_grad_norm %d_table, %d_w_hh max_norm(0.25)
+      : (tensor<13x5xf32>, tensor<28x7xf32>) -> (tensor<f32>, tensor<13x5xf32>, tensor<28x7xf32>)
+  // CHECK: recur.sgd_update %{{.*}}, %{{.*}} lr(1.000000e-01) : tensor<28x5xf32>
+  %new = recur.sgd_update %w_ih, %d_w_ih lr(0.1) : tensor<28x5xf32>
+  return %clipped#0, %new, %clipped#1, %norm, %d_none
+      : tensor<13x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<f32>, tensor<?x?x13xf32>
+}
+
+// A training step's optimizer, and the results that update weights in place.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: -> (tensor<f32> {recur.output = "loss"}, tensor<4xf32> {recur.update = "b"})
+// CHECK-SAME: attributes {recur.train = #recur.sgd<lr = 2.000000e+01, clip_norm = 2.500000e-01>}
+func.func @train_step(%b: tensor<4xf32> {recur.weight = "b"}, %loss: tensor<f32>)
+    -> (tensor<f32> {recur.output = "loss"}, tensor<4xf32> {recur.update = "b"})
+    attributes {recur.train = #recur.sgd<lr = 20.0, clip_norm = 0.25>} {
+  return %loss, %b : tensor<f32>, tensor<4xf32>
+}
+
+// No clipping is the default, and not printed.
+// CHECK-LABEL: func.func @train_step_no_clip
+// CHECK-SAME: attributes {recur.train = #recur.sgd<lr = 1.000000e-01>}
+func.func @train_step_no_clip(%loss: tensor<f32>) -> tensor<f32>
+    attributes {recur.train = #recur.sgd<lr = 0.1>} {
+  return %loss : tensor<f32>
+}

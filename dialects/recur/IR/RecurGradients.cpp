@@ -1,0 +1,99 @@
+//===- RecurGradients.cpp - vector-Jacobian products of recur ops ---------===//
+//
+// The Differentiable interface of the forward ops: each builds the recur ops
+// that compute its operands' gradients from its results' (recur-differentiate
+// calls them in reverse program order).
+//
+//===----------------------------------------------------------------------===//
+
+#include "recur/IR/RecurOps.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::recur;
+
+/// Sets `gradients` to one null value per operand of `op`.
+static void resetGradients(Operation *op, SmallVectorImpl<Value> &gradients) {
+  gradients.assign(op->getNumOperands(), Value());
+}
+
+LogicalResult EmbeddingOp::buildGradients(OpBuilder &builder,
+                                          ArrayRef<Value> resultGradients,
+                                          ArrayRef<bool> needed,
+                                          SmallVectorImpl<Value> &gradients) {
+  resetGradients(*this, gradients);
+  Value dResult = resultGradients[0];
+  if (!dResult || !needed[getTableMutable().getOperandNumber()])
+    return success();
+  int64_t rows = cast<ShapedType>(getTable().getType()).getDimSize(0);
+  gradients[getTableMutable().getOperandNumber()] =
+      EmbeddingGradOp::create(builder, getLoc(), dResult, getIds(), rows);
+  return success();
+}
+
+LogicalResult LinearOp::buildGradients(OpBuilder &builder,
+                                       ArrayRef<Value> resultGradients,
+                                       ArrayRef<bool> needed,
+                                       SmallVectorImpl<Value> &gradients) {
+  resetGradients(*this, gradients);
+  Value dResult = resultGradients[0];
+  if (!dResult || llvm::none_of(needed, [](bool b) { return b; }))
+    return success();
+  if (cast<ShapedType>(getWeight().getType()).getRank() != 2)
+    return emitOpError() << "has a packed weight and cannot be differentiated "
+                            "(differentiate before recur-pack-weights)";
+  auto grad =
+      LinearGradOp::create(builder, getLoc(), dResult, getInput(), getWeight());
+  unsigned input = getInputMutable().getOperandNumber();
+  unsigned weight = getWeightMutable().getOperandNumber();
+  if (needed[input])
+    gradients[input] = grad.getDInput();
+  if (needed[weight])
+    gradients[weight] = grad.getDWeight();
+  if (getBias() && needed[getBiasMutable()[0].getOperandNumber()])
+    gradients[getBiasMutable()[0].getOperandNumber()] = grad.getDBias();
+  return success();
+}
+
+LogicalResult LSTMOp::buildGradients(OpBuilder &builder,
+                                     ArrayRef<Value> resultGradients,
+                                     ArrayRef<bool> needed,
+                                     SmallVectorImpl<Value> &gradients) {
+  resetGradients(*this, gradients);
+  if (getH0() || getC0())
+    return emitOpError() << "has an initial state, which recur-differentiate "
+                            "does not support yet";
+  if (resultGradients[1] || resultGradients[2])
+    return emitOpError() << "is differentiated through its final state h_n "
+                            "or c_n, which recur-differentiate does not "
+                            "support yet (only through y)";
+  Value dY = resultGradients[0];
+  if (!dY)
+    return success();
+  auto grad = LSTMGradOp::create(builder, getLoc(), getInput(), getWIh(),
+                                 getWHh(), getBIh(), getBHh(), getY(), dY);
+  std::pair<OpOperand &, Value> rules[] = {
+      {getInputMutable(), grad.getDInput()},
+      {getWIhMutable(), grad.getDWIh()},
+      {getWHhMutable(), grad.getDWHh()},
+      {getBIhMutable(), grad.getDBias()},
+      {getBHhMutable(), grad.getDBias()}};
+  for (auto &[operand, gradient] : rules)
+    if (needed[operand.getOperandNumber()])
+      gradients[operand.getOperandNumber()] = gradient;
+  return success();
+}
+
+LogicalResult CrossEntropyOp::buildGradients(
+    OpBuilder &builder, ArrayRef<Value> resultGradients, ArrayRef<bool> needed,
+    SmallVectorImpl<Value> &gradients) {
+  resetGradients(*this, gradients);
+  unsigned logits = getLogitsMutable().getOperandNumber();
+  if (!resultGradients[0] || !needed[logits])
+    return success();
+  gradients[logits] =
+      CrossEntropyGradOp::create(builder, getLoc(), getLogits(), getTargets(),
+                                 resultGradients[0], getReduction());
+  return success();
+}
