@@ -40,6 +40,8 @@ StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
 
 void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                                       const CpuGemmTile &gemmTile) {
+  // A training step's backward pass is recur ops that fusion sees too.
+  pm.addNestedPass<func::FuncOp>(createDifferentiate());
   // bf16/f16 models keep their interface and compute in f32.
   pm.addNestedPass<func::FuncOp>(createComputeInF32());
   if (level >= FusionLevel::hoist) {
@@ -80,6 +82,8 @@ void mlir::recur::buildBufferizePipeline(OpPassManager &pm) {
   options.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(options));
+  // Before deallocation, which would copy a returned weight.
+  pm.addNestedPass<func::FuncOp>(createUpdateWeightsInPlace());
   // Function results become owned by the caller, who frees them.
   bufferization::buildBufferDeallocationPipeline(pm);
   // A result that is an argument (a model returning an input or a weight)

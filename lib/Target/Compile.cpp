@@ -517,11 +517,6 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   if (!entry)
     return fail(module, Twine("no function @") + kModelEntryName +
                             " to compile; recur-gen writes one");
-  if (entry->hasAttr(RecurDialect::kTrainAttrName))
-    return fail(module, "training steps (recur.train) cannot be compiled yet: "
-                        "recur-differentiate builds their backward pass "
-                        "(recur-opt --recur-differentiate), which has no "
-                        "lowering yet");
 
   // The model as written is described (its reference program included);
   // what fusion adds (tensors derived from weights, their prologue) is

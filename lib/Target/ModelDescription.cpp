@@ -409,6 +409,22 @@ mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
       failed(describePrologue(entry, compiled, *model["arguments"].getAsArray(),
                               model)))
     return failure();
+  if (compiled)
+    if (auto sgd =
+            compiled->getAttrOfType<SGDAttr>(RecurDialect::kTrainAttrName)) {
+      llvm::json::Array updates;
+      for (unsigned index = 0; index < compiled.getNumResults(); ++index)
+        if (auto name = compiled.getResultAttrOfType<StringAttr>(
+                index, RecurDialect::kUpdateAttrName))
+          updates.push_back(name.getValue());
+      model["training"] = llvm::json::Object{
+          {"optimizer", "sgd"},
+          {"lr", sgd.getLearningRate()},
+          {"clip_norm", sgd.getMaxNorm()},
+          {"updates", std::move(updates)},
+          // recur.lstm_grad's policy: y kept, gates recomputed per layer.
+          {"activations", "recomputed from each layer's output sequence"}};
+    }
   if (!cudaArch.empty())
     model["cuda_arch"] = cudaArch;
   if (std::optional<llvm::json::Object> program = describeProgram(entry))

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 using namespace recur::runtime;
 using nlohmann::json;
 
@@ -92,6 +94,17 @@ ModelDescription recur::runtime::parseDescription(const std::string &text,
         model.prologueResults.push_back(
             find(model.derived, name.get<std::string>(), "derived tensor"));
     }
+    if (description.contains("training"))
+      for (const json &name : description.at("training").at("updates")) {
+        auto weight = std::find_if(
+            model.weights.begin(), model.weights.end(),
+            [&](const TensorSpec &spec) { return spec.name == name; });
+        if (weight == model.weights.end())
+          throw Failure("'" + path + "' updates the weight '" +
+                        name.get<std::string>() +
+                        "', which the model does not have");
+        model.updatedWeights.push_back(weight - model.weights.begin());
+      }
     std::vector<bool> computed(model.derived.size(), false);
     for (size_t index : model.prologueResults)
       computed[index] = true;

@@ -45,7 +45,12 @@ struct ModelDescription {
   /// The prologue's arguments (indices into `weights`) and results (into
   /// `derived`); empty without a prologue.
   std::vector<size_t> prologueWeights, prologueResults;
+  /// A training step's weights that every run updates in place (indices
+  /// into `weights`); empty for inference models.
+  std::vector<size_t> updatedWeights;
   size_t numArguments = 0;
+
+  bool trains() const { return !updatedWeights.empty(); }
 };
 
 /// Parses and validates the description of the model at `path` (named in

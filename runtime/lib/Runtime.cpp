@@ -50,6 +50,13 @@ struct RecurModel {
   // the first run after any weight is bound.
   std::mutex prologueMutex;
   bool derivedStale = true;
+  // A training step writes its weights: its runs, and reads of its weights,
+  // take turns.
+  std::mutex trainingMutex;
+  std::unique_lock<std::mutex> lockWeightsIfTraining() {
+    return description.trains() ? std::unique_lock<std::mutex>(trainingMutex)
+                                : std::unique_lock<std::mutex>();
+  }
   std::vector<const void *> derivedData; // parallel to description.derived
   std::vector<void *> derivedBuffers;
 
@@ -381,6 +388,33 @@ RecurError *recur_model_bind_weight(RecurModel *model, const char *name,
   });
 }
 
+RecurError *recur_model_read_weight(RecurModel *model, const char *name,
+                                    DLTensor *host) {
+  if (!model || !name || !host)
+    return makeError("recur_model_read_weight: null model, name or tensor");
+  return guarded([&] {
+    size_t index;
+    const TensorSpec *spec = model->findWeight(name, index);
+    if (!spec)
+      throw Failure("the model has no weight '" + std::string(name) + "'");
+    std::string what = "the copy of weight '" + spec->name + "'";
+    if (!isHostMemory(*host))
+      throw Failure(what + " must be in host memory, got " +
+                    deviceTypeName(host->device.device_type));
+    int64_t sizes[2] = {-1, -1};
+    size_t bytes = checkTensor(what, *spec, host, sizes, *model->backend);
+    // Not while a run updates it.
+    std::unique_lock<std::mutex> training = model->lockWeightsIfTraining();
+    std::unique_lock<std::mutex> lock = model->backend->lockRun();
+    if (!model->weights[index])
+      throw Failure("weight '" + spec->name + "' is not bound");
+    DLTensor source{};
+    source.device = model->backend->outputDevice(/*onDevice=*/true);
+    model->backend->readToHost(source, model->weights[index]->data(), bytes,
+                               const_cast<void *>(dataOf(*host)));
+  });
+}
+
 RecurError *recur_model_bind_weights_file(RecurModel *model, const char *path) {
   return recur_model_bind_weights_file_mode(model, path, RECUR_BIND_STRICT);
 }
@@ -501,6 +535,7 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
     if (numInputs && !inputs)
       throw Failure("recur_model_run: the inputs array is null");
 
+    std::unique_lock<std::mutex> training = model->lockWeightsIfTraining();
     std::unique_lock<std::mutex> lock = model->backend->lockRun();
     // Every input is checked before any is staged: a failed call leaves no
     // copy in flight.

@@ -52,6 +52,10 @@ def Recur_Dialect : Dialect {
     /// value the result is: the compiled model writes it over the bound
     /// weight, in place.
     static constexpr ::llvm::StringLiteral kUpdateAttrName = "recur.update";
+    /// Whether `op` is in a training step (a function with `recur.train`):
+    /// its weights change at every run, so nothing may be computed from
+    /// them once per binding.
+    static bool isInTrainingStep(::mlir::Operation *op);
   }];
 }
 

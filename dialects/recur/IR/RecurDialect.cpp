@@ -110,6 +110,13 @@ static LogicalResult verifyExternalName(Operation *op, unsigned index,
   return success();
 }
 
+bool RecurDialect::isInTrainingStep(Operation *op) {
+  auto function = isa<FunctionOpInterface>(op)
+                      ? cast<FunctionOpInterface>(op)
+                      : op->getParentOfType<FunctionOpInterface>();
+  return function && function->hasAttr(kTrainAttrName);
+}
+
 /// An update result names a weight argument of its function, has its type,
 /// and is the only update of that weight.
 static LogicalResult verifyUpdate(Operation *op, unsigned index,

@@ -45,6 +45,8 @@ struct FoldEmbeddingIntoProjection : OpRewritePattern<LinearOp> {
 
   LogicalResult matchAndRewrite(LinearOp linear,
                                 PatternRewriter &rewriter) const override {
+    if (RecurDialect::isInTrainingStep(linear))
+      return rewriter.notifyMatchFailure(linear, "the weights change per run");
     auto embedding = linear.getInput().getDefiningOp<EmbeddingOp>();
     if (!embedding || !embedding->hasOneUse())
       return rewriter.notifyMatchFailure(linear, "input is not an embedding");

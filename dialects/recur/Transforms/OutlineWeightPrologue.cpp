@@ -155,7 +155,8 @@ struct OutlineWeightProloguePass
     SymbolTable symbols(module);
     SmallVector<func::FuncOp> entries;
     for (auto function : module.getOps<func::FuncOp>())
-      if (llvm::any_of(llvm::seq(function.getNumArguments()),
+      if (!RecurDialect::isInTrainingStep(function) &&
+          llvm::any_of(llvm::seq(function.getNumArguments()),
                        [&](unsigned index) {
                          return function.getArgAttr(
                              index, RecurDialect::kWeightAttrName);

@@ -123,7 +123,8 @@ def FoldEmbeddingProjection : Pass<"recur-fold-embedding-projection"> {
     binding (a derived tensor of `V·4H` floats: 41 MB for the reference LM)
     and each run only gathers rows. Sums are the same dot products of length
     E. A table of more than `max-elements` floats is not made (the embedding
-    and the GEMM stay).
+    and the GEMM stay). Nor is it in a training step (`recur.train`),
+    whose weights change at every run.
   }];
   let options = [
     Option<"maxElements", "max-elements", "int64_t", /*default=*/"1 << 26",
@@ -240,7 +241,9 @@ def OutlineWeightPrologue : Pass<"recur-outline-weight-prologue",
     passes its results to every run; users still bind PyTorch's tensors.
 
     Ops with regions or side effects stay, and so does a function whose
-    weights are only read by the rest of its computation.
+    weights are only read by the rest of its computation. A training step
+    (`recur.train`) keeps everything: it updates its weights at every run,
+    so what they determine is computed again in each step.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }

@@ -22,6 +22,21 @@ def LowerCopiesToLinalg : Pass<"recur-lower-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def UpdateWeightsInPlace : Pass<"recur-update-weights-in-place",
+                                "::mlir::func::FuncOp"> {
+  let summary = "Drop a training step's weight-update results, written in place";
+  let description = [{
+    Runs right after one-shot bufferization. A training step returns each
+    updated weight as a result with `recur.update = "name"`; the lowering
+    writes the update into the buffer of the weight argument of that name
+    (`convert-recur-to-linalg` makes those arguments writable), so each such
+    result must be that very argument's buffer. The pass checks it and
+    removes the result: the bound weight has changed, and no copy is made.
+    An update that bufferization could not do in place is an error (it
+    would be a copy per step, and the bound weight would not change).
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // CPU (recur-lower-loops-to-llvm)
 //===----------------------------------------------------------------------===//

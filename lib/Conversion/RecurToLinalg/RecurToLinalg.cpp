@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include <limits>
 
 namespace mlir::recur {
@@ -103,10 +105,114 @@ public:
     }
     SmallVector<IteratorType> iterators(loops, IteratorType::parallel);
     iterators.back() = IteratorType::reduction;
+    return multiplyAccumulate({x, w}, acc,
+                              {withLast(k), weightMap, withLast(n)}, iterators);
+  }
+
+  /// `acc[d..., k] += sum_n x[d..., n] * w[n, k]`: x times w (not
+  /// transposed), the input gradient of a product with a PyTorch weight.
+  Value accumulateMatmul(Value x, Value w, Value acc) {
+    unsigned rank = cast<RankedTensorType>(x.getType()).getRank();
+    unsigned loops = rank + 1; // leading dims, k, n
+    MLIRContext *context = b.getContext();
+    SmallVector<AffineExpr> leading;
+    for (unsigned dim = 0; dim + 1 < rank; ++dim)
+      leading.push_back(b.getAffineDimExpr(dim));
+    AffineExpr k = b.getAffineDimExpr(rank - 1), n = b.getAffineDimExpr(rank);
+    auto withLast = [&](AffineExpr expr) {
+      SmallVector<AffineExpr> exprs = leading;
+      exprs.push_back(expr);
+      return AffineMap::get(loops, 0, exprs, context);
+    };
+    SmallVector<IteratorType> iterators(loops, IteratorType::parallel);
+    iterators.back() = IteratorType::reduction;
+    return multiplyAccumulate(
+        {x, w}, acc,
+        {withLast(n), AffineMap::get(loops, 0, {n, k}, context), withLast(k)},
+        iterators);
+  }
+
+  /// `acc[n, k] += sum over d... of a[d..., n] * x[d..., k]`: a weight's
+  /// gradient, one contraction over the rows of every step at once.
+  Value accumulateRowProducts(Value a, Value x, Value acc) {
+    unsigned rank = cast<RankedTensorType>(x.getType()).getRank();
+    unsigned loops = rank + 1; // n, k, leading dims
+    MLIRContext *context = b.getContext();
+    SmallVector<AffineExpr> leading;
+    for (unsigned dim = 0; dim + 1 < rank; ++dim)
+      leading.push_back(b.getAffineDimExpr(dim + 2));
+    auto withLast = [&](unsigned dim) {
+      SmallVector<AffineExpr> exprs = leading;
+      exprs.push_back(b.getAffineDimExpr(dim));
+      return AffineMap::get(loops, 0, exprs, context);
+    };
+    SmallVector<IteratorType> iterators(loops, IteratorType::reduction);
+    iterators[0] = iterators[1] = IteratorType::parallel;
+    return multiplyAccumulate(
+        {a, x}, acc,
+        {withLast(0), withLast(1),
+         AffineMap::getMultiDimIdentityMap(loops, context).getMajorSubMap(2)},
+        iterators);
+  }
+
+  /// `acc[n] += sum over d... of a[d..., n]`.
+  Value accumulateColumnSums(Value a, Value acc) {
+    unsigned rank = cast<RankedTensorType>(a.getType()).getRank();
+    MLIRContext *context = b.getContext();
+    SmallVector<AffineExpr> exprs;
+    for (unsigned dim = 1; dim < rank; ++dim)
+      exprs.push_back(b.getAffineDimExpr(dim));
+    exprs.push_back(b.getAffineDimExpr(0));
+    SmallVector<IteratorType> iterators(rank, IteratorType::reduction);
+    iterators[0] = IteratorType::parallel;
     return linalg::GenericOp::create(
-               b, loc, TypeRange{acc.getType()}, ValueRange{x, w},
-               ValueRange{acc},
-               ArrayRef<AffineMap>{withLast(k), weightMap, withLast(n)},
+               b, loc, TypeRange{acc.getType()}, ValueRange{a}, ValueRange{acc},
+               ArrayRef<AffineMap>{
+                   AffineMap::get(rank, 0, exprs, context),
+                   AffineMap::get(rank, 0, b.getAffineDimExpr(0))},
+               iterators,
+               [&](OpBuilder &nested, Location loc, ValueRange args) {
+                 linalg::YieldOp::create(nested, loc,
+                                         arith::AddFOp::create(nested, loc,
+                                                               args[1], args[0],
+                                                               fastMath)
+                                             .getResult());
+               })
+        .getResult(0);
+  }
+
+  /// The sum of the squares of every element of `a`, as a rank-0 tensor.
+  Value sumOfSquares(Value a) {
+    auto type = cast<RankedTensorType>(a.getType());
+    unsigned rank = type.getRank();
+    MLIRContext *context = b.getContext();
+    Value init = filled({}, type.getElementType(), 0.0);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{init.getType()}, ValueRange{a},
+               ValueRange{init},
+               ArrayRef<AffineMap>{
+                   AffineMap::getMultiDimIdentityMap(rank, context),
+                   AffineMap::get(rank, 0, {}, context)},
+               SmallVector<IteratorType>(rank, IteratorType::reduction),
+               [&](OpBuilder &nested, Location loc, ValueRange args) {
+                 Value square =
+                     arith::MulFOp::create(nested, loc, args[0], args[0]);
+                 linalg::YieldOp::create(nested, loc,
+                                         arith::AddFOp::create(nested, loc,
+                                                               args[1], square,
+                                                               fastMath)
+                                             .getResult());
+               })
+        .getResult(0);
+  }
+
+  /// `acc += inputs[0] * inputs[1]` over the iteration space of `maps`
+  /// (inputs', then acc's).
+  Value multiplyAccumulate(ValueRange inputs, Value acc,
+                           ArrayRef<AffineMap> maps,
+                           ArrayRef<IteratorType> iterators) {
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{acc.getType()}, inputs, ValueRange{acc}, maps,
                iterators,
                [&](OpBuilder &nested, Location loc, ValueRange args) {
                  Value product = arith::MulFOp::create(nested, loc, args[0],
@@ -116,6 +222,16 @@ public:
                  linalg::YieldOp::create(nested, loc, sum);
                })
         .getResult(0);
+  }
+
+  /// The product of `sizes` as a float of `type`.
+  Value countOf(ArrayRef<OpFoldResult> sizes, Type type) {
+    Value count = constantIndex(1);
+    for (OpFoldResult size : sizes)
+      count = arith::MulIOp::create(
+          b, loc, count, getValueOrCreateConstantIndexOp(b, loc, size));
+    Value countInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), count);
+    return arith::SIToFPOp::create(b, loc, type, countInt);
   }
 
   /// Reduces the last dimension of `input` into a tensor of its leading
@@ -1265,6 +1381,485 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Training: gradients and the update
+//===----------------------------------------------------------------------===//
+
+/// A zero tensor of `type`'s shape with the sizes of `like` where dynamic.
+Value zerosLike(Emitter &emit, Value like) {
+  auto type = cast<RankedTensorType>(like.getType());
+  return emit.filled(tensor::getMixedSizes(emit.b, emit.loc, like),
+                     type.getElementType(), 0.0);
+}
+
+Value zerosOf(Emitter &emit, Value result) {
+  auto type = cast<RankedTensorType>(result.getType());
+  assert(type.hasStaticShape() && "weight gradients have static shapes");
+  return emit.filled(
+      getAsIndexOpFoldResult(emit.b.getContext(), type.getShape()),
+      type.getElementType(), 0.0);
+}
+
+struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CrossEntropyGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    Value logits = op.getLogits();
+    auto logitsType = cast<RankedTensorType>(logits.getType());
+    unsigned rank = logitsType.getRank();
+    Type elementType = logitsType.getElementType();
+    auto [max, logSum] = emit.logSumExpParts(logits);
+    // The scale of every row: d_loss per token (none), or d_loss over the
+    // token count (mean) or not (sum).
+    SmallVector<Value> inputs = {logits, max, logSum, op.getTargets()};
+    Value scale;
+    if (op.getReduction() == Reduction::none) {
+      inputs.push_back(op.getDLoss());
+    } else {
+      scale = tensor::ExtractOp::create(rewriter, loc, op.getDLoss());
+      if (op.getReduction() == Reduction::mean) {
+        SmallVector<OpFoldResult> tokens =
+            tensor::getMixedSizes(rewriter, loc, op.getTargets());
+        scale = arith::DivFOp::create(rewriter, loc, scale,
+                                      emit.countOf(tokens, elementType));
+      }
+    }
+    MLIRContext *context = rewriter.getContext();
+    SmallVector<AffineMap> maps(inputs.size() + 1, emit.leadingMap(rank));
+    maps[0] = maps.back() = AffineMap::getMultiDimIdentityMap(rank, context);
+    Value init =
+        emit.empty(tensor::getMixedSizes(rewriter, loc, logits), elementType);
+    // (softmax - one_hot(target)) * scale
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+            maps, SmallVector<IteratorType>(rank, IteratorType::parallel),
+            [&](OpBuilder &b, Location loc, ValueRange args) {
+              Value shifted = arith::SubFOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, args[0], args[1]),
+                  args[2]);
+              Value probability = math::ExpOp::create(b, loc, shifted);
+              Value column = arith::IndexCastOp::create(
+                  b, loc, b.getI64Type(),
+                  linalg::IndexOp::create(b, loc, rank - 1));
+              Value isTarget = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::eq, column, args[3]);
+              Value one = arith::ConstantOp::create(
+                  b, loc, elementType, b.getFloatAttr(elementType, 1.0));
+              Value zero = arith::ConstantOp::create(
+                  b, loc, elementType, b.getFloatAttr(elementType, 0.0));
+              Value oneHot =
+                  arith::SelectOp::create(b, loc, isTarget, one, zero);
+              Value rowScale = scale ? scale : args[4];
+              Value gradient = arith::MulFOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, probability, oneHot),
+                  rowScale);
+              linalg::YieldOp::create(b, loc, gradient);
+            })
+            .getResult(0);
+    replaceWithCasts(rewriter, op, result);
+    return success();
+  }
+};
+
+struct LowerLinearGrad : OpRewritePattern<LinearGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Emitter emit(rewriter, op.getLoc());
+    // Results nobody reads (a model input's gradient, an absent bias's) are
+    // not computed; their placeholder folds away.
+    auto unused = [&](Value result) {
+      return tensor::EmptyOp::create(
+          rewriter, op.getLoc(),
+          tensor::getMixedSizes(rewriter, op.getLoc(),
+                                result == op.getDInput() ? op.getInput()
+                                                         : result),
+          cast<RankedTensorType>(result.getType()).getElementType());
+    };
+    Value dResult = op.getDResult();
+    Value dInput = op.getDInput().use_empty()
+                       ? Value(unused(op.getDInput()))
+                       : emit.accumulateMatmul(dResult, op.getWeight(),
+                                               zerosLike(emit, op.getInput()));
+    Value dWeight = emit.accumulateRowProducts(dResult, op.getInput(),
+                                               zerosOf(emit, op.getDWeight()));
+    Value dBias =
+        op.getDBias().use_empty()
+            ? Value(unused(op.getDBias()))
+            : emit.accumulateColumnSums(dResult, zerosOf(emit, op.getDBias()));
+    replaceWithCasts(rewriter, op, {dInput, dWeight, dBias});
+    return success();
+  }
+};
+
+/// `size + 1`, static where `size` is.
+OpFoldResult plusOne(OpBuilder &b, Location loc, OpFoldResult size) {
+  if (std::optional<int64_t> value = getConstantIntValue(size))
+    return b.getIndexAttr(*value + 1);
+  return arith::AddIOp::create(b, loc, cast<Value>(size),
+                               arith::ConstantIndexOp::create(b, loc, 1))
+      .getResult();
+}
+
+/// `sequence` [T, B, N] shifted one step later: row t holds row t-1 of
+/// `sequence`, row 0 zeros; as a [T+1, B, N] tensor whose rows 1..T are
+/// `sequence` (slice [0, T) of it is the shifted sequence).
+Value withZeroStepBefore(Emitter &emit, Value sequence) {
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(emit.b, emit.loc, sequence);
+  SmallVector<OpFoldResult> extended = sizes;
+  extended[0] = plusOne(emit.b, emit.loc, sizes[0]);
+  Value zeros = emit.filled(
+      extended, cast<RankedTensorType>(sequence.getType()).getElementType(),
+      0.0);
+  OpFoldResult zero = emit.b.getIndexAttr(0), one = emit.b.getIndexAttr(1);
+  return tensor::InsertSliceOp::create(emit.b, emit.loc, sequence, zeros,
+                                       ArrayRef<OpFoldResult>{one, zero, zero},
+                                       sizes,
+                                       ArrayRef<OpFoldResult>{one, one, one});
+}
+
+/// Rows [offset, offset + count) of a [T', B, N] tensor.
+Value stepRange(Emitter &emit, Value sequence, OpFoldResult offset,
+                OpFoldResult count) {
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(emit.b, emit.loc, sequence);
+  sizes[0] = count;
+  OpFoldResult zero = emit.b.getIndexAttr(0), one = emit.b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      emit.b, emit.loc, sequence, ArrayRef<OpFoldResult>{offset, zero, zero},
+      sizes, ArrayRef<OpFoldResult>{one, one, one});
+}
+
+Value oneMinus(OpBuilder &b, Location loc, Value x) {
+  Value one = arith::ConstantOp::create(b, loc, x.getType(),
+                                        b.getFloatAttr(x.getType(), 1.0));
+  return arith::SubFOp::create(b, loc, one, x);
+}
+
+/// Backward through time of one layer (recur.lstm_grad's description has
+/// the equations). Three phases: the gates of every step recomputed from x
+/// and the shifted y in two GEMMs over all steps, and the cell states in an
+/// elementwise scan; the reverse time loop, whose step is one GEMM (the
+/// recurrent gradient dgates_t · w_hh) and one fused elementwise pass over
+/// [B, H]; the weight and input gradients as GEMMs over all steps at once.
+struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LSTMGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    Type elementType = inputType.getElementType();
+    int64_t hidden =
+        cast<RankedTensorType>(op.getWHh().getType()).getDimSize(1);
+    SmallVector<OpFoldResult> inputSizes =
+        tensor::getMixedSizes(rewriter, loc, op.getInput());
+    OpFoldResult seq = inputSizes[0], batch = inputSizes[1];
+    OpFoldResult hiddenSize = rewriter.getIndexAttr(hidden);
+    SmallVector<OpFoldResult> gateSizes = {seq, batch,
+                                           rewriter.getIndexAttr(4 * hidden)};
+
+    // Phase 1: gate pre-activations of every step, and c_{-1..T-1}.
+    Value bias = emit.elementwise(
+        {op.getBIh(), op.getBHh()}, op.getBIh(),
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          return arith::AddFOp::create(b, loc, args[0], args[1]).getResult();
+        });
+    Value gates = emit.broadcastLast(bias, gateSizes);
+    gates = emit.accumulateMatmulTransposed(op.getInput(), op.getWIh(), gates);
+    Value yBefore = stepRange(emit, withZeroStepBefore(emit, op.getY()),
+                              rewriter.getIndexAttr(0), seq);
+    gates = emit.accumulateMatmulTransposed(yBefore, op.getWHh(), gates);
+
+    // cells[t + 1] = c_t; cells[0] = 0.
+    OpFoldResult seqPlusOne = plusOne(rewriter, loc, seq);
+    Value cells =
+        emit.filled({seqPlusOne, batch, hiddenSize}, elementType, 0.0);
+    Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
+    Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, seq);
+    auto gateSlices = [&](OpBuilder &b, Location loc, Value t) {
+      SmallVector<Value> slices;
+      for (int64_t gate = 0; gate < 4; ++gate)
+        slices.push_back(
+            timeSlice(b, loc, gates, t, batch, gate * hidden, hidden));
+      return slices;
+    };
+    auto identity = [&](unsigned count) {
+      return SmallVector<AffineMap>(
+          count, AffineMap::getMultiDimIdentityMap(2, rewriter.getContext()));
+    };
+    SmallVector<IteratorType> parallel2(2, IteratorType::parallel);
+    auto scan = scf::ForOp::create(
+        rewriter, loc, zero, steps, one, ValueRange{cells},
+        [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
+          SmallVector<Value> gate = gateSlices(b, loc, t);
+          Value cPrev = timeSlice(b, loc, state[0], t, batch, 0, hidden);
+          Value next = arith::AddIOp::create(b, loc, t, one);
+          Value cInit = timeSlice(b, loc, state[0], next, batch, 0, hidden);
+          Value c =
+              linalg::GenericOp::create(
+                  b, loc, TypeRange{cInit.getType()},
+                  ValueRange{gate[0], gate[1], gate[2], cPrev},
+                  ValueRange{cInit}, identity(5), parallel2,
+                  [](OpBuilder &b, Location loc, ValueRange args) {
+                    Value in = sigmoid(b, loc, args[0]);
+                    Value forget = sigmoid(b, loc, args[1]);
+                    Value candidate = math::TanhOp::create(b, loc, args[2]);
+                    Value c = arith::AddFOp::create(
+                        b, loc, arith::MulFOp::create(b, loc, forget, args[3]),
+                        arith::MulFOp::create(b, loc, in, candidate));
+                    linalg::YieldOp::create(b, loc, c);
+                  })
+                  .getResult(0);
+          scf::YieldOp::create(
+              b, loc, insertStep(b, loc, c, state[0], next, batch, hidden));
+        });
+    cells = scan.getResult(0);
+
+    // Phase 2: t = T-1 … 0, carrying dh (from step t+1's gates) and dc.
+    Value dGatesInit = emit.empty(gateSizes, elementType);
+    Value dhInit = emit.filled({batch, hiddenSize}, elementType, 0.0);
+    Value dcInit = emit.filled({batch, hiddenSize}, elementType, 0.0);
+    auto reverse = scf::ForOp::create(
+        rewriter, loc, zero, steps, one, ValueRange{dGatesInit, dhInit, dcInit},
+        [&](OpBuilder &b, Location loc, Value i, ValueRange state) {
+          Emitter emit(b, loc);
+          Value t = arith::SubIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, steps, one), i);
+          Value next = arith::AddIOp::create(b, loc, t, one);
+          SmallVector<Value> inputs = gateSlices(b, loc, t);
+          inputs.push_back(timeSlice(b, loc, cells, next, batch, 0, hidden));
+          inputs.push_back(timeSlice(b, loc, cells, t, batch, 0, hidden));
+          inputs.push_back(timeSlice(b, loc, op.getDY(), t, batch, 0, hidden));
+          inputs.push_back(state[1]);
+          Value dGateInit = emit.empty({batch, hiddenSize}, elementType);
+          // Outputs: the four gate gradients, then dc for step t-1 (in place
+          // of dc).
+          auto cell = linalg::GenericOp::create(
+              b, loc,
+              TypeRange{dGateInit.getType(), dGateInit.getType(),
+                        dGateInit.getType(), dGateInit.getType(),
+                        state[2].getType()},
+              inputs,
+              ValueRange{dGateInit, dGateInit, dGateInit, dGateInit, state[2]},
+              identity(13), parallel2,
+              [](OpBuilder &b, Location loc, ValueRange args) {
+                Value in = sigmoid(b, loc, args[0]);
+                Value forget = sigmoid(b, loc, args[1]);
+                Value candidate = math::TanhOp::create(b, loc, args[2]);
+                Value out = sigmoid(b, loc, args[3]);
+                Value c = args[4], cPrev = args[5];
+                Value dh = arith::AddFOp::create(b, loc, args[6], args[7]);
+                Value tanhC = math::TanhOp::create(b, loc, c);
+                auto mul = [&](Value x, Value y) {
+                  return arith::MulFOp::create(b, loc, x, y).getResult();
+                };
+                Value dc = arith::AddFOp::create(
+                    b, loc, args[12],
+                    mul(mul(dh, out), oneMinus(b, loc, mul(tanhC, tanhC))));
+                Value dIn =
+                    mul(mul(dc, candidate), mul(in, oneMinus(b, loc, in)));
+                Value dForget =
+                    mul(mul(dc, cPrev), mul(forget, oneMinus(b, loc, forget)));
+                Value dCandidate = mul(
+                    mul(dc, in), oneMinus(b, loc, mul(candidate, candidate)));
+                Value dOut =
+                    mul(mul(dh, tanhC), mul(out, oneMinus(b, loc, out)));
+                linalg::YieldOp::create(b, loc,
+                                        ValueRange{dIn, dForget, dCandidate,
+                                                   dOut, mul(dc, forget)});
+              });
+          Value dGates = state[0];
+          OpFoldResult zeroAttr = b.getIndexAttr(0),
+                       oneAttr = b.getIndexAttr(1);
+          for (int64_t gate = 0; gate < 4; ++gate)
+            dGates = tensor::InsertSliceOp::create(
+                b, loc, cell.getResult(gate), dGates,
+                ArrayRef<OpFoldResult>{t, zeroAttr,
+                                       b.getIndexAttr(gate * hidden)},
+                ArrayRef<OpFoldResult>{oneAttr, batch, hiddenSize},
+                ArrayRef<OpFoldResult>{oneAttr, oneAttr, oneAttr});
+          // dh for step t-1: dgates_t · w_hh, in place of dh.
+          Value dGatesStep = timeSlice(b, loc, dGates, t, batch, 0, 4 * hidden);
+          Value zeroFloat = emit.constantFloat(elementType, 0.0);
+          Value dhZero = linalg::FillOp::create(b, loc, ValueRange{zeroFloat},
+                                                ValueRange{state[1]})
+                             .getResult(0);
+          Value dh = emit.accumulateMatmul(dGatesStep, op.getWHh(), dhZero);
+          scf::YieldOp::create(b, loc,
+                               ValueRange{dGates, dh, cell.getResult(4)});
+        });
+    Value dGates = reverse.getResult(0);
+
+    // Phase 3: every step's contribution at once.
+    Value dInput = op.getDInput().use_empty()
+                       ? Value(emit.empty(inputSizes, elementType))
+                       : emit.accumulateMatmul(dGates, op.getWIh(),
+                                               zerosLike(emit, op.getInput()));
+    Value dWIh = emit.accumulateRowProducts(dGates, op.getInput(),
+                                            zerosOf(emit, op.getDWIh()));
+    Value dWHh = emit.accumulateRowProducts(dGates, yBefore,
+                                            zerosOf(emit, op.getDWHh()));
+    Value dBias =
+        emit.accumulateColumnSums(dGates, zerosOf(emit, op.getDBias()));
+    replaceWithCasts(rewriter, op, {dInput, dWIh, dWHh, dBias});
+    return success();
+  }
+};
+
+/// Rows of the table summed by id, one id after another (ids may repeat).
+struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    auto idsType = cast<RankedTensorType>(op.getIds().getType());
+    auto dResultType = cast<RankedTensorType>(op.getDResult().getType());
+    int64_t columns = dResultType.getShape().back();
+    // Ids as one dimension, d_result as [count, E].
+    Value ids = op.getIds(), dResult = op.getDResult();
+    if (idsType.getRank() == 0) {
+      ids = tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get({1}, idsType.getElementType()),
+          ids, ArrayRef<ReassociationIndices>{});
+      dResult = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get({1, columns}, dResultType.getElementType()),
+          dResult, ArrayRef<ReassociationIndices>{{0, 1}});
+    } else {
+      ReassociationIndices all =
+          llvm::to_vector(llvm::seq<int64_t>(0, idsType.getRank()));
+      ids = tensor::CollapseShapeOp::create(
+          rewriter, loc, ids, ArrayRef<ReassociationIndices>{all});
+      dResult = tensor::CollapseShapeOp::create(
+          rewriter, loc, dResult,
+          ArrayRef<ReassociationIndices>{all, {idsType.getRank()}});
+    }
+    Value table = zerosOf(emit, op.getDTable());
+    Value count = tensor::DimOp::create(rewriter, loc, ids, 0);
+    Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
+    OpFoldResult zeroAttr = rewriter.getIndexAttr(0),
+                 oneAttr = rewriter.getIndexAttr(1),
+                 width = rewriter.getIndexAttr(columns);
+    auto rowType =
+        RankedTensorType::get({columns}, dResultType.getElementType());
+    // The runtime checks that ids lie in [0, V) before running.
+    auto loop = scf::ForOp::create(
+        rewriter, loc, zero, count, one, ValueRange{table},
+        [&](OpBuilder &b, Location loc, Value p, ValueRange state) {
+          Value id = arith::IndexCastOp::create(
+              b, loc, b.getIndexType(),
+              tensor::ExtractOp::create(b, loc, ids, ValueRange{p}));
+          auto row = [&](Value source, Value index) {
+            return tensor::ExtractSliceOp::create(
+                b, loc, rowType, source,
+                ArrayRef<OpFoldResult>{index, zeroAttr},
+                ArrayRef<OpFoldResult>{oneAttr, width},
+                ArrayRef<OpFoldResult>{oneAttr, oneAttr});
+          };
+          Value target = row(state[0], id);
+          Value sum =
+              linalg::GenericOp::create(
+                  b, loc, TypeRange{rowType}, ValueRange{row(dResult, p)},
+                  ValueRange{target},
+                  SmallVector<AffineMap>(
+                      2, AffineMap::getMultiDimIdentityMap(1, b.getContext())),
+                  SmallVector<IteratorType>{IteratorType::parallel},
+                  [](OpBuilder &b, Location loc, ValueRange args) {
+                    linalg::YieldOp::create(
+                        b, loc,
+                        arith::AddFOp::create(b, loc, args[1], args[0])
+                            .getResult());
+                  })
+                  .getResult(0);
+          scf::YieldOp::create(b, loc,
+                               tensor::InsertSliceOp::create(
+                                   b, loc, sum, state[0],
+                                   ArrayRef<OpFoldResult>{id, zeroAttr},
+                                   ArrayRef<OpFoldResult>{oneAttr, width},
+                                   ArrayRef<OpFoldResult>{oneAttr, oneAttr})
+                                   .getResult());
+        });
+    replaceWithCasts(rewriter, op, loop.getResult(0));
+    return success();
+  }
+};
+
+/// `x * scale` elementwise, `scale` a scalar.
+Value scaled(Emitter &emit, Value x, Value scale) {
+  return emit.elementwise(
+      {x}, x, [&](OpBuilder &b, Location loc, ValueRange args) {
+        return arith::MulFOp::create(b, loc, args[0], scale).getResult();
+      });
+}
+
+struct LowerClipGradNorm : OpRewritePattern<ClipGradNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ClipGradNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    Type elementType =
+        cast<RankedTensorType>(op.getNorm().getType()).getElementType();
+    Value total = emit.constantFloat(elementType, 0.0);
+    for (Value gradient : op.getGradients())
+      total = arith::AddFOp::create(
+          rewriter, loc, total,
+          tensor::ExtractOp::create(rewriter, loc,
+                                    emit.sumOfSquares(gradient)));
+    Value norm = math::SqrtOp::create(rewriter, loc, total);
+    // torch.nn.utils.clip_grad_norm_: min(1, max_norm / (norm + 1e-6)).
+    Value coefficient = arith::DivFOp::create(
+        rewriter, loc,
+        emit.constantFloat(elementType, op.getMaxNorm().convertToDouble()),
+        arith::AddFOp::create(rewriter, loc, norm,
+                              emit.constantFloat(elementType, 1e-6)));
+    Value scale = arith::MinimumFOp::create(
+        rewriter, loc, coefficient, emit.constantFloat(elementType, 1.0));
+    SmallVector<Value> results = {tensor::FromElementsOp::create(
+        rewriter, loc, op.getNorm().getType(), ValueRange{norm})};
+    for (Value gradient : op.getGradients())
+      results.push_back(scaled(emit, gradient, scale));
+    replaceWithCasts(rewriter, op, results);
+    return success();
+  }
+};
+
+/// weight - lr * gradient, written into the weight's tensor: bufferization
+/// updates the bound weight in place where the model allows it.
+struct LowerSGDUpdate : OpRewritePattern<SGDUpdateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SGDUpdateOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    auto type = cast<RankedTensorType>(op.getType());
+    Value lr =
+        emit.constantFloat(type.getElementType(), op.getLr().convertToDouble());
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, ValueRange{op.getGradient()},
+            ValueRange{op.getWeight()},
+            SmallVector<AffineMap>(2, AffineMap::getMultiDimIdentityMap(
+                                          type.getRank(), getContext())),
+            SmallVector<IteratorType>(type.getRank(), IteratorType::parallel),
+            [&](OpBuilder &b, Location loc, ValueRange args) {
+              Value step = arith::MulFOp::create(b, loc, lr, args[0]);
+              linalg::YieldOp::create(
+                  b, loc,
+                  arith::SubFOp::create(b, loc, args[1], step).getResult());
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct ConvertRecurToLinalgPass
     : mlir::recur::impl::ConvertRecurToLinalgBase<ConvertRecurToLinalgPass> {
   void runOnOperation() override {
@@ -1272,7 +1867,9 @@ struct ConvertRecurToLinalgPass
     RewritePatternSet patterns(context);
     patterns.add<LowerEmbedding, LowerLinear, LowerLSTM, LowerLSTMRecurrence,
                  LowerLSTMWavefront, LowerInterleaveGates, LowerPackPanels,
-                 LowerLogSoftmax, LowerCrossEntropy>(context);
+                 LowerLogSoftmax, LowerCrossEntropy, LowerCrossEntropyGrad,
+                 LowerLinearGrad, LowerLSTMGrad, LowerEmbeddingGrad,
+                 LowerClipGradNorm, LowerSGDUpdate>(context);
     // Diagnose every op that cannot be lowered before changing anything.
     bool lowerable = true;
     getOperation().walk([&](Operation *op) {
@@ -1292,15 +1889,27 @@ struct ConvertRecurToLinalgPass
       return;
     }
     // Model inputs, weights and derived tensors belong to the caller:
-    // bufferization must copy rather than update them in place.
+    // bufferization must copy rather than update them in place. The weights
+    // a training step updates are the exception: their update is written
+    // over them (recur-update-weights-in-place checks that it was).
     getOperation().walk([](func::FuncOp function) {
-      for (unsigned index = 0; index < function.getNumArguments(); ++index)
-        if (function.getArgAttr(index, RecurDialect::kInputAttrName) ||
-            function.getArgAttr(index, RecurDialect::kWeightAttrName) ||
-            function.getArgAttr(index, RecurDialect::kDerivedAttrName))
+      llvm::StringSet<> updated;
+      for (unsigned index = 0; index < function.getNumResults(); ++index)
+        if (auto name = function.getResultAttrOfType<StringAttr>(
+                index, RecurDialect::kUpdateAttrName))
+          updated.insert(name.getValue());
+      for (unsigned index = 0; index < function.getNumArguments(); ++index) {
+        auto weight = function.getArgAttrOfType<StringAttr>(
+            index, RecurDialect::kWeightAttrName);
+        bool owned = function.getArgAttr(index, RecurDialect::kInputAttrName) ||
+                     weight ||
+                     function.getArgAttr(index, RecurDialect::kDerivedAttrName);
+        if (owned)
           function.setArgAttr(
               index, bufferization::BufferizationDialect::kWritableAttrName,
-              BoolAttr::get(function.getContext(), false));
+              BoolAttr::get(function.getContext(),
+                            weight && updated.contains(weight.getValue())));
+      }
     });
   }
 };

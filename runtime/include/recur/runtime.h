@@ -155,6 +155,13 @@ typedef enum RecurBindMode {
 RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
                                                const char *path, int mode);
 
+/* Copies the model's current value of weight `name` into `host`, a host
+ * tensor of the weight's dtype and shape (row-major). A training step
+ * (recur-gen --train) updates its bound weights in place at every run; this
+ * reads them back. */
+RecurError *recur_model_read_weight(RecurModel *model, const char *name,
+                                    DLTensor *host);
+
 /* Threads for the model's parallel loops (default: OpenMP's, i.e. all cores),
  * 1 to 1024. */
 RecurError *recur_model_set_threads(RecurModel *model, int threads);

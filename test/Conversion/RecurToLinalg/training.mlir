@@ -1,0 +1,85 @@
+// RUN: recur-opt %s -split-input-file --convert-recur-to-linalg | FileCheck %s
+
+// The backward of one LSTM layer: the gates of every step recomputed by two
+// contractions over all steps (x·w_ihᵀ and the shifted y·w_hhᵀ), a forward
+// scan for the cell states, the reverse time loop (its step: one fused
+// elementwise pass over [B, H] with five results, and dgates_t · w_hh), then
+// the weight gradients as contractions over every step's rows at once.
+// CHECK-LABEL: func.func @lstm_grad
+// CHECK-SAME: %[[X:[^:]*]]: tensor<?x?x5xf32>, %[[WIH:[^:]*]]: tensor<28x5xf32>, %[[WHH:[^:]*]]: tensor<28x7xf32>
+// CHECK: %[[GATES0:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%[[X]], %[[WIH]] :
+// CHECK: %[[SHIFTED:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[1, 0, 0]
+// CHECK: %[[YPREV:.*]] = tensor.extract_slice %[[SHIFTED]][0, 0, 0]
+// CHECK: %[[GATES:.*]] = linalg.generic {{.*}} ins(%[[YPREV]], %[[WHH]] : {{.*}} outs(%[[GATES0]] :
+// CHECK: %[[CELLS:.*]] = scf.for
+// CHECK: %[[BACK:.*]]:3 = scf.for
+// CHECK:   %[[T:.*]] = arith.subi
+// CHECK:   linalg.generic {{.*}} outs({{.*}}, {{.*}}, {{.*}}, {{.*}}, {{.*}} : tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x7xf32>)
+// CHECK-COUNT-4: tensor.insert_slice
+// CHECK:   linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %[[WHH]] : tensor<?x28xf32>, tensor<28x7xf32>)
+// CHECK:   scf.yield
+// d_input (used), d_w_ih, d_w_hh over all rows, d_bias.
+// CHECK: linalg.generic {{.*}} ins(%[[BACK]]#0, %[[WIH]] : tensor<?x?x28xf32>, tensor<28x5xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}} ins(%[[BACK]]#0, %[[X]] :
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}} ins(%[[BACK]]#0, %[[YPREV]] :
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "reduction"]{{.*}} ins(%[[BACK]]#0 :
+func.func @lstm_grad(%x: tensor<?x?x5xf32>, %w_ih: tensor<28x5xf32>, %w_hh: tensor<28x7xf32>,
+    %b: tensor<28xf32>, %y: tensor<?x?x7xf32>, %d_y: tensor<?x?x7xf32>)
+    -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>) {
+  %dx, %dwi, %dwh, %db = recur.lstm_grad %x, %w_ih, %w_hh, %b, %b, %y, %d_y
+      : (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>,
+         tensor<?x?x7xf32>, tensor<?x?x7xf32>)
+      -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>)
+  return %dx, %dwi, %dwh, %db : tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>
+}
+
+// -----
+
+// A gradient nobody reads is not computed: d_input of a model input.
+// CHECK-LABEL: func.func @linear_grad_unused_input
+// CHECK-NOT: tensor<4x13xf32>, tensor<13x7xf32>) outs
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x13xf32>, tensor<4x7xf32>) outs(%{{.*}} : tensor<13x7xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%{{.*}} : tensor<4x13xf32>) outs(%{{.*}} : tensor<13xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @linear_grad_unused_input(%d: tensor<4x13xf32>, %x: tensor<4x7xf32>, %w: tensor<13x7xf32>)
+    -> (tensor<13x7xf32>, tensor<13xf32>) {
+  %dx, %dw, %db = recur.linear_grad %d, %x, %w
+      : (tensor<4x13xf32>, tensor<4x7xf32>, tensor<13x7xf32>) -> (tensor<4x7xf32>, tensor<13x7xf32>, tensor<13xf32>)
+  return %dw, %db : tensor<13x7xf32>, tensor<13xf32>
+}
+
+// -----
+
+// Rows summed by id, one id after another: a loop over the flattened ids.
+// CHECK-LABEL: func.func @embedding_grad
+// CHECK: %[[IDS:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<?x?xi64> into tensor<?xi64>
+// CHECK: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<13x5xf32>
+// CHECK: scf.for {{.*}} iter_args(%[[TABLE:.*]] = %[[ZERO]])
+// CHECK:   %[[ID:.*]] = tensor.extract %[[IDS]]
+// CHECK:   %[[ROW:.*]] = arith.index_cast %[[ID]]
+// CHECK:   tensor.extract_slice %[[TABLE]][%[[ROW]], 0] [1, 5] [1, 1]
+// CHECK:   tensor.insert_slice %{{.*}} into %[[TABLE]][%[[ROW]], 0] [1, 5] [1, 1]
+func.func @embedding_grad(%d: tensor<?x?x5xf32>, %ids: tensor<?x?xi64>) -> tensor<13x5xf32> {
+  %0 = recur.embedding_grad %d[%ids] rows(13) : (tensor<?x?x5xf32>, tensor<?x?xi64>) -> tensor<13x5xf32>
+  return %0 : tensor<13x5xf32>
+}
+
+// -----
+
+// One scale for all gradients, min(1, max_norm / (norm + 1e-6)); the update
+// writes into the weight's tensor.
+// CHECK-LABEL: func.func @clip_and_update
+// CHECK: %[[NORM:.*]] = math.sqrt
+// CHECK: %[[COEF:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[SCALE:.*]] = arith.minimumf %[[COEF]], %{{.*}} : f32
+// CHECK: linalg.generic {{.*}} outs(%[[W:.*]] : tensor<4xf32>)
+// CHECK:   arith.mulf
+// CHECK:   arith.subf
+func.func @clip_and_update(%w: tensor<4xf32>, %g: tensor<4xf32>, %h: tensor<2x3xf32>)
+    -> (tensor<f32>, tensor<4xf32>, tensor<2x3xf32>) {
+  %norm, %c:2 = recur.clip_grad_norm %g, %h max_norm(0.25)
+      : (tensor<4xf32>, tensor<2x3xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<2x3xf32>)
+  %new = recur.sgd_update %w, %c#0 lr(0.5) : tensor<4xf32>
+  return %norm, %new, %c#1 : tensor<f32>, tensor<4xf32>, tensor<2x3xf32>
+}
