@@ -1361,15 +1361,8 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
             .getResult(0);
     Value result = sum;
     if (op.getReduction() == Reduction::mean) {
-      Value count = emit.constantIndex(1);
-      for (OpFoldResult size : tensor::getMixedSizes(rewriter, loc, perToken))
-        count = arith::MulIOp::create(
-            rewriter, loc, count,
-            getValueOrCreateConstantIndexOp(rewriter, loc, size));
-      Value countInt = arith::IndexCastOp::create(rewriter, loc,
-                                                  rewriter.getI64Type(), count);
-      Value countFloat =
-          arith::SIToFPOp::create(rewriter, loc, elementType, countInt);
+      Value countFloat = emit.countOf(
+          tensor::getMixedSizes(rewriter, loc, perToken), elementType);
       result = emit.elementwise(
           {sum}, sum, [&](OpBuilder &b, Location loc, ValueRange args) {
             return arith::DivFOp::create(b, loc, args[0], countFloat)
