@@ -517,16 +517,16 @@ static int runMain(int argc, char **argv) {
                     .count();
     if (iteration >= options.warmup)
       times.push_back(ms);
-    if (trains && iteration == 0)
-      std::swap(firstOutputs, outputs);
-    if (trains && outputs.size() != firstOutputs.size())
-      outputs.assign(firstOutputs.size(), nullptr);
+    if (trains && iteration == 0) {
+      firstOutputs = outputs;
+      std::fill(outputs.begin(), outputs.end(), nullptr);
+    }
   }
   if (trains) {
     release();
-    std::swap(firstOutputs, outputs);
+    outputs = firstOutputs;
     std::cerr << "recur-run: a training step: the "
-              << times.size() + options.warmup
+              << options.warmup + options.iters
               << " runs updated the weights in place; the outputs are the "
                  "first run's\n";
   }

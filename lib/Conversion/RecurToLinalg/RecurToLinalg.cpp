@@ -1378,19 +1378,18 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
 // Training: gradients and the update
 //===----------------------------------------------------------------------===//
 
-/// A zero tensor of `type`'s shape with the sizes of `like` where dynamic.
-Value zerosLike(Emitter &emit, Value like) {
-  auto type = cast<RankedTensorType>(like.getType());
-  return emit.filled(tensor::getMixedSizes(emit.b, emit.loc, like),
-                     type.getElementType(), 0.0);
+/// An uninitialized tensor with the type and sizes of `like` (of a static
+/// type: sizes only, no op reads `like`).
+Value emptyLike(Emitter &emit, Value like) {
+  return emit.empty(tensor::getMixedSizes(emit.b, emit.loc, like),
+                    cast<RankedTensorType>(like.getType()).getElementType());
 }
 
-Value zerosOf(Emitter &emit, Value result) {
-  auto type = cast<RankedTensorType>(result.getType());
-  assert(type.hasStaticShape() && "weight gradients have static shapes");
-  return emit.filled(
-      getAsIndexOpFoldResult(emit.b.getContext(), type.getShape()),
-      type.getElementType(), 0.0);
+/// A zero tensor with the type and sizes of `like`.
+Value zerosLike(Emitter &emit, Value like) {
+  return emit.filled(tensor::getMixedSizes(emit.b, emit.loc, like),
+                     cast<RankedTensorType>(like.getType()).getElementType(),
+                     0.0);
 }
 
 struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
@@ -1464,25 +1463,17 @@ struct LowerLinearGrad : OpRewritePattern<LinearGradOp> {
     Emitter emit(rewriter, op.getLoc());
     // Results nobody reads (a model input's gradient, an absent bias's) are
     // not computed; their placeholder folds away.
-    auto unused = [&](Value result) {
-      return tensor::EmptyOp::create(
-          rewriter, op.getLoc(),
-          tensor::getMixedSizes(rewriter, op.getLoc(),
-                                result == op.getDInput() ? op.getInput()
-                                                         : result),
-          cast<RankedTensorType>(result.getType()).getElementType());
-    };
     Value dResult = op.getDResult();
     Value dInput = op.getDInput().use_empty()
-                       ? Value(unused(op.getDInput()))
+                       ? emptyLike(emit, op.getInput())
                        : emit.accumulateMatmul(dResult, op.getWeight(),
                                                zerosLike(emit, op.getInput()));
     Value dWeight = emit.accumulateRowProducts(dResult, op.getInput(),
-                                               zerosOf(emit, op.getDWeight()));
-    Value dBias =
-        op.getDBias().use_empty()
-            ? Value(unused(op.getDBias()))
-            : emit.accumulateColumnSums(dResult, zerosOf(emit, op.getDBias()));
+                                               zerosLike(emit, op.getWeight()));
+    Value dBias = op.getDBias().use_empty()
+                      ? emptyLike(emit, op.getDBias())
+                      : emit.accumulateColumnSums(
+                            dResult, zerosLike(emit, op.getDBias()));
     replaceWithCasts(rewriter, op, {dInput, dWeight, dBias});
     return success();
   }
@@ -1690,15 +1681,15 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
 
     // Phase 3: every step's contribution at once.
     Value dInput = op.getDInput().use_empty()
-                       ? Value(emit.empty(inputSizes, elementType))
+                       ? emptyLike(emit, op.getInput())
                        : emit.accumulateMatmul(dGates, op.getWIh(),
                                                zerosLike(emit, op.getInput()));
     Value dWIh = emit.accumulateRowProducts(dGates, op.getInput(),
-                                            zerosOf(emit, op.getDWIh()));
+                                            zerosLike(emit, op.getWIh()));
     Value dWHh = emit.accumulateRowProducts(dGates, yBefore,
-                                            zerosOf(emit, op.getDWHh()));
+                                            zerosLike(emit, op.getWHh()));
     Value dBias =
-        emit.accumulateColumnSums(dGates, zerosOf(emit, op.getDBias()));
+        emit.accumulateColumnSums(dGates, zerosLike(emit, op.getBIh()));
     replaceWithCasts(rewriter, op, {dInput, dWIh, dWHh, dBias});
     return success();
   }
@@ -1733,7 +1724,7 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
           rewriter, loc, dResult,
           ArrayRef<ReassociationIndices>{all, {idsType.getRank()}});
     }
-    Value table = zerosOf(emit, op.getDTable());
+    Value table = zerosLike(emit, op.getDTable());
     Value count = tensor::DimOp::create(rewriter, loc, ids, 0);
     Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
     OpFoldResult zeroAttr = rewriter.getIndexAttr(0),
