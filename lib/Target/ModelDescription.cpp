@@ -235,9 +235,25 @@ describeTensor(func::FuncOp entry, const std::string &what, StringRef name,
 /// The entry's recur ops as a small JSON graph that `recur-run --check`
 /// interprets with the reference library. Values are argument names or `%N`
 /// (the N-th op result); each op's operands are keyed by their ODS names
-/// (NamedOperands). Returns nullopt when the body holds ops other than recur
-/// ops, casts and the return; the model then simply has no "program".
+/// (NamedOperands). Only the ops the outputs depend on are in it: a training
+/// step's backward (IR printed after recur-differentiate) computes weights,
+/// not outputs. Returns nullopt when those ops include others than recur
+/// ops and casts; the model then simply has no "program".
 static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
+  Block &body = entry.getBody().front();
+  auto terminator = cast<func::ReturnOp>(body.getTerminator());
+  llvm::DenseSet<Value> needed;
+  for (auto [index, value] : llvm::enumerate(terminator.getOperands()))
+    if (!entry.getResultAttr(index, RecurDialect::kUpdateAttrName))
+      needed.insert(value);
+  llvm::DenseSet<Operation *> neededOps;
+  for (Operation &op : llvm::reverse(body.without_terminator()))
+    if (llvm::any_of(op.getResults(),
+                     [&](Value result) { return needed.contains(result); })) {
+      neededOps.insert(&op);
+      needed.insert(op.operand_begin(), op.operand_end());
+    }
+
   llvm::DenseMap<Value, std::string> names;
   for (BlockArgument argument : entry.getArguments()) {
     unsigned index = argument.getArgNumber();
@@ -253,14 +269,17 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
   };
   llvm::json::Array ops, outputs;
   unsigned nextValue = 0;
-  for (Operation &op : entry.getBody().front()) {
+  for (Operation &op : body) {
+    if (!neededOps.contains(&op) && !isa<func::ReturnOp>(op))
+      continue;
     if (auto cast = dyn_cast<tensor::CastOp>(op)) {
       names[cast.getResult()] = names.lookup(cast.getSource());
       continue;
     }
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (Value value : ret.getOperands())
-        outputs.push_back(nameOf(value));
+      for (auto [index, value] : llvm::enumerate(ret.getOperands()))
+        if (!entry.getResultAttr(index, RecurDialect::kUpdateAttrName))
+          outputs.push_back(nameOf(value));
       continue;
     }
     // Operands by their ODS names, whatever the op: the reference
@@ -379,6 +398,10 @@ mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
     arguments.push_back(std::move(*description));
   }
   for (auto [index, type] : llvm::enumerate(entry.getResultTypes())) {
+    // A training step's new weights (IR printed after recur-differentiate)
+    // are not outputs: the run writes them over the bound weights.
+    if (entry.getResultAttr(index, RecurDialect::kUpdateAttrName))
+      continue;
     auto name = entry.getResultAttrOfType<StringAttr>(
         index, RecurDialect::kOutputAttrName);
     if (!name)

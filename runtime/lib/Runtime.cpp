@@ -78,6 +78,17 @@ struct RecurModel {
       dlclose(handle);
   }
 
+  /// Weight `index`'s current value, `bytes` long, into host memory. The
+  /// caller holds the training and run locks.
+  void copyWeightToHost(size_t index, size_t bytes, void *host) {
+    if (!weights[index])
+      throw Failure("weight '" + description.weights[index].name +
+                    "' is not bound");
+    DLTensor source{};
+    source.device = backend->outputDevice(/*onDevice=*/true);
+    backend->readToHost(source, weights[index]->data(), bytes, host);
+  }
+
   const TensorSpec *findWeight(const std::string &name, size_t &index) const {
     for (index = 0; index < description.weights.size(); ++index)
       if (description.weights[index].name == name)
@@ -406,12 +417,41 @@ RecurError *recur_model_read_weight(RecurModel *model, const char *name,
     // Not while a run updates it.
     std::unique_lock<std::mutex> training = model->lockWeightsIfTraining();
     std::unique_lock<std::mutex> lock = model->backend->lockRun();
-    if (!model->weights[index])
-      throw Failure("weight '" + spec->name + "' is not bound");
-    DLTensor source{};
-    source.device = model->backend->outputDevice(/*onDevice=*/true);
-    model->backend->readToHost(source, model->weights[index]->data(), bytes,
-                               const_cast<void *>(dataOf(*host)));
+    model->copyWeightToHost(index, bytes, const_cast<void *>(dataOf(*host)));
+  });
+}
+
+RecurError *recur_model_save_weights(RecurModel *model, const char *path) {
+  if (!model || !path)
+    return makeError("recur_model_save_weights: null model or path");
+  return guarded([&] {
+    recur::safetensors::Writer writer;
+    std::string error;
+    {
+      // One snapshot: no run changes the weights between two reads.
+      std::unique_lock<std::mutex> training = model->lockWeightsIfTraining();
+      std::unique_lock<std::mutex> lock = model->backend->lockRun();
+      for (size_t index = 0; index < model->description.weights.size();
+           ++index) {
+        const TensorSpec &spec = model->description.weights[index];
+        const recur::Dtype *dtype = recur::findDtype(spec.dtype);
+        int64_t bytes;
+        if (!dtype ||
+            !recur::checkedByteCount(
+                spec.shape,
+                static_cast<int64_t>(recur::elementBytes(spec.dtype)), bytes))
+          throw Failure("weight '" + spec.name + "' of shape " +
+                        spec.formattedShape() + " and dtype " + spec.dtypeName +
+                        " cannot be saved");
+        std::vector<uint8_t> data(bytes);
+        model->copyWeightToHost(index, bytes, data.data());
+        if (!writer.add(spec.name, dtype->safetensors, spec.shape, data.data(),
+                        data.size(), error))
+          throw Failure(error);
+      }
+    }
+    if (!writer.write(path, error))
+      throw Failure(error);
   });
 }
 

@@ -8,6 +8,7 @@
 
 #include "CompiledModel.h"
 
+#include "Safetensors.h"
 #include "recur/Gen/ModelGen.h"
 #include "reference/Training.h"
 
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 using namespace recur::testing;
 namespace ref = recur::reference;
@@ -101,6 +103,59 @@ TEST_P(CompiledTrainingTest, StepMatchesReference) {
     // With T = 1, w_hh meets only the zero initial state: no step at all.
     EXPECT_LE(worst, 2e-3 * largest) << "largest step " << largest;
   }
+}
+
+// recur_model_save_weights writes the weights as the steps left them, under
+// their state_dict names, and refuses to save a weight never bound.
+TEST(CompiledTrainingSaveTest, SavesTheTrainedWeights) {
+  mlir::MLIRContext context;
+  mlir::recur::LstmLmConfig config;
+  config.vocab = 9;
+  config.embed = 3;
+  config.hidden = 5;
+  config.layers = 2;
+  config.train = mlir::recur::TrainConfig{1.0, 0};
+  auto module = mlir::recur::buildLstmLm(context, config);
+  std::string path = compileToLibrary(*module, "train-save");
+  ASSERT_FALSE(path.empty());
+  LoadedModel model(path);
+  ASSERT_TRUE(model);
+  std::string file = ::testing::TempDir() + "/trained.safetensors";
+  EXPECT_EQ(messageOf(recur_model_save_weights(model.get(), file.c_str())),
+            "weight 'embedding.weight' is not bound");
+
+  std::mt19937_64 rng(5);
+  model.bindRandomWeights(rng, 0.4f);
+  HostTensor tokens = randomIds({4, 2}, config.vocab, rng);
+  HostTensor targets = randomIds({4, 2}, config.vocab, rng);
+  DLTensor views[] = {tokens.view(), targets.view()};
+  const DLTensor *inputs[] = {&views[0], &views[1]};
+  for (int step = 0; step < 2; ++step) {
+    DLManagedTensor *loss = nullptr;
+    ASSERT_EQ(messageOf(recur_model_run(model.get(), inputs, 2, &loss, 1)), "");
+    loss->deleter(loss);
+  }
+  ASSERT_EQ(messageOf(recur_model_save_weights(model.get(), file.c_str())), "");
+
+  std::string error;
+  auto saved = recur::safetensors::File::open(file, error);
+  ASSERT_TRUE(saved) << error;
+  EXPECT_EQ(saved->entries().size(), model.weights.size());
+  for (const auto &[name, value] : model.weights) {
+    SCOPED_TRACE(name);
+    const auto &bound = std::get<ref::FloatTensor>(value);
+    ref::FloatTensor now = readWeight(model.get(), name, bound.shape);
+    EXPECT_NE(now.data, bound.data) << "the steps did not change it";
+    const recur::safetensors::Entry *entry = saved->find(name);
+    ASSERT_NE(entry, nullptr);
+    EXPECT_EQ(entry->dtype, "F32");
+    EXPECT_EQ(entry->shape, bound.shape);
+    ASSERT_EQ(entry->size, now.data.size() * sizeof(float));
+    EXPECT_EQ(std::memcmp(entry->data, now.data.data(), entry->size), 0);
+  }
+  EXPECT_EQ(messageOf(recur_model_save_weights(model.get(), "/nonexistent/x")),
+            "cannot write safetensors file '/nonexistent/x': No such file or "
+            "directory");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -5,6 +5,7 @@
 //             [--batch B --seq T] [--threads N] [--warmup K --iters N]
 //             [--check] [--tolerance X] [--json] [--seed S]
 //             [--save-weights w.safetensors] [--save-reference ref.safetensors]
+//   recur-run libtrain.so ... --steps N   (a training step: recur-gen --train)
 //
 // Links librecur-runtime and the reference library only (no MLIR or LLVM).
 //
@@ -16,6 +17,7 @@
 #include "Safetensors.h"
 #include "Shapes.h"
 #include "reference/Interpreter.h"
+#include "reference/Training.h"
 
 #include <nlohmann/json.hpp>
 
@@ -48,7 +50,7 @@ constexpr const char *kUsage =
     "                 [--check] [--tolerance X] [--json] [--seed S]\n"
     "                 [--non-strict] [--convert-weights] [--save-weights "
     "w.safetensors]\n"
-    "                 [--save-reference ref.safetensors]\n"
+    "                 [--save-reference ref.safetensors] [--steps N]\n"
     "       recur-run --cuda-check\n"
     "Runs a model compiled by recur-compile. Weights are bound strictly "
     "(every\n"
@@ -66,7 +68,14 @@ constexpr const char *kUsage =
     "the reference's outputs (computed in double, stored as f32) the way\n"
     "--outputs writes the model's. CUDA models (recur-compile --target=cuda)\n"
     "run on device 0, or RECUR_CUDA_DEVICE; --cuda-check says whether this\n"
-    "machine can run them (exit 0) or why not (exit 77).\n";
+    "machine can run them (exit 0) or why not (exit 77).\n"
+    "A training step (recur-gen --train) runs --steps N times (default 1)\n"
+    "instead of --warmup/--iters, each run one SGD step on the same inputs\n"
+    "that updates the weights in place; it prints every step's loss and time,\n"
+    "--outputs holds each output stacked over the steps (loss [N]),\n"
+    "--save-weights the weights after the last step, and --check compares the\n"
+    "first step's loss and gradients (read off the weights' change) with the\n"
+    "reference.\n";
 
 struct Options {
   std::string model;
@@ -75,7 +84,9 @@ struct Options {
   std::optional<uint64_t> randomWeights, seed;
   std::optional<int64_t> batch, seq;
   std::optional<int> threads;
-  int warmup = 1, iters = 3;
+  // Unset: 1 warmup and 3 timed runs of an inference model, 1 step of a
+  // training model (which takes --steps only).
+  std::optional<int> warmup, iters, steps;
   bool check = false, json = false, nonStrict = false, convertWeights = false;
   std::optional<double> tolerance; // else per output's dtype
 };
@@ -144,6 +155,8 @@ Options parseOptions(int argc, char **argv) {
       options.warmup = static_cast<int>(parseInteger(arg, value(), 0, kIntMax));
     } else if (arg == "--iters") {
       options.iters = static_cast<int>(parseInteger(arg, value(), 1, kIntMax));
+    } else if (arg == "--steps") {
+      options.steps = static_cast<int>(parseInteger(arg, value(), 1, kIntMax));
     } else if (arg == "--seed") {
       options.seed = parseInteger(arg, value(), 0);
     } else if (arg == "--tolerance") {
@@ -328,6 +341,100 @@ HostTensor makeTensor(const RecurTensorInfo &info) {
   return tensor;
 }
 
+/// Bytes of a (valid, contiguous) tensor the runtime returned.
+size_t byteSize(const DLTensor &tensor) {
+  size_t count = 1;
+  for (int d = 0; d < tensor.ndim; ++d)
+    count *= static_cast<size_t>(tensor.shape[d]);
+  return count * elementBytes(tensor.dtype);
+}
+
+std::string formatFloat(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+/// The model's current value of each weight in `bound` (as bound, or as the
+/// last training step left it).
+std::vector<HostTensor> readWeights(RecurModel *model,
+                                    const std::vector<HostTensor> &bound) {
+  std::vector<HostTensor> current = bound;
+  for (HostTensor &weight : current) {
+    DLTensor view = weight.view();
+    check(recur_model_read_weight(model, weight.name.c_str(), &view));
+  }
+  return current;
+}
+
+const HostTensor &findTensor(const std::vector<HostTensor> &tensors,
+                             const std::string &name) {
+  for (const HostTensor &tensor : tensors)
+    if (tensor.name == name)
+      return tensor;
+  die("--check: the model has no tensor '" + name + "'");
+}
+
+/// A training step's gradients, read off its first step's change of each
+/// updated weight (g = (before - after) / lr), against the reference's
+/// (runtime/reference/Training.h: double precision, clipped as the step
+/// clips). An element passes within `tolerance` times the weight's largest
+/// reference gradient, plus one f32 ulp of the new weight over lr: the part
+/// of the step an f32 weight cannot hold.
+json checkGradients(const json &training, const std::vector<HostTensor> &before,
+                    const std::vector<HostTensor> &after,
+                    const std::vector<HostTensor> &inputs, double tolerance) {
+  std::map<std::string, ref::FloatTensor> weights;
+  for (const HostTensor &weight : before)
+    weights[weight.name] = std::get<ref::FloatTensor>(toReference(weight));
+  auto ids = [&](const char *name) {
+    const HostTensor &input = findTensor(inputs, name);
+    if (!isI64(input.info.dtype))
+      die(std::string("--check: the training step's input '") + name +
+          "' is not i64");
+    return std::get<ref::IdTensor>(toReference(input));
+  };
+  double lr = training.at("lr"), clipNorm = training.value("clip_norm", 0.0);
+  ref::LossGradients expected;
+  try {
+    expected = ref::lstmLmLossGradients(ref::toDouble(weights), ids("tokens"),
+                                        ids("targets"));
+  } catch (const std::exception &error) {
+    die(std::string("--check: the gradient reference (an LSTM LM's, "
+                    "recur-gen lstm-lm --train) failed: ") +
+        error.what());
+  }
+  if (clipNorm > 0)
+    ref::clipGradientNorm(expected.gradients, clipNorm);
+  json entries = json::array();
+  for (const std::string name : training.at("updates")) {
+    const HostTensor &old = findTensor(before, name);
+    const HostTensor &updated = findTensor(after, name);
+    const ref::DoubleTensor &want = expected.gradients.at(name);
+    const auto *oldData = reinterpret_cast<const float *>(old.bytes.data());
+    const auto *newData = reinterpret_cast<const float *>(updated.bytes.data());
+    double largest = 0, maxAbs = 0;
+    for (double value : want.data)
+      largest = std::max(largest, std::fabs(value));
+    bool pass = true;
+    for (size_t i = 0; i < want.data.size(); ++i) {
+      double got = (double(oldData[i]) - double(newData[i])) / lr;
+      double diff = std::fabs(got - want.data[i]);
+      double ulp = std::fabs(double(newData[i])) * 0x1p-23 / lr;
+      pass &= diff <= tolerance * largest + ulp; // false on NaN
+      if (std::isfinite(diff))
+        maxAbs = std::max(maxAbs, diff);
+    }
+    entries.push_back({{"name", "gradient of " + name},
+                       {"kind", "gradient"},
+                       {"tolerance", tolerance},
+                       {"max_abs_error", maxAbs},
+                       {"largest_gradient", largest},
+                       {"pass", pass}});
+  }
+  return entries;
+}
+
 } // namespace
 
 static int runMain(int argc, char **argv) {
@@ -341,8 +448,19 @@ static int runMain(int argc, char **argv) {
   // Of the GEMMs' products; the default --check tolerance depends on it.
   std::string precision = description.value("precision", "fp32");
   bool onGpu = description.value("target", "cpu") == "cuda";
+  bool trains = description.contains("training");
+  if (trains && (options.warmup || options.iters))
+    die("'" + options.model +
+        "' is a training step: every run changes its weights, so it takes "
+        "--steps N, not --warmup/--iters");
+  if (!trains && options.steps)
+    die("--steps: '" + options.model +
+        "' is not a training step (recur-gen --train); time it with --warmup "
+        "K --iters N");
+  int warmup = trains ? 0 : options.warmup.value_or(1);
+  int timed = trains ? options.steps.value_or(1) : options.iters.value_or(3);
 
-  // Weights: from a file, or random and kept here for --check/--save-weights.
+  // Weights: from a file, or random and kept here for --check.
   std::vector<HostTensor> weights;
   size_t numWeights = recur_model_num_tensors(model, RECUR_WEIGHT);
   if (options.weights) {
@@ -350,7 +468,7 @@ static int runMain(int argc, char **argv) {
                (options.convertWeights ? RECUR_BIND_CONVERT_TO_BF16 : 0);
     check(recur_model_bind_weights_file_mode(model, options.weights->c_str(),
                                              mode));
-    if (options.check || options.saveWeights || options.saveReference) {
+    if (options.check || options.saveReference) {
       std::string error;
       auto file = st::File::open(*options.weights, error);
       if (!file)
@@ -385,18 +503,6 @@ static int runMain(int argc, char **argv) {
       weights.push_back(std::move(tensor));
     }
   }
-  if (options.saveWeights) {
-    st::Writer writer;
-    std::string error;
-    for (HostTensor &tensor : weights)
-      if (!writer.add(tensor.name, safetensorsName(tensor.info.dtype),
-                      tensor.shape, tensor.bytes.data(), tensor.bytes.size(),
-                      error))
-        die(error);
-    if (!writer.write(*options.saveWeights, error))
-      die(error);
-  }
-
   // Inputs: from a file, else random with T/B from the flags.
   std::unique_ptr<st::File> inputFile;
   if (options.inputs) {
@@ -491,6 +597,12 @@ static int runMain(int argc, char **argv) {
     check(recur_model_set_threads(model, *options.threads));
 
   size_t numOutputs = recur_model_num_tensors(model, RECUR_OUTPUT);
+  std::vector<std::string> outputNames;
+  for (size_t i = 0; i < numOutputs; ++i) {
+    RecurTensorInfo info;
+    check(recur_model_tensor_info(model, RECUR_OUTPUT, i, &info));
+    outputNames.push_back(info.name);
+  }
   std::vector<DLManagedTensor *> outputs(numOutputs, nullptr);
   auto release = [&] {
     for (DLManagedTensor *&tensor : outputs)
@@ -499,15 +611,17 @@ static int runMain(int argc, char **argv) {
         tensor = nullptr;
       }
   };
-  // A training step updates its weights at every run: what is written and
-  // checked are the first run's outputs, computed from the weights bound.
-  bool trains = description.contains("training");
+  // A training step's run updates its weights: its timed runs are the
+  // steps, each step's outputs are kept (stacked for --outputs), and what is
+  // --check'ed is the first step, computed from the weights as bound.
   if (trains && onGpu)
     check(recur_model_set_host_outputs(model, 1));
   std::vector<DLManagedTensor *> firstOutputs;
+  std::vector<std::vector<uint8_t>> stackedOutputs(numOutputs);
+  std::vector<HostTensor> weightsAfterFirstStep;
   std::vector<double> times;
-  for (int iteration = 0; iteration < options.warmup + options.iters;
-       ++iteration) {
+  json steps = json::array();
+  for (int iteration = 0; iteration < warmup + timed; ++iteration) {
     release();
     auto start = std::chrono::steady_clock::now();
     check(recur_model_run(model, inputPointers.data(), inputPointers.size(),
@@ -515,20 +629,38 @@ static int runMain(int argc, char **argv) {
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
-    if (iteration >= options.warmup)
+    if (iteration >= warmup)
       times.push_back(ms);
-    if (trains && iteration == 0) {
+    if (!trains)
+      continue;
+    json step = {{"ms", ms}};
+    std::string scalars;
+    for (size_t i = 0; i < numOutputs; ++i) {
+      const DLTensor &tensor = outputs[i]->dl_tensor;
+      const uint8_t *data =
+          static_cast<const uint8_t *>(tensor.data) + tensor.byte_offset;
+      stackedOutputs[i].insert(stackedOutputs[i].end(), data,
+                               data + byteSize(tensor));
+      if (tensor.ndim == 0 && isFloat(tensor.dtype)) {
+        float value = floatAt(data, tensor.dtype, 0);
+        step[outputNames[i]] = value;
+        scalars += outputNames[i] + " " + formatFloat(value) + ", ";
+      }
+    }
+    steps.push_back(step);
+    if (!options.json) // a progress line per step
+      std::printf("recur-run: step %d/%d: %s%.3f ms\n", iteration + 1, timed,
+                  scalars.c_str(), ms);
+    if (iteration == 0) {
       firstOutputs = outputs;
       std::fill(outputs.begin(), outputs.end(), nullptr);
+      if (options.check)
+        weightsAfterFirstStep = readWeights(model, weights);
     }
   }
   if (trains) {
     release();
     outputs = firstOutputs;
-    std::cerr << "recur-run: a training step: the "
-              << options.warmup + options.iters
-              << " runs updated the weights in place; the outputs are the "
-                 "first run's\n";
   }
   if (onGpu && !trains) {
     release();
@@ -536,6 +668,8 @@ static int runMain(int argc, char **argv) {
     check(recur_model_run(model, inputPointers.data(), inputPointers.size(),
                           outputs.data(), outputs.size()));
   }
+  if (options.saveWeights) // after the runs: a training model's trained ones
+    check(recur_model_save_weights(model, options.saveWeights->c_str()));
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
   double median = sorted[sorted.size() / 2];
@@ -548,8 +682,8 @@ static int runMain(int argc, char **argv) {
       {"device", recur_model_device(model)},
       {"threads", options.threads ? json(*options.threads) : json("default")},
       {"batch", batch},
-      {"warmup", options.warmup},
-      {"iters", options.iters},
+      {"warmup", warmup},
+      {"iters", timed},
       {"ms_per_batch",
        {{"median", median}, {"min", sorted.front()}, {"max", sorted.back()}}},
       {"sequences_per_second", sequencesPerSecond},
@@ -559,22 +693,28 @@ static int runMain(int argc, char **argv) {
       {"launches", recur_model_run_report(model)}};
   for (size_t i = 0; i < inputs.size(); ++i)
     report["inputs"][inputs[i].name] = inputs[i].shape;
+  if (trains)
+    report["steps"] = steps;
 
   if (options.outputs) {
     st::Writer writer;
     std::string error;
     for (size_t i = 0; i < numOutputs; ++i) {
-      RecurTensorInfo info;
-      check(recur_model_tensor_info(model, RECUR_OUTPUT, i, &info));
       const DLTensor &tensor = outputs[i]->dl_tensor;
       std::vector<int64_t> shape(tensor.shape, tensor.shape + tensor.ndim);
-      int64_t count = 1;
-      for (int64_t size : shape)
-        count *= size;
-      if (!writer.add(info.name, safetensorsName(tensor.dtype), shape,
-                      static_cast<const char *>(tensor.data) +
-                          tensor.byte_offset,
-                      count * elementBytes(tensor.dtype), error))
+      bool added;
+      if (trains) { // every step's, stacked: [steps, ...]
+        shape.insert(shape.begin(), timed);
+        added = writer.add(outputNames[i], safetensorsName(tensor.dtype), shape,
+                           stackedOutputs[i].data(), stackedOutputs[i].size(),
+                           error);
+      } else {
+        added = writer.add(outputNames[i], safetensorsName(tensor.dtype), shape,
+                           static_cast<const char *>(tensor.data) +
+                               tensor.byte_offset,
+                           byteSize(tensor), error);
+      }
+      if (!added)
         die(error);
     }
     if (!writer.write(*options.outputs, error))
@@ -644,6 +784,14 @@ static int runMain(int argc, char **argv) {
       }
       report["check"].push_back(entry);
     }
+    if (options.check && trains)
+      for (json &entry : checkGradients(
+               description["training"], weights, weightsAfterFirstStep, inputs,
+               options.tolerance.value_or(recur::checkTolerance(
+                   recur::findDtypeByName("f32")->dlpack, precision)))) {
+        checkFailed |= !entry["pass"].get<bool>();
+        report["check"].push_back(std::move(entry));
+      }
   }
   release();
   recur_model_free(model);
@@ -661,10 +809,10 @@ static int runMain(int argc, char **argv) {
                 report["device"].get<std::string>().c_str(),
                 report["fusion"].get<std::string>().c_str(), reduced.c_str(),
                 shapes.c_str(), report["threads"].dump().c_str());
-    std::printf("recur-run: %.3f ms/batch (median of %d; min %.3f, max %.3f), "
+    std::printf("recur-run: %.3f ms/%s (median of %d; min %.3f, max %.3f), "
                 "%.1f sequences/s\n",
-                median, options.iters, sorted.front(), sorted.back(),
-                sequencesPerSecond);
+                median, trains ? "step" : "batch", timed, sorted.front(),
+                sorted.back(), sequencesPerSecond);
     if (std::string launches = report["launches"]; !launches.empty())
       std::printf("recur-run: last run: %s\n", launches.c_str());
     for (const json &entry : report.value("check", json::array())) {
@@ -672,6 +820,14 @@ static int runMain(int argc, char **argv) {
         std::printf("check %s: FAIL (%s)\n",
                     entry["name"].get<std::string>().c_str(),
                     entry["error"].get<std::string>().c_str());
+      else if (entry.value("kind", "") == "gradient")
+        std::printf("check %s: %s (max abs error %.3g, of its largest element "
+                    "%.3g; tolerance %.2g of it)\n",
+                    entry["name"].get<std::string>().c_str(),
+                    entry["pass"].get<bool>() ? "pass" : "FAIL",
+                    entry["max_abs_error"].get<double>(),
+                    entry["largest_gradient"].get<double>(),
+                    entry["tolerance"].get<double>());
       else
         std::printf("check %s: %s (%smax abs error %.3g, max rel error %.3g, "
                     "tolerance %.2g)\n",

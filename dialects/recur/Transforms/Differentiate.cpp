@@ -70,6 +70,11 @@ struct DifferentiatePass
     auto sgd = function->getAttrOfType<SGDAttr>(RecurDialect::kTrainAttrName);
     if (!sgd)
       return;
+    // Already differentiated (it returns its updates): the pipeline accepts
+    // the IR printed after this stage as it accepts the model.
+    for (unsigned i = 0; i < function.getNumResults(); ++i)
+      if (function.getResultAttr(i, RecurDialect::kUpdateAttrName))
+        return;
     if (failed(differentiate(function, sgd)))
       signalPassFailure();
   }

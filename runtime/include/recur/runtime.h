@@ -162,6 +162,12 @@ RecurError *recur_model_bind_weights_file_mode(RecurModel *model,
 RecurError *recur_model_read_weight(RecurModel *model, const char *name,
                                     DLTensor *host);
 
+/* Writes every weight's current value to a safetensors file at `path`, under
+ * its name (the PyTorch state_dict's), in the model's dtype: after training
+ * steps, the trained weights, ready for load_state_dict. Every weight must be
+ * bound. */
+RecurError *recur_model_save_weights(RecurModel *model, const char *path);
+
 /* Threads for the model's parallel loops (default: OpenMP's, i.e. all cores),
  * 1 to 1024. */
 RecurError *recur_model_set_threads(RecurModel *model, int threads);

@@ -80,6 +80,31 @@ func.func @tied_no_clip(%tokens: tensor<4x2xi64> {recur.input = "tokens"},
 
 // -----
 
+// A training step that already returns its updates (the IR printed after this
+// pass) is left alone, so that the pipeline runs on it as on the model.
+
+// CHECK-LABEL: func.func @differentiated
+// CHECK: recur.cross_entropy_grad
+// CHECK-NOT: recur.cross_entropy_grad
+// CHECK: recur.sgd_update
+// CHECK-NOT: recur.sgd_update
+// CHECK: return
+func.func @differentiated(%x: tensor<4x7xf32>,
+    %targets: tensor<4xi64> {recur.input = "targets"},
+    %w: tensor<13x7xf32> {recur.weight = "w"})
+    -> (tensor<f32> {recur.output = "loss"}, tensor<13x7xf32> {recur.update = "w"})
+    attributes {recur.train = #recur.sgd<lr = 0.1>} {
+  %logits = recur.linear %x, %w : (tensor<4x7xf32>, tensor<13x7xf32>) -> tensor<4x13xf32>
+  %loss = recur.cross_entropy %logits, %targets : (tensor<4x13xf32>, tensor<4xi64>) -> tensor<f32>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %d_logits = recur.cross_entropy_grad %logits, %targets, %one : (tensor<4x13xf32>, tensor<4xi64>, tensor<f32>) -> tensor<4x13xf32>
+  %d_x, %d_w, %d_b = recur.linear_grad %d_logits, %x, %w : (tensor<4x13xf32>, tensor<4x7xf32>, tensor<13x7xf32>) -> (tensor<4x7xf32>, tensor<13x7xf32>, tensor<13xf32>)
+  %new_w = recur.sgd_update %w, %d_w lr(0.1) : tensor<13x7xf32>
+  return %loss, %new_w : tensor<f32>, tensor<13x7xf32>
+}
+
+// -----
+
 // A function that is not a training step is left alone.
 
 // CHECK-LABEL: func.func @inference
