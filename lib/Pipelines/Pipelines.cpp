@@ -146,6 +146,11 @@ void mlir::recur::buildLowerToCpuPipeline(OpPassManager &pm,
 void mlir::recur::buildCpuBackEndPipeline(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
   buildConvertRecurPipeline(pm);
+  // A training step's backward GEMMs, in the form the kernels take.
+  if (CpuGemmTile tile = options.gemmTile();
+      tile.enabled() && options.fusion > FusionLevel::none)
+    pm.addNestedPass<func::FuncOp>(
+        createPackGemmOperands(PackGemmOperandsOptions{tile.columns}));
   buildBufferizePipeline(pm);
   buildLowerLoopsToLLVMPipeline(pm, options);
 }

@@ -108,6 +108,44 @@ def PersistentParallelLoops : Pass<"recur-persistent-parallel-loops"> {
   let dependentDialects = ["::mlir::omp::OpenMPDialect"];
 }
 
+def PackGemmOperands : Pass<"recur-pack-gemm-operands",
+                             "::mlir::func::FuncOp"> {
+  let summary = "Pack the operands of a training step's backward GEMMs into panels for the CPU kernels";
+  let description = [{
+    Runs on tensors, before bufferization, in the CPU pipeline (fusion
+    levels above `none`). The backward of a training step multiplies by
+    weights that change at every run and reduces over the rows of every
+    step, in three contraction forms that
+    `recur-vectorize-packed-matmuls` does not take:
+
+    ```
+    C[d..., n] += A[d..., k] * W[n, k]     // x · wᵀ with an unpacked weight
+    C[d..., k] += A[d..., n] * W[n, k]     // input gradients: d · w
+    C[n, k]    += A[d..., n] * X[d..., k]  // weight gradients: dᵀ · x
+    ```
+
+    Each becomes that pass's form `C[..., c] += A'[..., r] * P[c floordiv t,
+    r, c mod t]`, `t` = `tile` (the register tile's columns), with P the
+    other operand packed into panels of t columns (zero past the edge) by a
+    `linalg.generic`: W itself, W's columns, or X with its rows collapsed;
+    the third form's A' is `A` collapsed to rows and transposed. A weight's
+    panels are packed outside the loops it is invariant in (the reverse time
+    loop's `dgates_t · w_hh` packs w_hh once, not every step). Packing costs
+    one pass over the operand against a GEMM over it; the kernels then read
+    contiguous panel rows instead of striding through W or X.
+
+    Operands must have static shapes: the weight-gradient form needs the
+    rows (T x B) static, as in a model generated with `--seq` and `--batch`.
+  }];
+  let options = [
+    Option<"tile", "tile", "int64_t", /*default=*/"64",
+           "Panel width: the CPU register tile's columns">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
   let summary = "Register-tiled, vectorized CPU kernels for the GEMMs of packed weights";
   let description = [{

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../BufferViews.h"
+#include "Contractions.h"
 #include "ElementwiseVectors.h"
 #include "LoopBuilders.h"
 #include "recur/Codegen/CpuGemmTile.h"
@@ -117,26 +118,6 @@ Value splitLastSource(Value view, unsigned parts) {
 bool isF32MemRef(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
   return type && type.getElementType().isF32();
-}
-
-/// The body is `out + in0 * in1` (in either operand order).
-bool isMultiplyAccumulate(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 3)
-    return false;
-  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value accumulator = body.getArgument(2);
-  Value product = add.getLhs() == accumulator   ? add.getRhs()
-                  : add.getRhs() == accumulator ? add.getLhs()
-                                                : Value();
-  auto multiply = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
-  if (!multiply)
-    return false;
-  Value a = body.getArgument(0), w = body.getArgument(1);
-  return (multiply.getLhs() == a && multiply.getRhs() == w) ||
-         (multiply.getLhs() == w && multiply.getRhs() == a);
 }
 
 /// `fill` broadcasts a vector of C's last size along C's other dimensions.

@@ -1,0 +1,282 @@
+//===- PackGemmOperands.cpp - backward GEMMs in the packed kernel form ----===//
+//
+// A training step's backward GEMMs multiply by weights that change every
+// run (x · wᵀ, d · w) and reduce over the rows of every step (dᵀ · x). On
+// tensors, before bufferization, each becomes the packed contraction that
+// recur-vectorize-packed-matmuls turns into register-tiled kernels, with its
+// panel operand packed right before it (or before the loops it is invariant
+// in).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Contractions.h"
+#include "recur/Codegen/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::recur {
+#define GEN_PASS_DEF_PACKGEMMOPERANDS
+#include "recur/Codegen/Passes.h.inc"
+} // namespace mlir::recur
+
+using namespace mlir;
+using namespace mlir::recur;
+
+namespace {
+
+using utils::IteratorType;
+
+bool isStaticF32(Value value, int64_t rank) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() && type.getRank() == rank &&
+         type.getElementType().isF32();
+}
+
+/// A multiply-accumulate contraction on f32 tensors: its operands and maps.
+/// Read when it is rewritten, since rewriting an earlier one replaces its
+/// accumulator.
+struct Contraction {
+  linalg::GenericOp op;
+  Value a, b, c;
+  SmallVector<AffineMap> maps;
+  unsigned loops;
+};
+
+bool isContraction(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !isMultiplyAccumulate(op))
+    return false;
+  return llvm::all_of(op->getOperands(), [](Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    return type && type.getElementType().isF32();
+  });
+}
+
+Contraction operandsOf(linalg::GenericOp op) {
+  return {op,
+          op.getDpsInputs()[0],
+          op.getDpsInputs()[1],
+          op.getDpsInits()[0],
+          op.getIndexingMapsArray(),
+          op.getNumLoops()};
+}
+
+/// (d0, ..., d_{n-1}) -> (the given dims).
+AffineMap dimsMap(unsigned loops, ArrayRef<unsigned> dims, MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned dim : dims)
+    exprs.push_back(getAffineDimExpr(dim, ctx));
+  return AffineMap::get(loops, 0, exprs, ctx);
+}
+
+SmallVector<unsigned> range(unsigned begin, unsigned end) {
+  SmallVector<unsigned> dims;
+  for (unsigned dim = begin; dim < end; ++dim)
+    dims.push_back(dim);
+  return dims;
+}
+
+SmallVector<unsigned> concat(ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
+  SmallVector<unsigned> all(a);
+  all.append(b.begin(), b.end());
+  return all;
+}
+
+class Packer {
+public:
+  Packer(OpBuilder &b, Location loc, int64_t tile)
+      : b(b), loc(loc), tile(tile) {}
+
+  /// Panels of `tile` of `source`'s [rows, cols] rows (`rowsArePanels`:
+  /// P[p, k, j] = source[p * tile + j, k]) or columns (P[p, r, j] =
+  /// source[r, p * tile + j]), zero past the edge.
+  Value pack(Value source, bool rowsArePanels) {
+    auto type = cast<RankedTensorType>(source.getType());
+    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+    int64_t split = rowsArePanels ? rows : cols;
+    int64_t other = rowsArePanels ? cols : rows;
+    auto packedType = RankedTensorType::get(
+        {llvm::divideCeilSigned(split, tile), other, tile},
+        type.getElementType());
+    Value init = tensor::EmptyOp::create(b, loc, packedType.getShape(),
+                                         packedType.getElementType());
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{packedType}, ValueRange{}, ValueRange{init},
+        AffineMap::getMultiDimIdentityMap(3, b.getContext()),
+        SmallVector<IteratorType>(3, IteratorType::parallel),
+        [&](OpBuilder &nb, Location loc, ValueRange) {
+          auto constant = [&](int64_t value) {
+            return arith::ConstantIndexOp::create(nb, loc, value).getResult();
+          };
+          Value index = arith::AddIOp::create(
+              nb, loc,
+              arith::MulIOp::create(
+                  nb, loc, linalg::IndexOp::create(nb, loc, 0), constant(tile)),
+              linalg::IndexOp::create(nb, loc, 2));
+          Value inside = arith::CmpIOp::create(
+              nb, loc, arith::CmpIPredicate::ult, index, constant(split));
+          // Padding reads index 0 and keeps zero.
+          Value safe =
+              arith::SelectOp::create(nb, loc, inside, index, constant(0));
+          Value otherIndex = linalg::IndexOp::create(nb, loc, 1);
+          Value value = tensor::ExtractOp::create(
+              nb, loc, source,
+              rowsArePanels ? ValueRange{safe, otherIndex}
+                            : ValueRange{otherIndex, safe});
+          Value zero = arith::ConstantOp::create(
+              nb, loc, packedType.getElementType(),
+              nb.getFloatAttr(packedType.getElementType(), 0.0));
+          linalg::YieldOp::create(
+              nb, loc,
+              arith::SelectOp::create(nb, loc, inside, value, zero)
+                  .getResult());
+        });
+    return generic.getResult(0);
+  }
+
+  /// `C[..., c] += A[..., r] * P[c floordiv tile, r, c mod tile]` over loops
+  /// (..., c, r), replacing `op`.
+  void replaceWithPacked(linalg::GenericOp op, Value a, Value packed, Value c) {
+    unsigned rank = cast<RankedTensorType>(c.getType()).getRank();
+    unsigned loops = rank + 1;
+    MLIRContext *ctx = b.getContext();
+    AffineExpr column = getAffineDimExpr(rank - 1, ctx),
+               row = getAffineDimExpr(rank, ctx);
+    SmallVector<unsigned> leading = range(0, rank - 1);
+    SmallVector<AffineMap> maps = {
+        dimsMap(loops, concat(leading, {rank}), ctx),
+        AffineMap::get(loops, 0, {column.floorDiv(tile), row, column % tile},
+                       ctx),
+        dimsMap(loops, concat(leading, {rank - 1}), ctx)};
+    SmallVector<IteratorType> iterators(loops, IteratorType::parallel);
+    iterators.back() = IteratorType::reduction;
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{c.getType()}, ValueRange{a, packed}, ValueRange{c},
+        maps, iterators, [](OpBuilder &nb, Location loc, ValueRange args) {
+          Value product = arith::MulFOp::create(nb, loc, args[0], args[1]);
+          linalg::YieldOp::create(
+              nb, loc,
+              arith::AddFOp::create(nb, loc, args[2], product).getResult());
+        });
+    op->replaceAllUsesWith(generic->getResults());
+    op->erase();
+  }
+
+  /// Packs a weight before the outermost loop around `op` that it is
+  /// invariant in.
+  void setInsertionPointForInvariant(Operation *op, Value weight) {
+    Operation *before = op;
+    for (Operation *parent = op->getParentOp();
+         isa_and_nonnull<scf::ForOp>(parent) &&
+         !parent->getRegion(0).isAncestor(weight.getParentRegion());
+         parent = parent->getParentOp())
+      before = parent;
+    b.setInsertionPoint(before);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  int64_t tile;
+};
+
+/// Rewrites `contraction` into the packed form if it is one of the three;
+/// returns whether it did.
+bool packContraction(linalg::GenericOp op, int64_t tile) {
+  Contraction contraction = operandsOf(op);
+  MLIRContext *ctx = op.getContext();
+  OpBuilder b(op);
+  Packer packer(b, op.getLoc(), tile);
+  unsigned loops = contraction.loops;
+  unsigned rank = cast<RankedTensorType>(contraction.c.getType()).getRank();
+  SmallVector<IteratorType> iterators = op.getIteratorTypesArray();
+  auto parallelThenReduction = [&](unsigned parallel) {
+    if (iterators.size() != loops)
+      return false;
+    for (unsigned dim = 0; dim < loops; ++dim)
+      if ((iterators[dim] == IteratorType::parallel) != (dim < parallel))
+        return false;
+    return true;
+  };
+  const SmallVector<AffineMap> &maps = contraction.maps;
+
+  if (loops == rank + 1 && parallelThenReduction(rank) &&
+      isStaticF32(contraction.b, 2)) {
+    SmallVector<unsigned> leading = range(0, rank - 1);
+    // x · wᵀ: C[d.., n] += A[d.., k] * W[n, k].
+    if (maps[0] == dimsMap(loops, concat(leading, {rank}), ctx) &&
+        maps[1] == dimsMap(loops, {rank - 1, rank}, ctx) &&
+        maps[2] == dimsMap(loops, concat(leading, {rank - 1}), ctx)) {
+      packer.setInsertionPointForInvariant(op, contraction.b);
+      Value packed = packer.pack(contraction.b, /*rowsArePanels=*/true);
+      b.setInsertionPoint(op);
+      packer.replaceWithPacked(op, contraction.a, packed, contraction.c);
+      return true;
+    }
+    // d · w: C[d.., k] += A[d.., n] * W[n, k], loops (d.., k, n).
+    if (maps[0] == dimsMap(loops, concat(leading, {rank}), ctx) &&
+        maps[1] == dimsMap(loops, {rank, rank - 1}, ctx) &&
+        maps[2] == dimsMap(loops, concat(leading, {rank - 1}), ctx)) {
+      packer.setInsertionPointForInvariant(op, contraction.b);
+      Value packed = packer.pack(contraction.b, /*rowsArePanels=*/false);
+      b.setInsertionPoint(op);
+      packer.replaceWithPacked(op, contraction.a, packed, contraction.c);
+      return true;
+    }
+  }
+
+  // dᵀ · x: C[n, k] += A[d.., n] * X[d.., k], loops (n, k, d..).
+  if (rank == 2 && loops >= 3 && parallelThenReduction(2)) {
+    unsigned leadingRank = loops - 2;
+    SmallVector<unsigned> leading = range(2, loops);
+    if (maps[0] != dimsMap(loops, concat(leading, {0}), ctx) ||
+        maps[1] != dimsMap(loops, concat(leading, {1}), ctx) ||
+        maps[2] != dimsMap(loops, {0, 1}, ctx) ||
+        !isStaticF32(contraction.a, leadingRank + 1) ||
+        !isStaticF32(contraction.b, leadingRank + 1))
+      return false;
+    Location loc = op.getLoc();
+    // Rows: the leading dimensions as one.
+    auto collapse = [&](Value value) -> Value {
+      if (leadingRank == 1)
+        return value;
+      ReassociationIndices rows;
+      for (unsigned dim = 0; dim < leadingRank; ++dim)
+        rows.push_back(dim);
+      return tensor::CollapseShapeOp::create(
+          b, loc, value,
+          SmallVector<ReassociationIndices>{rows, {leadingRank}});
+    };
+    Value a = collapse(contraction.a), x = collapse(contraction.b);
+    auto aType = cast<RankedTensorType>(a.getType());
+    Value transposedInit = tensor::EmptyOp::create(
+        b, loc, {aType.getDimSize(1), aType.getDimSize(0)},
+        aType.getElementType());
+    Value transposed = linalg::TransposeOp::create(b, loc, a, transposedInit,
+                                                   ArrayRef<int64_t>{1, 0})
+                           ->getResult(0);
+    Value packed = packer.pack(x, /*rowsArePanels=*/false);
+    packer.replaceWithPacked(op, transposed, packed, contraction.c);
+    return true;
+  }
+  return false;
+}
+
+struct PackGemmOperandsPass
+    : mlir::recur::impl::PackGemmOperandsBase<PackGemmOperandsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> contractions;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (isContraction(op))
+        contractions.push_back(op);
+    });
+    for (linalg::GenericOp op : contractions)
+      packContraction(op, tile);
+  }
+};
+
+} // namespace

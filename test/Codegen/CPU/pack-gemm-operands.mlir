@@ -1,0 +1,98 @@
+// RUN: recur-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(recur-pack-gemm-operands{tile=32}))" | FileCheck %s
+
+// x · wᵀ with a weight that is not packed (a training step recomputing its
+// gates): w [40, 8] in panels of its rows, [2, 8, 32], then the packed form.
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2, d1 mod 32)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @input_times_weight_transposed(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<6x8xf32>, %[[W:[^:]*]]: tensor<40x8xf32>, %[[ACC:[^:]*]]: tensor<6x40xf32>)
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<2x8x32xf32>
+// CHECK: %[[PACKED:.*]] = linalg.generic {{.*}} outs(%[[EMPTY]] : tensor<2x8x32xf32>)
+// CHECK: linalg.index 0
+// CHECK: tensor.extract %[[W]][%{{.*}}, %{{.*}}] : tensor<40x8xf32>
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[A]], #[[P]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[PACKED]] : tensor<6x8xf32>, tensor<2x8x32xf32>) outs(%[[ACC]] : tensor<6x40xf32>)
+// CHECK: return %[[R]]
+func.func @input_times_weight_transposed(%x: tensor<6x8xf32>, %w: tensor<40x8xf32>, %acc: tensor<6x40xf32>) -> tensor<6x40xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<6x8xf32>, tensor<40x8xf32>) outs(%acc : tensor<6x40xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<6x40xf32>
+  return %0 : tensor<6x40xf32>
+}
+
+// -----
+
+// d · w in the reverse time loop (dh = dgates_t · w_hh): w [40, 8] in panels
+// of its columns, [1, 40, 32] (zero past 8), packed once before the loop.
+// CHECK-LABEL: func.func @gradient_times_weight_in_loop(
+// CHECK-SAME: %[[W:[^:]*]]: tensor<40x8xf32>
+// CHECK: %[[PACKED:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x40x32xf32>)
+// CHECK: tensor.extract %[[W]]
+// CHECK: scf.for
+// CHECK-NOT: tensor.extract %[[W]]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[PACKED]] : tensor<3x40xf32>, tensor<1x40x32xf32>) outs(%{{.*}} : tensor<3x8xf32>)
+// CHECK: scf.yield
+func.func @gradient_times_weight_in_loop(%d: tensor<3x40xf32>, %w: tensor<40x8xf32>, %acc: tensor<3x8xf32>) -> tensor<3x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%dh = %acc) -> tensor<3x8xf32> {
+    %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%d, %w : tensor<3x40xf32>, tensor<40x8xf32>) outs(%dh : tensor<3x8xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %c, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<3x8xf32>
+    scf.yield %0 : tensor<3x8xf32>
+  }
+  return %r : tensor<3x8xf32>
+}
+
+// -----
+
+// dᵀ · x over the rows of every step: d and x [T = 5, B = 2, ...] collapsed
+// to 10 rows; d transposed to [40, 10]; x's columns in panels, [1, 10, 32].
+// CHECK-LABEL: func.func @weight_gradient(
+// CHECK-SAME: %[[D:[^:]*]]: tensor<5x2x40xf32>, %[[X:[^:]*]]: tensor<5x2x8xf32>, %[[ACC:[^:]*]]: tensor<40x8xf32>)
+// CHECK-DAG: %[[D2:.*]] = tensor.collapse_shape %[[D]] {{\[\[}}0, 1], [2]] : tensor<5x2x40xf32> into tensor<10x40xf32>
+// CHECK-DAG: %[[X2:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<5x2x8xf32> into tensor<10x8xf32>
+// CHECK: %[[DT:.*]] = linalg.transpose ins(%[[D2]] : tensor<10x40xf32>) outs(%{{.*}} : tensor<40x10xf32>) permutation = [1, 0]
+// CHECK: %[[PACKED:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x10x32xf32>)
+// CHECK: tensor.extract %[[X2]]
+// CHECK: linalg.generic {{.*}} ins(%[[DT]], %[[PACKED]] : tensor<40x10xf32>, tensor<1x10x32xf32>) outs(%[[ACC]] : tensor<40x8xf32>)
+func.func @weight_gradient(%d: tensor<5x2x40xf32>, %x: tensor<5x2x8xf32>, %acc: tensor<40x8xf32>) -> tensor<40x8xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d2, d3, d0)>, affine_map<(d0, d1, d2, d3) -> (d2, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%d, %x : tensor<5x2x40xf32>, tensor<5x2x8xf32>) outs(%acc : tensor<40x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<40x8xf32>
+  return %0 : tensor<40x8xf32>
+}
+
+// -----
+
+// With dynamic rows (T and B not in the model) the weight gradient is left
+// to the loop lowering, and so is any other body.
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: tensor.empty
+// CHECK: return
+func.func @left_alone(%d: tensor<?x40xf32>, %x: tensor<?x8xf32>, %acc: tensor<40x8xf32>, %w: tensor<40x8xf32>, %y: tensor<6x8xf32>, %acc2: tensor<6x40xf32>) -> (tensor<40x8xf32>, tensor<6x40xf32>) {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%d, %x : tensor<?x40xf32>, tensor<?x8xf32>) outs(%acc : tensor<40x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<40x8xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%y, %w : tensor<6x8xf32>, tensor<40x8xf32>) outs(%acc2 : tensor<6x40xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.maximumf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<6x40xf32>
+  return %0, %1 : tensor<40x8xf32>, tensor<6x40xf32>
+}
