@@ -43,4 +43,8 @@ def make_inputs(workload):
         value = rng.integers(0, workload.model["vocab"], shape, dtype=np.int64)
     else:
         value = rng.uniform(-1, 1, shape + (workload.model["input"],)).astype(np.float32)
-    return {workload.input_name: value}
+    inputs = {workload.input_name: value}
+    if workload.training:  # the next tokens to predict, from a third stream
+        targets = np.random.default_rng([workload.seed, 2])
+        inputs["targets"] = targets.integers(0, workload.model["vocab"], shape, dtype=np.int64)
+    return inputs

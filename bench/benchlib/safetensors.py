@@ -29,7 +29,10 @@ def save(path, tensors, bf16=()):
     header, offset = {}, 0
     arrays = []
     for name, array in tensors.items():
-        array = np.ascontiguousarray(array)
+        # np.ascontiguousarray would turn a scalar (a loss) into shape [1].
+        array = np.asarray(array)
+        if not array.flags["C_CONTIGUOUS"]:
+            array = np.ascontiguousarray(array)
         dtype = NAMES.get(array.dtype)
         if name in bf16 and dtype == "F32":
             array, dtype = bf16_bits(array), "BF16"

@@ -34,6 +34,11 @@ class System:
     binary: str = ""  # binary: executable in --bin
     precisions: tuple = ("fp32", "tf32", "bf16")
     env: dict = field(default_factory=dict)
+    # Workload modes it runs: "forward", and "train" (an LM's SGD step).
+    modes: tuple = ("forward",)
+
+
+BOTH_MODES = ("forward", "train")
 
 
 # Debian's torch runs aten's OpenMP pool next to OpenBLAS's pthread pool; with
@@ -47,26 +52,26 @@ SYSTEMS = [
     # computes in f32, the GPU also rounds the products' operands to bf16.
     System("recur-cpu", "cpu", "recur",
            "Recur, compiled for this CPU (recur-compile --target=cpu; its default fusion level)",
-           target="cpu", precisions=("fp32", "bf16")),
+           target="cpu", precisions=("fp32", "bf16"), modes=BOTH_MODES),
     # The staged table: each fusion level on its own (recur-compile --fusion).
     System("recur-cpu-none", "cpu", "recur", "Recur, CPU, unfused (--fusion=none)",
-           target="cpu", fusion="none", precisions=("fp32",)),
+           target="cpu", fusion="none", precisions=("fp32",), modes=BOTH_MODES),
     System("recur-cpu-hoist", "cpu", "recur", "Recur, CPU, input GEMM hoisted (--fusion=hoist)",
-           target="cpu", fusion="hoist", precisions=("fp32",)),
+           target="cpu", fusion="hoist", precisions=("fp32",), modes=BOTH_MODES),
     System("recur-cpu-cell", "cpu", "recur", "Recur, CPU, + fused cell (--fusion=cell)",
-           target="cpu", fusion="cell", precisions=("fp32",)),
+           target="cpu", fusion="cell", precisions=("fp32",), modes=BOTH_MODES),
     System("recur-cpu-wavefront", "cpu", "recur", "Recur, CPU, + layer wavefront (--fusion=wavefront)",
-           target="cpu", fusion="wavefront", precisions=("fp32",)),
+           target="cpu", fusion="wavefront", precisions=("fp32",), modes=BOTH_MODES),
     System("recur-cpu-all", "cpu", "recur", "Recur, CPU, every fusion stage (--fusion=all)",
-           target="cpu", fusion="all", precisions=("fp32",)),
+           target="cpu", fusion="all", precisions=("fp32",), modes=BOTH_MODES),
     System("onednn-cpu", "cpu", "binary", "oneDNN lstm_forward + inner_product (C++)",
            binary="bench-onednn-lm", precisions=("fp32",)),
     System("torch-nn-lstm", "cpu", "python", "PyTorch nn.LSTM (aten, BLAS)",
-           script="torch_lstm.py", variant="nn-lstm", env=TORCH_CPU_ENV),
+           script="torch_lstm.py", variant="nn-lstm", env=TORCH_CPU_ENV, modes=BOTH_MODES),
     System("torch-eager-cell", "cpu", "python", "PyTorch eager fine-grained LSTM cell loop",
-           script="torch_lstm.py", variant="eager-cell", env=TORCH_CPU_ENV),
+           script="torch_lstm.py", variant="eager-cell", env=TORCH_CPU_ENV, modes=BOTH_MODES),
     System("torch-script", "cpu", "python", "TorchScript-scripted fine-grained LSTM",
-           script="torch_lstm.py", variant="script", env=TORCH_CPU_ENV),
+           script="torch_lstm.py", variant="script", env=TORCH_CPU_ENV, modes=BOTH_MODES),
     System("torch-compile", "cpu", "python", "torch.compile of the fine-grained LSTM",
            script="torch_lstm.py", variant="compile", env=TORCH_CPU_ENV),
     # tf32: recur-compile --precision=tf32 (tensor cores for the GEMMs and

@@ -14,10 +14,15 @@ KINDS = {
     "lstm": (("input", "hidden", "layers"), "input", "output"),
 }
 PRECISIONS = ("fp32", "tf32", "bf16")
+# forward: inference batches; train: SGD steps of an LM (recur-gen --train):
+# forward, mean cross-entropy against "targets", backward, clipping, update.
+MODES = ("forward", "train")
+# PyTorch's word_language_model example.
+TRAIN_DEFAULTS = {"lr": 20.0, "clip_norm": 0.25}
 DEVICES = ("cpu", "cuda")
 REFERENCES = ("recur", "torch-fp64")
 FIELDS = {"name", "description", "model", "seq", "batch", "precision", "mode",
-          "warmup", "iters", "devices", "seed", "reference", "sweep"}
+          "warmup", "iters", "devices", "seed", "reference", "sweep", "lr", "clip_norm"}
 # Name suffixes of swept fields: deepbench-h512-b16-t50.
 LABELS = {"model.hidden": "h", "model.input": "i", "model.embed": "e", "model.vocab": "v",
           "model.layers": "l", "batch": "b", "seq": "t"}
@@ -38,6 +43,8 @@ class Workload:
         self.seq, self.batch = spec["seq"], spec["batch"]
         self.precision = spec.get("precision", "fp32")
         self.mode = spec.get("mode", "forward")
+        self.lr = float(spec.get("lr", TRAIN_DEFAULTS["lr"]))
+        self.clip_norm = float(spec.get("clip_norm", TRAIN_DEFAULTS["clip_norm"]))
         self.warmup, self.iters = spec["warmup"], spec["iters"]
         self.devices = spec.get("devices", list(DEVICES))
         self.seed = spec.get("seed", 0)
@@ -54,7 +61,13 @@ class Workload:
             arch = f"lstm-i{m['input']}-h{m['hidden']}x{m['layers']}"
         # A reduced precision is another compiled model (recur-compile --precision).
         precision = "" if self.precision == "fp32" else f"-{self.precision}"
-        return f"{arch}-t{self.seq}-b{self.batch}{precision}"
+        # A training step compiles its optimizer in.
+        train = f"-train-lr{self.lr:g}-clip{self.clip_norm:g}" if self.training else ""
+        return f"{arch}-t{self.seq}-b{self.batch}{precision}{train}"
+
+    @property
+    def training(self):
+        return self.mode == "train"
 
     def recur_gen_args(self):
         sizes = KINDS[self.kind][0]
@@ -63,10 +76,14 @@ class Workload:
             args += [f"--{size}", str(self.model[size])]
         # bf16: weights, inputs and outputs in bf16 (computed in f32 inside).
         dtype = ["--dtype", "bf16"] if self.precision == "bf16" else []
-        return args + ["--seq", str(self.seq), "--batch", str(self.batch)] + dtype
+        train = (["--train", "--lr", repr(self.lr), "--clip-norm", repr(self.clip_norm)]
+                 if self.training else [])
+        return args + ["--seq", str(self.seq), "--batch", str(self.batch)] + dtype + train
 
     def flops(self):
-        """Multiply-adds x 2 of one forward batch (pointwise work left out)."""
+        """Multiply-adds x 2 of one forward batch (pointwise work left out);
+        a training step counts three times that (the forward, and the input
+        and the weight gradients of every product)."""
         m, tokens = self.model, self.seq * self.batch
         first = m["embed"] if self.kind == "lstm-lm" else m["input"]
         total = 0
@@ -75,19 +92,22 @@ class Workload:
             total += 2 * tokens * 4 * m["hidden"] * (size + m["hidden"])
         if self.kind == "lstm-lm":
             total += 2 * tokens * m["hidden"] * m["vocab"]
-        return total
+        return 3 * total if self.training else total
 
     def describe(self):
         m = self.model
         sizes = ", ".join(f"{k} {m[k]}" for k in KINDS[self.kind][0])
+        mode = (f"train (SGD lr {self.lr:g}, clip_grad_norm {self.clip_norm:g})"
+                if self.training else self.mode)
         return (f"{self.kind} ({sizes}), T={self.seq}, B={self.batch}, {self.precision}, "
-                f"{self.mode}, {self.warmup} warm-up + {self.iters} timed batches")
+                f"{mode}, {self.warmup} warm-up + {self.iters} timed batches")
 
     def to_json(self):
         return {"name": self.name, "key": self.key, "file": self.path, "model": self.model,
                 "seq": self.seq, "batch": self.batch, "precision": self.precision,
                 "mode": self.mode, "warmup": self.warmup, "iters": self.iters,
                 "devices": self.devices, "seed": self.seed, "reference": self.reference,
+                **({"lr": self.lr, "clip_norm": self.clip_norm} if self.training else {}),
                 "gflop_per_batch": self.flops() / 1e9,
                 "description": self.spec.get("description", "")}
 
@@ -125,8 +145,24 @@ def _check(spec, where):
         fail(f"'warmup' must be a non-negative integer, got {json.dumps(spec['warmup'])}")
     if spec.get("precision", "fp32") not in PRECISIONS:
         fail(f"'precision' must be one of {list(PRECISIONS)}")
-    if spec.get("mode", "forward") != "forward":
-        fail(f"mode '{spec['mode']}' is not implemented yet; only 'forward' is")
+    mode = spec.get("mode", "forward")
+    if mode not in MODES:
+        fail(f"'mode' must be one of {list(MODES)}, got {json.dumps(mode)}")
+    if mode == "train":
+        if model["kind"] != "lstm-lm":
+            fail("mode 'train' needs model kind 'lstm-lm' (a loss over tokens)")
+        if spec.get("precision", "fp32") != "fp32":
+            fail("mode 'train' runs in fp32 only")
+        if spec.get("reference", "recur") != "recur":
+            fail("mode 'train' takes its reference from recur-run (reference 'recur')")
+    elif "lr" in spec or "clip_norm" in spec:
+        fail("'lr' and 'clip_norm' belong to mode 'train'")
+    for field, smallest in (("lr", None), ("clip_norm", 0)):
+        value = spec.get(field, 1)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                not (value > 0 if smallest is None else value >= smallest):
+            fail(f"'{field}' must be a {'positive' if smallest is None else 'non-negative'} "
+                 f"number, got {json.dumps(value)}")
     devices = spec.get("devices", list(DEVICES))
     if not devices or not set(devices) <= set(DEVICES):
         fail(f"'devices' must be a non-empty list of {list(DEVICES)}")

@@ -136,6 +136,69 @@ def set_precision(precision):
     torch.backends.cudnn.allow_tf32 = allow
 
 
+def train(spec, variant, weights, tokens, targets, result):
+    """SGD steps of the LM as PyTorch users train it (word_language_model):
+    forward, mean cross-entropy, backward, clip_grad_norm_, optimizer.step().
+    The first step's loss and the weights after it are the outputs checked;
+    the steps after it are timed."""
+    workload, device = spec["workload"], spec["device"]
+    m = workload["model"]
+    if variant == "nn-lstm":
+        module = LanguageModel(m["vocab"], m["embed"], m["hidden"], m["layers"])
+        module = module.to(device, torch.float32).train()
+        module.load_state_dict(weights, strict=True)
+        parameters = dict(module.named_parameters())
+        forward = module
+    else:
+        parameters = {name: value.clone().requires_grad_(True)
+                      for name, value in weights.items()}
+        fn = cell_lm
+        if variant == "script":
+            start = time.perf_counter()
+            fn = torch.jit.script(cell_lm)
+            result["compile_s"] = time.perf_counter() - start
+            result["notes"].append(f"fuser: {fuser_in_use(device)}")
+        elif variant == "compile":
+            fn = torch.compile(cell_lm)
+        params = lstm_params(parameters, "lstm.", m["layers"])
+
+        def forward(inputs):
+            return fn(inputs, parameters["embedding.weight"], params,
+                      parameters["proj.weight"], parameters["proj.bias"])
+    optimizer = torch.optim.SGD(list(parameters.values()), lr=workload["lr"])
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        logits = forward(tokens)
+        loss = F.cross_entropy(logits.reshape(-1, m["vocab"]), targets.reshape(-1))
+        loss.backward()
+        if workload["clip_norm"] > 0:
+            torch.nn.utils.clip_grad_norm_(parameters.values(), workload["clip_norm"])
+        optimizer.step()
+        sync()
+        return loss.detach()
+
+    start = time.perf_counter()
+    first = {"loss": step().cpu().numpy()}
+    first.update({name: p.detach().cpu().numpy().copy() for name, p in parameters.items()})
+    if variant in ("script", "compile"):
+        result["compile_s"] = result.get("compile_s", 0) + time.perf_counter() - start
+    _, times = runner.time_batches(step, spec["warmup"], spec["iters"])
+    result["warmup"] = spec["warmup"]
+    result["times_ms"] = times
+    result["notes"].append("the first step (checked) runs before the warm-up steps")
+    if device == "cpu":
+        blas, warning = blas_in_use()
+        result["versions"]["torch_blas"] = blas
+        if warning:
+            result["warnings"] = [warning]
+    else:
+        result["peak_device_mib"] = torch.cuda.max_memory_allocated() / 2**20
+    runner.save(spec["outputs"], first)
+    runner.report(result)
+
+
 def main():
     spec = runner.read_spec()
     device, workload = spec["device"], spec["workload"]
@@ -152,15 +215,18 @@ def main():
              "fp64": torch.float64}[spec["precision"]]
     weights = {name: torch.from_numpy(value.copy()).to(device, dtype)
                for name, value in runner.load(spec["weights"]).items()}
-    (value,) = runner.load(spec["inputs"]).values()
-    x = torch.from_numpy(value.copy()).to(device)
-    if x.is_floating_point():
-        x = x.to(dtype)
-
     model = workload["model"]
     lm = model["kind"] == "lstm-lm"
+    inputs = runner.load(spec["inputs"])
+    x = torch.from_numpy(inputs["tokens" if lm else "input"].copy()).to(device)
+    if x.is_floating_point():
+        x = x.to(dtype)
     prefix = "lstm." if lm else ""
     result = {"versions": versions(device), "notes": []}
+    if workload["mode"] == "train":
+        targets = torch.from_numpy(inputs["targets"].copy()).to(device)
+        train(spec, variant, weights, x, targets, result)
+        return
     if variant in ("nn-lstm", "fp64-reference"):
         module = (LanguageModel(model["vocab"], model["embed"], model["hidden"], model["layers"])
                   if lm else BareLstm(model["input"], model["hidden"], model["layers"]))

@@ -1,7 +1,8 @@
 """Tests of bench/run (ctest -L bench).
 
-    test_bench.py smoke --bin DIR --out DIR   every CPU system on tiny workloads:
-                                              report written, all outputs agree
+    test_bench.py smoke --bin DIR --out DIR   every CPU system on tiny workloads,
+                                              forward and training steps: report
+                                              written, all outputs agree
     test_bench.py check --bin DIR --out DIR   a wrong output is reported as FAIL;
                                               the comparison and workload errors;
                                               BF16 files; Recur's bf16 rows
@@ -60,6 +61,15 @@ def smoke(args):
         # Without a GPU the CUDA systems are listed with the reason.
         if not report["machine"]["gpus"]:
             assert found[(workload, "jax-scan")]["reason"] == "no CUDA device"
+    # A training step: every row's first-step loss and updated weights agree
+    # with the reference's; a system without a train mode says so.
+    for system in systems:
+        row = found[("smoke-lm-train", system)]
+        if system == "onednn-cpu":
+            assert row["status"] == "unavailable" and "no train mode" in row["reason"], row
+            continue
+        assert row["status"] == "ok", (system, row)
+        assert row["check"]["max_abs_error"] <= 1e-5, row["check"]
     assert report["versions"]["torch"] and report["recur"]["commit"]
     print("pass")
     return 0
@@ -105,7 +115,18 @@ def check_workload_errors(out):
                "seq": 0, "batch": 1, "warmup": 0, "iters": 1}, "'seq' must be a positive"),
              ({"name": "x", "model": {"kind": "lstm", "input": 2, "hidden": 2, "layers": 1},
                "seq": 1, "batch": 1, "warmup": 0, "iters": 1, "mode": "train"},
-              "mode 'train' is not implemented")]
+              "mode 'train' needs model kind 'lstm-lm'"),
+             ({"name": "x", "model": {"kind": "lstm", "input": 2, "hidden": 2, "layers": 1},
+               "seq": 1, "batch": 1, "warmup": 0, "iters": 1, "mode": "backward"},
+              "'mode' must be one of ['forward', 'train']"),
+             ({"name": "x", "model": {"kind": "lstm-lm", "vocab": 3, "embed": 2, "hidden": 2,
+                                      "layers": 1},
+               "seq": 1, "batch": 1, "warmup": 0, "iters": 1, "mode": "train", "lr": 0},
+              "'lr' must be a positive number"),
+             ({"name": "x", "model": {"kind": "lstm-lm", "vocab": 3, "embed": 2, "hidden": 2,
+                                      "layers": 1},
+               "seq": 1, "batch": 1, "warmup": 0, "iters": 1, "lr": 1},
+              "'lr' and 'clip_norm' belong to mode 'train'")]
     for spec, message in cases:
         path = os.path.join(out, "bad.json")
         with open(path, "w") as f:

@@ -375,15 +375,12 @@ const HostTensor &findTensor(const std::vector<HostTensor> &tensors,
   die("--check: the model has no tensor '" + name + "'");
 }
 
-/// A training step's gradients, read off its first step's change of each
-/// updated weight (g = (before - after) / lr), against the reference's
+/// The gradients a training step's first step applies, by the reference
 /// (runtime/reference/Training.h: double precision, clipped as the step
-/// clips). An element passes within `tolerance` times the weight's largest
-/// reference gradient, plus one f32 ulp of the new weight over lr: the part
-/// of the step an f32 weight cannot hold.
-json checkGradients(const json &training, const std::vector<HostTensor> &before,
-                    const std::vector<HostTensor> &after,
-                    const std::vector<HostTensor> &inputs, double tolerance) {
+/// clips), from the weights as bound.
+ref::DoubleTensors referenceGradients(const json &training,
+                                      const std::vector<HostTensor> &before,
+                                      const std::vector<HostTensor> &inputs) {
   std::map<std::string, ref::FloatTensor> weights;
   for (const HostTensor &weight : before)
     weights[weight.name] = std::get<ref::FloatTensor>(toReference(weight));
@@ -394,7 +391,7 @@ json checkGradients(const json &training, const std::vector<HostTensor> &before,
           "' is not i64");
     return std::get<ref::IdTensor>(toReference(input));
   };
-  double lr = training.at("lr"), clipNorm = training.value("clip_norm", 0.0);
+  double clipNorm = training.value("clip_norm", 0.0);
   ref::LossGradients expected;
   try {
     expected = ref::lstmLmLossGradients(ref::toDouble(weights), ids("tokens"),
@@ -406,11 +403,23 @@ json checkGradients(const json &training, const std::vector<HostTensor> &before,
   }
   if (clipNorm > 0)
     ref::clipGradientNorm(expected.gradients, clipNorm);
+  return expected.gradients;
+}
+
+/// A training step's gradients, read off its first step's change of each
+/// updated weight (g = (before - after) / lr), against the reference's. An
+/// element passes within `tolerance` times the weight's largest reference
+/// gradient, plus one f32 ulp of the new weight over lr: the part of the
+/// step an f32 weight cannot hold.
+json checkGradients(const json &training, const ref::DoubleTensors &gradients,
+                    const std::vector<HostTensor> &before,
+                    const std::vector<HostTensor> &after, double tolerance) {
+  double lr = training.at("lr");
   json entries = json::array();
   for (const std::string name : training.at("updates")) {
     const HostTensor &old = findTensor(before, name);
     const HostTensor &updated = findTensor(after, name);
-    const ref::DoubleTensor &want = expected.gradients.at(name);
+    const ref::DoubleTensor &want = gradients.at(name);
     const auto *oldData = reinterpret_cast<const float *>(old.bytes.data());
     const auto *newData = reinterpret_cast<const float *>(updated.bytes.data());
     double largest = 0, maxAbs = 0;
@@ -738,6 +747,9 @@ static int runMain(int argc, char **argv) {
     } catch (const std::exception &error) {
       die(std::string(flag) + ": the reference failed: " + error.what());
     }
+    std::optional<ref::DoubleTensors> gradients;
+    if (trains)
+      gradients = referenceGradients(description["training"], weights, inputs);
     if (options.saveReference) {
       st::Writer writer;
       std::string error;
@@ -755,6 +767,22 @@ static int runMain(int argc, char **argv) {
         }
         if (!added)
           die(error);
+      }
+      // A training step's reference also holds the weights after its first
+      // step, as --save-weights after --steps 1 writes the model's.
+      if (trains) {
+        double lr = description["training"].at("lr");
+        for (const std::string name : description["training"].at("updates")) {
+          const HostTensor &old = findTensor(weights, name);
+          const ref::DoubleTensor &gradient = gradients->at(name);
+          const auto *data = reinterpret_cast<const float *>(old.bytes.data());
+          std::vector<float> updated(gradient.data.size());
+          for (size_t i = 0; i < updated.size(); ++i)
+            updated[i] = static_cast<float>(data[i] - lr * gradient.data[i]);
+          if (!writer.add(name, "F32", old.shape, updated.data(),
+                          updated.size() * sizeof(float), error))
+            die(error);
+        }
       }
       if (!writer.write(*options.saveReference, error))
         die(error);
@@ -786,7 +814,8 @@ static int runMain(int argc, char **argv) {
     }
     if (options.check && trains)
       for (json &entry : checkGradients(
-               description["training"], weights, weightsAfterFirstStep, inputs,
+               description["training"], *gradients, weights,
+               weightsAfterFirstStep,
                options.tolerance.value_or(recur::checkTolerance(
                    recur::findDtypeByName("f32")->dlpack, precision)))) {
         checkFailed |= !entry["pass"].get<bool>();
