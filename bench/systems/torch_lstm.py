@@ -129,6 +129,31 @@ def versions(device):
     return out
 
 
+def compiled(fn, variant, device, result):
+    """The cell loop `fn` as `variant` runs it: eager, TorchScript (its
+    compile time and fuser noted in `result`) or torch.compile."""
+    if variant == "script":
+        start = time.perf_counter()
+        fn = torch.jit.script(fn)
+        result["compile_s"] = time.perf_counter() - start
+        result["notes"].append(f"fuser: {fuser_in_use(device)}")
+    elif variant == "compile":
+        fn = torch.compile(fn)
+    return fn
+
+
+def add_platform(result, device):
+    """The BLAS in use on the CPU (with a warning for netlib's), the peak
+    device memory on the GPU."""
+    if device == "cpu":
+        blas, warning = blas_in_use()
+        result["versions"]["torch_blas"] = blas
+        if warning:
+            result["warnings"] = [warning]
+    else:
+        result["peak_device_mib"] = torch.cuda.max_memory_allocated() / 2**20
+
+
 def set_precision(precision):
     """fp32 means no TF32 anywhere (PyTorch lets cuDNN use TF32 by default)."""
     allow = precision == "tf32"
@@ -152,14 +177,7 @@ def train(spec, variant, weights, tokens, targets, result):
     else:
         parameters = {name: value.clone().requires_grad_(True)
                       for name, value in weights.items()}
-        fn = cell_lm
-        if variant == "script":
-            start = time.perf_counter()
-            fn = torch.jit.script(cell_lm)
-            result["compile_s"] = time.perf_counter() - start
-            result["notes"].append(f"fuser: {fuser_in_use(device)}")
-        elif variant == "compile":
-            fn = torch.compile(cell_lm)
+        fn = compiled(cell_lm, variant, device, result)
         params = lstm_params(parameters, "lstm.", m["layers"])
 
         def forward(inputs):
@@ -188,13 +206,7 @@ def train(spec, variant, weights, tokens, targets, result):
     result["warmup"] = spec["warmup"]
     result["times_ms"] = times
     result["notes"].append("the first step (checked) runs before the warm-up steps")
-    if device == "cpu":
-        blas, warning = blas_in_use()
-        result["versions"]["torch_blas"] = blas
-        if warning:
-            result["warnings"] = [warning]
-    else:
-        result["peak_device_mib"] = torch.cuda.max_memory_allocated() / 2**20
+    add_platform(result, device)
     runner.save(spec["outputs"], first)
     runner.report(result)
 
@@ -239,13 +251,7 @@ def main():
         fn, args = ((cell_lm, (weights["embedding.weight"], params, weights["proj.weight"],
                                weights["proj.bias"]))
                     if lm else (stacked_lstm, (params,)))
-        if variant == "script":
-            start = time.perf_counter()
-            fn = torch.jit.script(fn)
-            result["compile_s"] = time.perf_counter() - start
-            result["notes"].append(f"fuser: {fuser_in_use(device)}")
-        elif variant == "compile":
-            fn = torch.compile(fn)
+        fn = compiled(fn, variant, device, result)
 
         def forward(inputs):
             return fn(inputs, *args)
@@ -271,13 +277,7 @@ def main():
         output, times = runner.time_batches(run, warmup, spec["iters"])
     result["warmup"] = warmup
     result["times_ms"] = times
-    if device == "cpu":
-        blas, warning = blas_in_use()
-        result["versions"]["torch_blas"] = blas
-        if warning:
-            result["warnings"] = [warning]
-    else:
-        result["peak_device_mib"] = torch.cuda.max_memory_allocated() / 2**20
+    add_platform(result, device)
     runner.save(spec["outputs"], {spec["output"]: output.float().cpu().numpy()})
     runner.report(result)
 

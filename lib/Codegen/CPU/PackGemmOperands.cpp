@@ -11,6 +11,7 @@
 
 #include "Contractions.h"
 #include "recur/Codegen/Passes.h"
+#include "recur/Conversion/PackPanels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -91,51 +92,8 @@ public:
   Packer(OpBuilder &b, Location loc, int64_t tile)
       : b(b), loc(loc), tile(tile) {}
 
-  /// Panels of `tile` of `source`'s [rows, cols] rows (`rowsArePanels`:
-  /// P[p, k, j] = source[p * tile + j, k]) or columns (P[p, r, j] =
-  /// source[r, p * tile + j]), zero past the edge.
-  Value pack(Value source, bool rowsArePanels) {
-    auto type = cast<RankedTensorType>(source.getType());
-    int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
-    int64_t split = rowsArePanels ? rows : cols;
-    int64_t other = rowsArePanels ? cols : rows;
-    auto packedType = RankedTensorType::get(
-        {llvm::divideCeilSigned(split, tile), other, tile},
-        type.getElementType());
-    Value init = tensor::EmptyOp::create(b, loc, packedType.getShape(),
-                                         packedType.getElementType());
-    auto generic = linalg::GenericOp::create(
-        b, loc, TypeRange{packedType}, ValueRange{}, ValueRange{init},
-        AffineMap::getMultiDimIdentityMap(3, b.getContext()),
-        SmallVector<IteratorType>(3, IteratorType::parallel),
-        [&](OpBuilder &nb, Location loc, ValueRange) {
-          auto constant = [&](int64_t value) {
-            return arith::ConstantIndexOp::create(nb, loc, value).getResult();
-          };
-          Value index = arith::AddIOp::create(
-              nb, loc,
-              arith::MulIOp::create(
-                  nb, loc, linalg::IndexOp::create(nb, loc, 0), constant(tile)),
-              linalg::IndexOp::create(nb, loc, 2));
-          Value inside = arith::CmpIOp::create(
-              nb, loc, arith::CmpIPredicate::ult, index, constant(split));
-          // Padding reads index 0 and keeps zero.
-          Value safe =
-              arith::SelectOp::create(nb, loc, inside, index, constant(0));
-          Value otherIndex = linalg::IndexOp::create(nb, loc, 1);
-          Value value = tensor::ExtractOp::create(
-              nb, loc, source,
-              rowsArePanels ? ValueRange{safe, otherIndex}
-                            : ValueRange{otherIndex, safe});
-          Value zero = arith::ConstantOp::create(
-              nb, loc, packedType.getElementType(),
-              nb.getFloatAttr(packedType.getElementType(), 0.0));
-          linalg::YieldOp::create(
-              nb, loc,
-              arith::SelectOp::create(nb, loc, inside, value, zero)
-                  .getResult());
-        });
-    return generic.getResult(0);
+  Value pack(Value source, PanelsOf what) {
+    return packPanels(b, loc, source, tile, what);
   }
 
   /// `C[..., c] += A[..., r] * P[c floordiv tile, r, c mod tile]` over loops
@@ -206,22 +164,19 @@ bool packContraction(linalg::GenericOp op, int64_t tile) {
   if (loops == rank + 1 && parallelThenReduction(rank) &&
       isStaticF32(contraction.b, 2)) {
     SmallVector<unsigned> leading = range(0, rank - 1);
-    // x · wᵀ: C[d.., n] += A[d.., k] * W[n, k].
-    if (maps[0] == dimsMap(loops, concat(leading, {rank}), ctx) &&
-        maps[1] == dimsMap(loops, {rank - 1, rank}, ctx) &&
-        maps[2] == dimsMap(loops, concat(leading, {rank - 1}), ctx)) {
+    // Loops (d.., c, r): the output's columns c and the reduction r. With
+    // W[c, r] (x · wᵀ) the panels are W's rows; with W[r, c] (d · w), its
+    // columns.
+    std::pair<AffineMap, PanelsOf> weightForms[] = {
+        {dimsMap(loops, {rank - 1, rank}, ctx), PanelsOf::rows},
+        {dimsMap(loops, {rank, rank - 1}, ctx), PanelsOf::columns}};
+    for (auto [weightMap, panels] : weightForms) {
+      if (maps[0] != dimsMap(loops, concat(leading, {rank}), ctx) ||
+          maps[1] != weightMap ||
+          maps[2] != dimsMap(loops, concat(leading, {rank - 1}), ctx))
+        continue;
       packer.setInsertionPointForInvariant(op, contraction.b);
-      Value packed = packer.pack(contraction.b, /*rowsArePanels=*/true);
-      b.setInsertionPoint(op);
-      packer.replaceWithPacked(op, contraction.a, packed, contraction.c);
-      return true;
-    }
-    // d · w: C[d.., k] += A[d.., n] * W[n, k], loops (d.., k, n).
-    if (maps[0] == dimsMap(loops, concat(leading, {rank}), ctx) &&
-        maps[1] == dimsMap(loops, {rank, rank - 1}, ctx) &&
-        maps[2] == dimsMap(loops, concat(leading, {rank - 1}), ctx)) {
-      packer.setInsertionPointForInvariant(op, contraction.b);
-      Value packed = packer.pack(contraction.b, /*rowsArePanels=*/false);
+      Value packed = packer.pack(contraction.b, panels);
       b.setInsertionPoint(op);
       packer.replaceWithPacked(op, contraction.a, packed, contraction.c);
       return true;
@@ -258,7 +213,7 @@ bool packContraction(linalg::GenericOp op, int64_t tile) {
     Value transposed = linalg::TransposeOp::create(b, loc, a, transposedInit,
                                                    ArrayRef<int64_t>{1, 0})
                            ->getResult(0);
-    Value packed = packer.pack(x, /*rowsArePanels=*/false);
+    Value packed = packer.pack(x, PanelsOf::columns);
     packer.replaceWithPacked(op, transposed, packed, contraction.c);
     return true;
   }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "recur/Conversion/PackPanels.h"
 #include "recur/Conversion/Passes.h"
 #include "recur/IR/RecurOps.h"
 
@@ -1241,41 +1242,8 @@ struct LowerPackPanels : OpRewritePattern<PackPanelsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(PackPanelsOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto type = cast<RankedTensorType>(op.getType());
-    Type elementType = type.getElementType();
-    int64_t rows =
-        cast<RankedTensorType>(op.getInput().getType()).getDimSize(0);
-    Value init =
-        tensor::EmptyOp::create(rewriter, loc, type.getShape(), elementType);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{init},
-        AffineMap::getMultiDimIdentityMap(3, rewriter.getContext()),
-        SmallVector<IteratorType>(3, IteratorType::parallel),
-        [&](OpBuilder &b, Location loc, ValueRange) {
-          auto constant = [&](int64_t value) {
-            return arith::ConstantIndexOp::create(b, loc, value).getResult();
-          };
-          Value row = arith::AddIOp::create(
-              b, loc,
-              arith::MulIOp::create(b, loc, linalg::IndexOp::create(b, loc, 0),
-                                    constant(op.getTile())),
-              linalg::IndexOp::create(b, loc, 2));
-          Value inside = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::ult, row, constant(rows));
-          // Padding rows read row 0 and keep zero.
-          Value safeRow =
-              arith::SelectOp::create(b, loc, inside, row, constant(0));
-          Value value = tensor::ExtractOp::create(
-              b, loc, op.getInput(),
-              ValueRange{safeRow, linalg::IndexOp::create(b, loc, 1)});
-          Value zero = arith::ConstantOp::create(
-              b, loc, elementType, b.getFloatAttr(elementType, 0.0));
-          linalg::YieldOp::create(
-              b, loc,
-              arith::SelectOp::create(b, loc, inside, value, zero).getResult());
-        });
-    rewriter.replaceOp(op, generic.getResults());
+    rewriter.replaceOp(op, packPanels(rewriter, op.getLoc(), op.getInput(),
+                                      op.getTile(), PanelsOf::rows));
     return success();
   }
 };
@@ -1899,3 +1867,45 @@ struct ConvertRecurToLinalgPass
 };
 
 } // namespace
+
+Value mlir::recur::packPanels(OpBuilder &b, Location loc, Value source,
+                              int64_t tile, PanelsOf what) {
+  auto type = cast<RankedTensorType>(source.getType());
+  bool rows = what == PanelsOf::rows;
+  int64_t split = type.getDimSize(rows ? 0 : 1),
+          other = type.getDimSize(rows ? 1 : 0);
+  Type elementType = type.getElementType();
+  auto packedType = RankedTensorType::get(
+      {llvm::divideCeilSigned(split, tile), other, tile}, elementType);
+  Value init =
+      tensor::EmptyOp::create(b, loc, packedType.getShape(), elementType);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{packedType}, ValueRange{}, ValueRange{init},
+      AffineMap::getMultiDimIdentityMap(3, b.getContext()),
+      SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location loc, ValueRange) {
+        auto constant = [&](int64_t value) {
+          return arith::ConstantIndexOp::create(nb, loc, value).getResult();
+        };
+        Value index = arith::AddIOp::create(
+            nb, loc,
+            arith::MulIOp::create(nb, loc, linalg::IndexOp::create(nb, loc, 0),
+                                  constant(tile)),
+            linalg::IndexOp::create(nb, loc, 2));
+        Value inside = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult,
+                                             index, constant(split));
+        // Padding reads index 0 and keeps zero.
+        Value safe =
+            arith::SelectOp::create(nb, loc, inside, index, constant(0));
+        Value otherIndex = linalg::IndexOp::create(nb, loc, 1);
+        Value value = tensor::ExtractOp::create(
+            nb, loc, source,
+            rows ? ValueRange{safe, otherIndex} : ValueRange{otherIndex, safe});
+        Value zero = arith::ConstantOp::create(
+            nb, loc, elementType, nb.getFloatAttr(elementType, 0.0));
+        linalg::YieldOp::create(
+            nb, loc,
+            arith::SelectOp::create(nb, loc, inside, value, zero).getResult());
+      });
+  return generic.getResult(0);
+}
