@@ -89,11 +89,12 @@ struct RecurModel {
     backend->readToHost(source, weights[index]->data(), bytes, host);
   }
 
-  const TensorSpec *findWeight(const std::string &name, size_t &index) const {
+  /// The spec of weight `name`, and its index; a Failure if there is none.
+  const TensorSpec &weightNamed(const std::string &name, size_t &index) const {
     for (index = 0; index < description.weights.size(); ++index)
       if (description.weights[index].name == name)
-        return &description.weights[index];
-    return nullptr;
+        return description.weights[index];
+    throw Failure("the model has no weight '" + name + "'");
   }
 };
 
@@ -385,12 +386,10 @@ RecurError *recur_model_bind_weight(RecurModel *model, const char *name,
     return makeError("recur_model_bind_weight: null model or name");
   return guarded([&] {
     size_t index;
-    const TensorSpec *spec = model->findWeight(name, index);
-    if (!spec)
-      throw Failure("the model has no weight '" + std::string(name) + "'");
+    const TensorSpec &spec = model->weightNamed(name, index);
     int64_t sizes[2] = {-1, -1};
-    std::string what = "weight '" + spec->name + "'";
-    size_t bytes = checkTensor(what, *spec, tensor, sizes, *model->backend);
+    std::string what = "weight '" + spec.name + "'";
+    size_t bytes = checkTensor(what, spec, tensor, sizes, *model->backend);
     std::unique_ptr<Buffer> buffer =
         model->backend->copyWeight(*tensor, dataOf(*tensor), bytes, what);
     std::lock_guard<std::mutex> guard(model->prologueMutex);
@@ -405,15 +404,13 @@ RecurError *recur_model_read_weight(RecurModel *model, const char *name,
     return makeError("recur_model_read_weight: null model, name or tensor");
   return guarded([&] {
     size_t index;
-    const TensorSpec *spec = model->findWeight(name, index);
-    if (!spec)
-      throw Failure("the model has no weight '" + std::string(name) + "'");
-    std::string what = "the copy of weight '" + spec->name + "'";
+    const TensorSpec &spec = model->weightNamed(name, index);
+    std::string what = "the copy of weight '" + spec.name + "'";
     if (!isHostMemory(*host))
       throw Failure(what + " must be in host memory, got " +
                     deviceTypeName(host->device.device_type));
     int64_t sizes[2] = {-1, -1};
-    size_t bytes = checkTensor(what, *spec, host, sizes, *model->backend);
+    size_t bytes = checkTensor(what, spec, host, sizes, *model->backend);
     // Not while a run updates it.
     std::unique_lock<std::mutex> training = model->lockWeightsIfTraining();
     std::unique_lock<std::mutex> lock = model->backend->lockRun();

@@ -295,18 +295,29 @@ public:
   elementwise(ValueRange inputs, Value like,
               function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
     auto type = cast<RankedTensorType>(like.getType());
-    unsigned rank = type.getRank();
     Value init =
         empty(tensor::getMixedSizes(b, loc, like), type.getElementType());
+    return elementwiseInto(
+        inputs, init, [&](OpBuilder &nested, Location loc, ValueRange args) {
+          return body(nested, loc, args.drop_back());
+        });
+  }
+
+  /// An elementwise map written into `target`, whose element the body
+  /// receives after the inputs' (a weight updated in place, a sum
+  /// accumulated into a row, the next slice of a scan).
+  Value
+  elementwiseInto(ValueRange inputs, Value target,
+                  function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+    unsigned rank = cast<RankedTensorType>(target.getType()).getRank();
     SmallVector<AffineMap> maps(
         inputs.size() + 1,
         AffineMap::getMultiDimIdentityMap(rank, b.getContext()));
     return linalg::GenericOp::create(
-               b, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+               b, loc, TypeRange{target.getType()}, inputs, ValueRange{target},
                maps, SmallVector<IteratorType>(rank, IteratorType::parallel),
                [&](OpBuilder &nested, Location loc, ValueRange args) {
-                 linalg::YieldOp::create(nested, loc,
-                                         body(nested, loc, args.drop_back()));
+                 linalg::YieldOp::create(nested, loc, body(nested, loc, args));
                })
         .getResult(0);
   }
@@ -1552,21 +1563,16 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
           Value cPrev = timeSlice(b, loc, state[0], t, batch, 0, hidden);
           Value next = arith::AddIOp::create(b, loc, t, one);
           Value cInit = timeSlice(b, loc, state[0], next, batch, 0, hidden);
-          Value c =
-              linalg::GenericOp::create(
-                  b, loc, TypeRange{cInit.getType()},
-                  ValueRange{gate[0], gate[1], gate[2], cPrev},
-                  ValueRange{cInit}, identity(5), parallel2,
-                  [](OpBuilder &b, Location loc, ValueRange args) {
-                    Value in = sigmoid(b, loc, args[0]);
-                    Value forget = sigmoid(b, loc, args[1]);
-                    Value candidate = math::TanhOp::create(b, loc, args[2]);
-                    Value c = arith::AddFOp::create(
-                        b, loc, arith::MulFOp::create(b, loc, forget, args[3]),
-                        arith::MulFOp::create(b, loc, in, candidate));
-                    linalg::YieldOp::create(b, loc, c);
-                  })
-                  .getResult(0);
+          Value c = Emitter(b, loc).elementwiseInto(
+              ValueRange{gate[0], gate[1], gate[2], cPrev}, cInit,
+              [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                Value in = sigmoid(b, loc, args[0]);
+                Value forget = sigmoid(b, loc, args[1]);
+                Value candidate = math::TanhOp::create(b, loc, args[2]);
+                return arith::AddFOp::create(
+                    b, loc, arith::MulFOp::create(b, loc, forget, args[3]),
+                    arith::MulFOp::create(b, loc, in, candidate));
+              });
           scf::YieldOp::create(
               b, loc, insertStep(b, loc, c, state[0], next, batch, hidden));
         });
@@ -1715,20 +1721,11 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
                 ArrayRef<OpFoldResult>{oneAttr, oneAttr});
           };
           Value target = row(state[0], id);
-          Value sum =
-              linalg::GenericOp::create(
-                  b, loc, TypeRange{rowType}, ValueRange{row(dResult, p)},
-                  ValueRange{target},
-                  SmallVector<AffineMap>(
-                      2, AffineMap::getMultiDimIdentityMap(1, b.getContext())),
-                  SmallVector<IteratorType>{IteratorType::parallel},
-                  [](OpBuilder &b, Location loc, ValueRange args) {
-                    linalg::YieldOp::create(
-                        b, loc,
-                        arith::AddFOp::create(b, loc, args[1], args[0])
-                            .getResult());
-                  })
-                  .getResult(0);
+          Value sum = Emitter(b, loc).elementwiseInto(
+              ValueRange{row(dResult, p)}, target,
+              [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                return arith::AddFOp::create(b, loc, args[1], args[0]);
+              });
           scf::YieldOp::create(b, loc,
                                tensor::InsertSliceOp::create(
                                    b, loc, sum, state[0],
@@ -1793,20 +1790,12 @@ struct LowerSGDUpdate : OpRewritePattern<SGDUpdateOp> {
     auto type = cast<RankedTensorType>(op.getType());
     Value lr =
         emit.constantFloat(type.getElementType(), op.getLr().convertToDouble());
-    Value result =
-        linalg::GenericOp::create(
-            rewriter, loc, TypeRange{type}, ValueRange{op.getGradient()},
-            ValueRange{op.getWeight()},
-            SmallVector<AffineMap>(2, AffineMap::getMultiDimIdentityMap(
-                                          type.getRank(), getContext())),
-            SmallVector<IteratorType>(type.getRank(), IteratorType::parallel),
-            [&](OpBuilder &b, Location loc, ValueRange args) {
-              Value step = arith::MulFOp::create(b, loc, lr, args[0]);
-              linalg::YieldOp::create(
-                  b, loc,
-                  arith::SubFOp::create(b, loc, args[1], step).getResult());
-            })
-            .getResult(0);
+    Value result = emit.elementwiseInto(
+        ValueRange{op.getGradient()}, op.getWeight(),
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value step = arith::MulFOp::create(b, loc, lr, args[0]);
+          return arith::SubFOp::create(b, loc, args[1], step);
+        });
     rewriter.replaceOp(op, result);
     return success();
   }
