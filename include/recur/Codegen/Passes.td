@@ -128,7 +128,9 @@ def PackGemmOperands : Pass<"recur-pack-gemm-operands",
     r, c mod t]`, `t` = `tile` (the register tile's columns), with P the
     other operand packed into panels of t columns (zero past the edge) by a
     `linalg.generic`: W itself, W's columns, or X with its rows collapsed;
-    the third form's A' is `A` collapsed to rows and transposed. A weight's
+    the third form reads A collapsed to rows as it is, `C[n, c] += A'[r, n]
+    * P[...]` (a tile's rows of C are consecutive elements of a row of A',
+    so it needs no transposed copy). A weight's
     panels are packed outside the loops it is invariant in (the reverse time
     loop's `dgates_t · w_hh` packs w_hh once, not every step). Packing costs
     one pass over the operand against a GEMM over it; the kernels then read
@@ -155,9 +157,12 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
 
     ```
     C[d..., n] += A[d..., k] * W[n floordiv t, k, n mod t]
+    C[m, n]    += A[k, m]      * W[n floordiv t, k, n mod t]  // A transposed
     ```
 
-    with a kernel built from vector ops. The leading dimensions of A and C
+    with a kernel built from vector ops (the second form is the weight
+    gradient of `recur-pack-gemm-operands`: A read in place, each step's
+    broadcast elements of a tile's rows consecutive in memory). The leading dimensions of A and C
     are one row index m. A parallel loop runs over blocks of rows (sized so
     that a block of A stays in the core's L2 cache) and panels of `t`
     columns. In each block, a register tile of `rows` x `t` outputs, `t` /
@@ -201,7 +206,7 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
 }
 
 def VectorizeElementwise : Pass<"recur-vectorize-elementwise"> {
-  let summary = "Elementwise and row-reduction linalg.generic ops on buffers as loops over vectors";
+  let summary = "Elementwise, row-reduction and column-sum linalg.generic ops on buffers as loops over vectors";
   let description = [{
     A `linalg.generic` on f32 buffers whose loops are all parallel but
     possibly the last, which may reduce, and whose operands are each read
@@ -238,9 +243,23 @@ def VectorizeElementwise : Pass<"recur-vectorize-elementwise"> {
     writes that buffer too, which saves a pass over the output and, on the
     CPU, a parallel loop (a fork and a barrier) per step.
 
+    The body may also read the loops' indices (`linalg.index`) and per-row
+    i64 inputs, and compare them as integers: the cross-entropy gradient's
+    one-hot, `column == target[row]`, compares a vector of the columns with
+    the row's target broadcast.
+
     An embedding lookup (the lowering of `recur.embedding`: `out[rows..., j]
     = table[index_cast(ids[rows...]), j]`) becomes a parallel loop over the
     rows that loads each row's id once and copies the table row in vectors.
+
+    A sum over the rows of each column, `out[n] += in[d..., n]` (a bias
+    gradient), becomes a parallel loop over chunks of 8 vectors of columns;
+    each chunk walks down the rows with its sums in registers, reading a
+    contiguous piece of every row (the loop lowering walked a single column
+    down the rows, a cache line per element). Each inner row loop sums from
+    zero and adds its sums to the outer ones (blocked summation: rounding
+    error that grows with T + B rather than T x B). A `linalg.fill` of the
+    output right before becomes the starting value, as for reductions.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",

@@ -12,8 +12,14 @@
 using namespace mlir;
 using namespace mlir::recur;
 
-bool mlir::recur::isElementwiseF32Body(Block &body) {
+bool mlir::recur::isElementwiseF32Body(Block &body, bool withIndices) {
+  auto allowed = [&](Type type) {
+    return type.isF32() || type.isInteger(1) ||
+           (withIndices && (type.isInteger(64) || type.isIndex()));
+  };
   for (Operation &nested : body.without_terminator()) {
+    if (withIndices && isa<linalg::IndexOp>(nested))
+      continue;
     if (!isa<arith::ArithDialect, math::MathDialect>(nested.getDialect()) ||
         nested.getNumRegions() != 0)
       return false;
@@ -21,10 +27,10 @@ bool mlir::recur::isElementwiseF32Body(Block &body) {
       continue;
     if (!nested.hasTrait<OpTrait::Elementwise>())
       return false;
-    for (Type type :
-         llvm::concat<Type>(nested.getOperandTypes(), nested.getResultTypes()))
-      if (!type.isF32() && !type.isInteger(1))
-        return false;
+    if (!llvm::all_of(llvm::concat<Type>(nested.getOperandTypes(),
+                                         nested.getResultTypes()),
+                      allowed))
+      return false;
   }
   return true;
 }
@@ -51,7 +57,7 @@ Operation *BodyVectorizer::vectorize(Operation *op, IRMapping &mapping) {
 void BodyVectorizer::cloneBody(linalg::GenericOp op, IRMapping &mapping,
                                ArrayRef<Operation *> skipped) {
   for (Operation &nested : op.getRegion().front().without_terminator()) {
-    if (llvm::is_contained(skipped, &nested))
+    if (llvm::is_contained(skipped, &nested) || isa<linalg::IndexOp>(nested))
       continue;
     if (auto constant = dyn_cast<arith::ConstantOp>(nested)) {
       auto type = vectorOf(constant.getType());

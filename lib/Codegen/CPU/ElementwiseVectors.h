@@ -16,8 +16,11 @@
 namespace mlir::recur {
 
 /// Whether `body` holds only elementwise arith/math ops on f32 (and i1)
-/// scalars, and constants: what BodyVectorizer can run on vectors.
-bool isElementwiseF32Body(Block &body);
+/// scalars, and constants: what BodyVectorizer can run on vectors. With
+/// `withIndices`, also `linalg.index` and integer ops on i64 and index
+/// values (a one-hot's compare of the column with a row's target), whose
+/// caller maps the `linalg.index` results to vectors itself.
+bool isElementwiseF32Body(Block &body, bool withIndices = false);
 
 /// Clones scalar ops as the same ops on vectors of `width` lanes.
 class BodyVectorizer {
@@ -37,7 +40,8 @@ public:
   Operation *vectorize(Operation *op, IRMapping &mapping);
 
   /// `op`'s body on vectors, but for `skipped` ops (a reduction's
-  /// combiners); the block arguments must be mapped.
+  /// combiners); the block arguments (and any `linalg.index`) must be
+  /// mapped.
   void cloneBody(linalg::GenericOp op, IRMapping &mapping,
                  ArrayRef<Operation *> skipped = {});
 

@@ -97,8 +97,10 @@ public:
   }
 
   /// `C[..., c] += A[..., r] * P[c floordiv tile, r, c mod tile]` over loops
-  /// (..., c, r), replacing `op`.
-  void replaceWithPacked(linalg::GenericOp op, Value a, Value packed, Value c) {
+  /// (..., c, r), replacing `op`; with `transposedA` (C of rank 2),
+  /// `C[n, c] += A[r, n] * P[...]`.
+  void replaceWithPacked(linalg::GenericOp op, Value a, Value packed, Value c,
+                         bool transposedA = false) {
     unsigned rank = cast<RankedTensorType>(c.getType()).getRank();
     unsigned loops = rank + 1;
     MLIRContext *ctx = b.getContext();
@@ -106,7 +108,8 @@ public:
                row = getAffineDimExpr(rank, ctx);
     SmallVector<unsigned> leading = range(0, rank - 1);
     SmallVector<AffineMap> maps = {
-        dimsMap(loops, concat(leading, {rank}), ctx),
+        transposedA ? dimsMap(loops, {rank, 0}, ctx)
+                    : dimsMap(loops, concat(leading, {rank}), ctx),
         AffineMap::get(loops, 0, {column.floorDiv(tile), row, column % tile},
                        ctx),
         dimsMap(loops, concat(leading, {rank - 1}), ctx)};
@@ -205,16 +208,12 @@ bool packContraction(linalg::GenericOp op, int64_t tile) {
           b, loc, value,
           SmallVector<ReassociationIndices>{rows, {leadingRank}});
     };
+    // The kernel reads d [rows, n] as it is: a tile's rows of C are
+    // consecutive elements of one row of d at each step of the reduction.
     Value a = collapse(contraction.a), x = collapse(contraction.b);
-    auto aType = cast<RankedTensorType>(a.getType());
-    Value transposedInit = tensor::EmptyOp::create(
-        b, loc, {aType.getDimSize(1), aType.getDimSize(0)},
-        aType.getElementType());
-    Value transposed = linalg::TransposeOp::create(b, loc, a, transposedInit,
-                                                   ArrayRef<int64_t>{1, 0})
-                           ->getResult(0);
     Value packed = packer.pack(x, PanelsOf::columns);
-    packer.replaceWithPacked(op, transposed, packed, contraction.c);
+    packer.replaceWithPacked(op, a, packed, contraction.c,
+                             /*transposedA=*/true);
     return true;
   }
   return false;

@@ -115,8 +115,11 @@ std::optional<RowOp> matchRowOp(linalg::GenericOp op) {
     // A reduction writes one value per row, an elementwise op every element.
     if (op.isDpsInit(&operand) && full == reduces)
       return std::nullopt;
+    // Per-row inputs may also be integers (a row's target class).
     auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (!type || !type.getElementType().isF32() ||
+    bool rowInteger = !full && op.isDpsInput(&operand) && type &&
+                      type.getElementType().isInteger(64);
+    if (!type || (!type.getElementType().isF32() && !rowInteger) ||
         (full && !type.isLastDimUnitStride()))
       return std::nullopt;
     hasFullOperand |= full;
@@ -125,7 +128,7 @@ std::optional<RowOp> matchRowOp(linalg::GenericOp op) {
   if (!hasFullOperand)
     return std::nullopt;
   Block &body = op.getRegion().front();
-  if (!isElementwiseF32Body(body))
+  if (!isElementwiseF32Body(body, /*withIndices=*/true))
     return std::nullopt;
   RowOp rowOp{op, {}};
   if (!reduces)
@@ -209,7 +212,8 @@ struct RowGroup {
     bool rowScalar =
         candidate.loops() + 1 == rank && candidate.reductions.empty() &&
         llvm::all_of(candidate.op.getIndexingMapsArray(),
-                     [](AffineMap map) { return map.isIdentity(); });
+                     [](AffineMap map) { return map.isIdentity(); }) &&
+        candidate.op.getBody()->getOps<linalg::IndexOp>().empty();
     if (candidate.loops() != rank && !rowScalar)
       return false;
     SmallVector<std::pair<Value, bool>> roles = operandRoles();
@@ -329,11 +333,40 @@ private:
     // Per-row inputs are loaded once and broadcast.
     IRMapping rowValues;
     for (OpOperand *input : op.getDpsInputOperands())
-      if (member.isRowOperand(*input))
-        rowValues.map(
-            op.getMatchingBlockArgument(input),
-            vector::BroadcastOp::create(b, loc, vectorOf(b.getF32Type()),
-                                        loadRowValue(input->get(), leading)));
+      if (member.isRowOperand(*input)) {
+        Value value = loadRowValue(input->get(), leading);
+        rowValues.map(op.getMatchingBlockArgument(input),
+                      vector::BroadcastOp::create(
+                          b, loc, vectorOf(value.getType()), value));
+      }
+    // The column indices of a vector: its first column plus 0, 1, ...
+    Value lanes;
+    if (!op.getBody()->getOps<linalg::IndexOp>().empty()) {
+      auto laneType = vectorOf(b.getIndexType());
+      lanes = arith::ConstantOp::create(
+          b, loc, laneType,
+          DenseElementsAttr::get(
+              laneType, llvm::to_vector(llvm::map_range(
+                            llvm::seq<int64_t>(0, vectorWidth),
+                            [&](int64_t lane) -> Attribute {
+                              return b.getIndexAttr(lane);
+                            }))));
+    }
+    auto mapIndices = [&](IRMapping &mapping, Value j) {
+      for (linalg::IndexOp index : op.getBody()->getOps<linalg::IndexOp>()) {
+        Value vector =
+            index.getDim() + 1 == group.rank
+                ? arith::AddIOp::create(
+                      b, loc,
+                      vector::BroadcastOp::create(b, loc, lanes.getType(), j),
+                      lanes)
+                      .getResult()
+                : vector::BroadcastOp::create(b, loc, lanes.getType(),
+                                              leading[index.getDim()])
+                      .getResult();
+        mapping.map(index.getResult(), vector);
+      }
+    };
 
     if (member.reductions.empty()) {
       buildVectorLoops(b, loc, size, vectorWidth, [&](Value j, bool inBounds) {
@@ -341,6 +374,7 @@ private:
         SmallVector<Value> indices(leading);
         indices.push_back(j);
         readFull(member, indices, inBounds, mapping);
+        mapIndices(mapping, j);
         vectors.cloneBody(op, mapping);
         writeOutputs(op, mapping, indices, inBounds);
       });
@@ -359,6 +393,7 @@ private:
             SmallVector<Value> indices(leading);
             indices.push_back(j);
             readFull(member, indices, inBounds, mapping);
+            mapIndices(mapping, j);
             SmallVector<Operation *> combiners;
             for (RowReduction &reduction : member.reductions)
               combiners.push_back(reduction.combiner);
@@ -527,6 +562,149 @@ void emitRowGather(RewriterBase &b, RowGather &gather, int64_t vectorWidth) {
   });
 }
 
+/// A sum over the rows of a buffer, `out[n] += in[d..., n]` (a bias
+/// gradient): loops (n, d...), n the only parallel one.
+struct ColumnSum {
+  linalg::GenericOp op;
+  Value input, output;
+  /// The scalar a `linalg.fill` (then erased) set the output to, or null.
+  Value initial;
+};
+
+std::optional<ColumnSum> matchColumnSum(linalg::GenericOp op) {
+  unsigned loops = op.getNumLoops();
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || loops < 2 ||
+      op.getNumParallelLoops() != 1 ||
+      op.getIteratorTypesArray()[0] != IteratorType::parallel)
+    return std::nullopt;
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineExpr> rowsThenColumn;
+  for (unsigned dim = 1; dim < loops; ++dim)
+    rowsThenColumn.push_back(getAffineDimExpr(dim, context));
+  rowsThenColumn.push_back(getAffineDimExpr(0, context));
+  SmallVector<AffineMap> expected = {
+      AffineMap::get(loops, 0, rowsThenColumn, context),
+      AffineMap::get(loops, 0, getAffineDimExpr(0, context))};
+  Value input = op.getDpsInputs()[0], output = op.getDpsInits()[0];
+  auto inputType = dyn_cast<MemRefType>(input.getType());
+  auto outputType = dyn_cast<MemRefType>(output.getType());
+  if (op.getIndexingMapsArray() != expected || !inputType || !outputType ||
+      !inputType.getElementType().isF32() ||
+      !outputType.getElementType().isF32() ||
+      !inputType.isLastDimUnitStride() || !outputType.isLastDimUnitStride())
+    return std::nullopt;
+  // The body: yield addf(value, accumulator), in either order.
+  Block &body = op.getRegion().front();
+  auto add = dyn_cast<arith::AddFOp>(body.getTerminator()->getOperand(0)
+                                         .getDefiningOp());
+  if (!add || body.getOperations().size() != 2 ||
+      !llvm::is_contained(add->getOperands(), body.getArgument(0)) ||
+      !llvm::is_contained(add->getOperands(), body.getArgument(1)))
+    return std::nullopt;
+  return ColumnSum{op, input, output, {}};
+}
+
+/// Columns in chunks of `vectors` vectors, in parallel; each chunk's sums
+/// stay in registers while the loop walks down the rows, reading a
+/// contiguous piece of every row. (The loop lowering ran the parallel loop
+/// over single columns and walked each down the rows: a scalar load per
+/// element, a cache line per row.)
+void emitColumnSum(RewriterBase &b, ColumnSum &sum, int64_t vectorWidth) {
+  constexpr int64_t vectors = 8; // enough independent adds to hide latency
+  Location loc = sum.op.getLoc();
+  auto inputType = cast<MemRefType>(sum.input.getType());
+  unsigned rank = inputType.getRank();
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  auto vectorType = VectorType::get({vectorWidth}, b.getF32Type());
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                         b.getF32FloatAttr(0.0f));
+  Value columns = memref::DimOp::create(b, loc, sum.output, 0);
+  int64_t chunk = vectors * vectorWidth;
+  Value chunks = arith::CeilDivUIOp::create(b, loc, columns, index(chunk));
+  SmallVector<Value> rowSizes;
+  for (unsigned dim = 0; dim + 1 < rank; ++dim)
+    rowSizes.push_back(memref::DimOp::create(b, loc, sum.input, dim));
+
+  auto sumChunk = [&](Value first, bool inBounds) {
+    SmallVector<Value> columnOf, accumulators;
+    for (int64_t v = 0; v < vectors; ++v) {
+      columnOf.push_back(
+          arith::AddIOp::create(b, loc, first, index(v * vectorWidth)));
+      accumulators.push_back(
+          sum.initial
+              ? vector::BroadcastOp::create(b, loc, vectorType, sum.initial)
+                    .getResult()
+              : vector::TransferReadOp::create(b, loc, vectorType, sum.output,
+                                               ValueRange{columnOf[v]}, zero,
+                                               ArrayRef<bool>{inBounds})
+                    .getResult());
+    }
+    // One loop per leading dimension. An inner loop sums from zero and its
+    // sums are added to the outer ones after it: blocked summation, whose
+    // rounding error grows with T + B rather than T * B (the order of the
+    // scalar loop before, which LLVM split across registers).
+    Value zeros = arith::ConstantOp::create(
+        b, loc, vectorType, DenseElementsAttr::get(vectorType, 0.0f));
+    std::function<SmallVector<Value>(unsigned, SmallVector<Value>,
+                                     ValueRange)>
+        rowLoops = [&](unsigned dim, SmallVector<Value> indices,
+                       ValueRange carried) -> SmallVector<Value> {
+      if (dim + 1 == rank) {
+        SmallVector<Value> next;
+        for (int64_t v = 0; v < vectors; ++v) {
+          SmallVector<Value> at(indices);
+          at.push_back(columnOf[v]);
+          Value row = vector::TransferReadOp::create(
+              b, loc, vectorType, sum.input, at, zero,
+              ArrayRef<bool>{inBounds});
+          next.push_back(arith::AddFOp::create(b, loc, carried[v], row));
+        }
+        return next;
+      }
+      SmallVector<Value> start(carried);
+      if (dim > 0)
+        start.assign(vectors, zeros);
+      SmallVector<Value> sums = buildForWithValues(
+          b, loc, index(0), rowSizes[dim], index(1), start,
+          [&](Value i, ValueRange inner) {
+            SmallVector<Value> deeper(indices);
+            deeper.push_back(i);
+            return rowLoops(dim + 1, deeper, inner);
+          });
+      if (dim > 0)
+        for (int64_t v = 0; v < vectors; ++v)
+          sums[v] = arith::AddFOp::create(b, loc, carried[v], sums[v]);
+      return sums;
+    };
+    accumulators = rowLoops(0, {}, accumulators);
+    for (int64_t v = 0; v < vectors; ++v)
+      vector::TransferWriteOp::create(b, loc, accumulators[v], sum.output,
+                                      ValueRange{columnOf[v]},
+                                      ArrayRef<bool>{inBounds});
+  };
+
+  buildParallel(b, loc, ValueRange{index(0)}, ValueRange{chunks},
+                ValueRange{index(1)}, [&](ValueRange ivs) {
+                  Value first = arith::MulIOp::create(b, loc, ivs[0],
+                                                      index(chunk));
+                  Value end = arith::AddIOp::create(b, loc, first,
+                                                    index(chunk));
+                  Value whole = arith::CmpIOp::create(
+                      b, loc, arith::CmpIPredicate::ule, end, columns);
+                  auto branches = scf::IfOp::create(b, loc, whole,
+                                                    /*withElseRegion=*/true);
+                  OpBuilder::InsertionGuard guard(b);
+                  b.setInsertionPoint(branches.thenBlock()->getTerminator());
+                  sumChunk(first, /*inBounds=*/true);
+                  // The last chunk, past the end of the columns: masked.
+                  b.setInsertionPoint(branches.elseBlock()->getTerminator());
+                  sumChunk(first, /*inBounds=*/false);
+                });
+}
+
 struct VectorizeElementwisePass
     : mlir::recur::impl::VectorizeElementwiseBase<VectorizeElementwisePass> {
   using Base::Base;
@@ -541,16 +719,28 @@ struct VectorizeElementwisePass
     // value instead: the fill (a loop of its own) is gone.
     SmallVector<RowOp> rowOps;
     SmallVector<RowGather> gathers;
+    SmallVector<ColumnSum> columnSums;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (std::optional<RowOp> rowOp = matchRowOp(op))
         rowOps.push_back(*rowOp);
       else if (std::optional<RowGather> gather = matchRowGather(op))
         gathers.push_back(*gather);
+      else if (std::optional<ColumnSum> sum = matchColumnSum(op))
+        columnSums.push_back(*sum);
     });
     for (RowGather &gather : gathers) {
       rewriter.setInsertionPoint(gather.op);
       emitRowGather(rewriter, gather, vectorWidth);
       rewriter.eraseOp(gather.op);
+    }
+    for (ColumnSum &sum : columnSums) {
+      if (linalg::FillOp fill = findInitializingFill(sum.op, sum.output)) {
+        sum.initial = fill.getInputs()[0];
+        rewriter.eraseOp(fill);
+      }
+      rewriter.setInsertionPoint(sum.op);
+      emitColumnSum(rewriter, sum, vectorWidth);
+      rewriter.eraseOp(sum.op);
     }
     for (RowOp &rowOp : rowOps)
       for (auto [reduction, output] :

@@ -54,7 +54,8 @@ struct FusedCell {
 /// A contraction over a packed weight and what its kernel reads.
 struct PackedMatmul {
   linalg::GenericOp op;
-  Value input;  // A [d..., K]
+  Value input; // A [d..., K], or [K, M] when `transposedInput` (C [M, N])
+  bool transposedInput = false;
   Value weight; // W [P, K, t]
   Value output; // C [d..., N]
   /// [N]: C was filled with it by `initialization` right before the
@@ -249,9 +250,8 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1)
     return std::nullopt;
-  PackedMatmul matmul{
-      op, op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0], {},
-      {}};
+  PackedMatmul matmul{op, op.getDpsInputs()[0], false, op.getDpsInputs()[1],
+                      op.getDpsInits()[0]};
   if (!isF32MemRef(matmul.input) || !isF32MemRef(matmul.weight) ||
       !isF32MemRef(matmul.output))
     return std::nullopt;
@@ -267,8 +267,7 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
           tile = weightType.getDimSize(2),
           columns = outputType.getDimSize(rank - 1);
   if (tile % vectorWidth != 0 ||
-      panels != llvm::divideCeilSigned(columns, tile) ||
-      inputType.getDimSize(rank - 1) != depth)
+      panels != llvm::divideCeilSigned(columns, tile))
     return std::nullopt;
 
   // Loops (d..., n, k), k the only reduction.
@@ -291,7 +290,13 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
       withLast(k),
       AffineMap::get(rank + 1, 0, {n.floorDiv(tile), k, n % tile}, context),
       withLast(n)};
-  if (op.getIndexingMapsArray() != expected)
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (rank == 2 && maps[0] == AffineMap::get(3, 0, {k, leading[0]}, context)) {
+    matmul.transposedInput = true;
+    expected[0] = maps[0];
+  }
+  if (maps != expected ||
+      inputType.getDimSize(matmul.transposedInput ? 0 : rank - 1) != depth)
     return std::nullopt;
 
   // What C was set to right before: the tiles start from it instead.
@@ -512,8 +517,10 @@ private:
             ValueRange{panel, k, index(v * vectorWidth)}));
       SmallVector<Value> next;
       for (int64_t r = 0; r < height; ++r) {
-        Value a = memref::LoadOp::create(b, loc, matmul.input,
-                                         withLast(rowIndices[r], k));
+        Value a = memref::LoadOp::create(
+            b, loc, matmul.input,
+            matmul.transposedInput ? SmallVector<Value>{k, rowIndices[r][0]}
+                                   : withLast(rowIndices[r], k));
         Value broadcast = vector::BroadcastOp::create(b, loc, vectorType, a);
         for (int64_t v = 0; v < vectors; ++v)
           next.push_back(vector::FMAOp::create(b, loc, broadcast, weights[v],

@@ -398,3 +398,104 @@ func.func @not_a_row_gather(%ids: memref<?xi64>, %table: memref<40x11xf32>, %out
   }
   return
 }
+
+// -----
+
+#logits = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// The cross-entropy gradient, (exp(x - max - log_sum) - one_hot) * scale: the
+// one-hot compares each lane's column (the vector's first column plus 0..15)
+// with the row's target, an i64 loaded once per row and broadcast.
+// CHECK-LABEL: func.func @one_hot(
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x40xf32>, %[[MAX:[^:]*]]: memref<?xf32>, %[[TARGET:[^:]*]]: memref<?xi64>, %[[D:[^:]*]]: memref<?x40xf32>)
+// CHECK-DAG: %[[LANES:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]> : vector<16xindex>
+// CHECK: scf.parallel (%[[ROW:.*]]) =
+// CHECK: %[[T:.*]] = memref.load %[[TARGET]][%[[ROW]]] : memref<?xi64>
+// CHECK: %[[TV:.*]] = vector.broadcast %[[T]] : i64 to vector<16xi64>
+// CHECK: scf.for %[[J:.*]] = %c0 to %c32 step %c16 {
+// CHECK: %[[JV:.*]] = vector.broadcast %[[J]] : index to vector<16xindex>
+// CHECK: %[[COLS:.*]] = arith.addi %[[JV]], %[[LANES]] : vector<16xindex>
+// CHECK: %[[COLS64:.*]] = arith.index_cast %[[COLS]] : vector<16xindex> to vector<16xi64>
+// CHECK: %[[IS:.*]] = arith.cmpi eq, %[[COLS64]], %[[TV]] : vector<16xi64>
+// CHECK: arith.select %[[IS]], %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: vector.transfer_write %{{.*}}, %[[D]][%[[ROW]], %[[J]]] {in_bounds = [true]}
+// CHECK-NOT: linalg.generic
+func.func @one_hot(%x: memref<?x40xf32>, %max: memref<?xf32>, %target: memref<?xi64>, %d: memref<?x40xf32>) {
+  linalg.generic {indexing_maps = [#logits, #row, #row, #logits], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max, %target : memref<?x40xf32>, memref<?xf32>, memref<?xi64>) outs(%d : memref<?x40xf32>) {
+  ^bb0(%v: f32, %m: f32, %t: i64, %o: f32):
+    %s = arith.subf %v, %m : f32
+    %p = math.exp %s : f32
+    %col = linalg.index 1 : index
+    %c = arith.index_cast %col : index to i64
+    %is = arith.cmpi eq, %c, %t : i64
+    %one = arith.constant 1.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %h = arith.select %is, %one, %zero : f32
+    %g = arith.subf %p, %h : f32
+    linalg.yield %g : f32
+  }
+  return
+}
+
+// -----
+
+#rows = affine_map<(d0, d1, d2) -> (d1, d2, d0)>
+#column = affine_map<(d0, d1, d2) -> (d0)>
+
+// A bias gradient, the sum over the [T, B] rows of each column, after the
+// fill that zeroed it: chunks of 8 vectors (128 columns) in parallel, each
+// walking down the rows with its sums in registers, T's loop over B's
+// starting from zero (blocked summation). N = 300: the chunk that crosses
+// the end of the columns is masked.
+// CHECK-LABEL: func.func @column_sums(
+// CHECK-SAME: %[[D:[^:]*]]: memref<?x?x300xf32>, %[[DB:[^:]*]]: memref<300xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: scf.parallel (%[[CHUNK:.*]]) = (%c0) to (%c3) step (%c1) {
+// CHECK: %[[FIRST:.*]] = arith.muli %[[CHUNK]], %c128
+// CHECK: %[[END:.*]] = arith.addi %[[FIRST]], %c128
+// CHECK: %[[WHOLE:.*]] = arith.cmpi ule, %[[END]], %c300
+// CHECK: scf.if %[[WHOLE]] {
+// CHECK: %[[S:.*]]:8 = scf.for %[[T:.*]] = %c0 to %{{.*}} step %c1 iter_args(
+// CHECK: %[[P:.*]]:8 = scf.for %[[B:.*]] = %c0 to %{{.*}} step %c1 iter_args(%[[ACC:[^ ]*]] = %[[ZERO:[^,]*]],
+// CHECK: %[[V:.*]] = vector.transfer_read %[[D]][%[[T]], %[[B]], %[[FIRST]]], %{{.*}} {in_bounds = [true]} : memref<?x?x300xf32>, vector<16xf32>
+// CHECK: arith.addf %[[ACC]], %[[V]] : vector<16xf32>
+// CHECK-COUNT-7: arith.addf
+// CHECK: scf.yield
+// CHECK-COUNT-8: arith.addf
+// CHECK: scf.yield
+// CHECK: vector.transfer_write %[[S]]#0, %[[DB]][%[[FIRST]]] {in_bounds = [true]} : vector<16xf32>, memref<300xf32>
+// CHECK: } else {
+// CHECK: vector.transfer_read %[[D]]{{.*}} : memref<?x?x300xf32>, vector<16xf32>
+// CHECK: vector.transfer_write %{{.*}}, %[[DB]][%{{.*}}] : vector<16xf32>, memref<300xf32>
+// CHECK-NOT: linalg.generic
+func.func @column_sums(%d: memref<?x?x300xf32>, %db: memref<300xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%db : memref<300xf32>)
+  linalg.generic {indexing_maps = [#rows, #column], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%d : memref<?x?x300xf32>) outs(%db : memref<300xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#in = affine_map<(d0, d1) -> (d1, d0)>
+#column = affine_map<(d0, d1) -> (d0)>
+
+// Not a column sum: a product, not a sum.
+// CHECK-LABEL: func.func @column_products(
+// CHECK: linalg.generic
+func.func @column_products(%d: memref<?x300xf32>, %db: memref<300xf32>) {
+  linalg.generic {indexing_maps = [#in, #column], iterator_types = ["parallel", "reduction"]}
+      ins(%d : memref<?x300xf32>) outs(%db : memref<300xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.mulf %acc, %v : f32
+    linalg.yield %s : f32
+  }
+  return
+}

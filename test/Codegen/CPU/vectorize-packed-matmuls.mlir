@@ -137,6 +137,34 @@ func.func @accumulate(%x: memref<5x4xf32>, %w: memref<2x4x16xf32>, %y: memref<5x
 
 // -----
 
+#dt = affine_map<(d0, d1, d2) -> (d2, d0)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A weight gradient, C[m, n] += D[k, m] * X-panels: A is read transposed in
+// place, the broadcast of each of the tile's rows at step k loading D[k, m].
+// CHECK-LABEL: func.func @transposed_input(
+// CHECK-SAME: %[[D:[^:]*]]: memref<7x5xf32>, %[[W:[^:]*]]: memref<2x7x16xf32>, %[[Y:[^:]*]]: memref<5x32xf32>)
+// CHECK: scf.parallel
+// CHECK: scf.for %[[K:[^ ]*]] = %c0 to %c7
+// CHECK: vector.load %[[W]][%{{.*}}, %[[K]], %c0] : memref<2x7x16xf32>, vector<16xf32>
+// CHECK: memref.load %[[D]][%[[K]], %{{.*}}] : memref<7x5xf32>
+// CHECK: vector.fma
+// CHECK: vector.transfer_write %{{.*}}, %[[Y]][{{.*}}] {in_bounds = [true]} : vector<16xf32>, memref<5x32xf32>
+// CHECK-NOT: linalg.generic
+func.func @transposed_input(%d: memref<7x5xf32>, %w: memref<2x7x16xf32>, %y: memref<5x32xf32>) {
+  linalg.generic {indexing_maps = [#dt, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%d, %w : memref<7x5xf32>, memref<2x7x16xf32>) outs(%y : memref<5x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 #x = affine_map<(d0, d1, d2) -> (d0, d2)>
 #w = affine_map<(d0, d1, d2) -> (d1 floordiv 12, d2, d1 mod 12)>
 #y = affine_map<(d0, d1, d2) -> (d0, d1)>
