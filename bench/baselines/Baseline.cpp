@@ -37,6 +37,14 @@ Options parseOptions(int argc, char **argv, const char *usage) {
     if (i + 1 >= argc)
       die(arg + " needs a value\n" + usage);
     std::string value = argv[++i];
+    auto real = [&](double min) {
+      char *end = nullptr;
+      double parsed = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || !(parsed >= min))
+        die(arg + " needs a number of at least " + std::to_string(min) +
+            ", got '" + value + "'");
+      return parsed;
+    };
     auto count = [&](int min) {
       char *end = nullptr;
       long parsed = std::strtol(value.c_str(), &end, 10);
@@ -57,12 +65,20 @@ Options parseOptions(int argc, char **argv, const char *usage) {
       options.warmup = count(0);
     else if (arg == "--iters")
       options.iters = count(1);
+    else if (arg == "--lr") {
+      options.lr = real(0);
+      options.training = true;
+    } else if (arg == "--clip-norm")
+      options.clipNorm = real(0);
     else
       die("unknown option '" + arg + "'\n" + usage);
   }
   if (options.weights.empty() || options.inputs.empty() ||
       options.outputs.empty())
     die(std::string("give --weights, --inputs and --outputs\n") + usage);
+  if (options.clipNorm > 0 && !options.training)
+    die(std::string("--clip-norm belongs to a training step: give --lr\n") +
+        usage);
   return options;
 }
 
@@ -110,8 +126,8 @@ Model Model::load(const Options &options) {
       die("embedding.weight must be 2-D [V, E]");
     model.vocab = embedding->shape[0];
     model.inputSize = embedding->shape[1];
-    model.embedding = read(*weights, options.weights, "embedding.weight",
-                           embedding->shape);
+    model.embedding =
+        read(*weights, options.weights, "embedding.weight", embedding->shape);
     const st::Entry *tokens = inputs->find("tokens");
     if (!tokens || tokens->dtype != "I64" || tokens->shape.size() != 2)
       die("'" + options.inputs + "' needs I64 tokens [T, B]");
@@ -124,7 +140,22 @@ Model Model::load(const Options &options) {
         die("token " + std::to_string(id) + " outside [0, " +
             std::to_string(model.vocab) + ")");
     model.outputName = "logits";
+    if (options.training) {
+      const st::Entry *targets = inputs->find("targets");
+      if (!targets || targets->dtype != "I64" ||
+          targets->shape != tokens->shape)
+        die("'" + options.inputs + "' needs I64 targets " +
+            formatShape(tokens->shape) + " for a training step");
+      model.targets.resize(targets->numElements());
+      std::memcpy(model.targets.data(), targets->data, targets->size);
+      for (int64_t id : model.targets)
+        if (id < 0 || id >= model.vocab)
+          die("target " + std::to_string(id) + " outside [0, " +
+              std::to_string(model.vocab) + ")");
+    }
   } else {
+    if (options.training)
+      die("a training step needs a language model (embedding.weight)");
     const st::Entry *input = inputs->find("input");
     if (!input || input->shape.size() != 3)
       die("'" + options.inputs + "' needs F32 input [T, B, I]");
@@ -139,7 +170,8 @@ Model Model::load(const Options &options) {
     std::string suffix = "_l" + std::to_string(k);
     int64_t size = k == 0 ? model.inputSize : model.hidden;
     model.layers.push_back(
-        {read(*weights, options.weights, prefix + "weight_ih" + suffix, {h4, size}),
+        {read(*weights, options.weights, prefix + "weight_ih" + suffix,
+              {h4, size}),
          read(*weights, options.weights, prefix + "weight_hh" + suffix,
               {h4, model.hidden}),
          read(*weights, options.weights, prefix + "bias_ih" + suffix, {h4}),
@@ -148,7 +180,8 @@ Model Model::load(const Options &options) {
   if (model.languageModel) {
     model.projWeight = read(*weights, options.weights, "proj.weight",
                             {model.vocab, model.hidden});
-    model.projBias = read(*weights, options.weights, "proj.bias", {model.vocab});
+    model.projBias =
+        read(*weights, options.weights, "proj.bias", {model.vocab});
   }
   return model;
 }
@@ -157,15 +190,24 @@ std::vector<int64_t> Model::outputShape() const {
   return {seq, batch, languageModel ? vocab : hidden};
 }
 
-void writeOutput(const Options &options, const Model &model, const float *data) {
-  std::vector<int64_t> shape = model.outputShape();
-  size_t bytes = sizeof(float);
-  for (int64_t size : shape)
-    bytes *= size;
+void writeOutput(const Options &options, const Model &model,
+                 const float *data) {
+  writeOutputs(options, {{model.outputName, model.outputShape(), data}});
+}
+
+void writeOutputs(const Options &options,
+                  const std::vector<NamedTensor> &tensors) {
   st::Writer writer;
   std::string error;
-  if (!writer.add(model.outputName, "F32", shape, data, bytes, error) ||
-      !writer.write(options.outputs, error))
+  for (const NamedTensor &tensor : tensors) {
+    size_t bytes = sizeof(float);
+    for (int64_t size : tensor.shape)
+      bytes *= size;
+    if (!writer.add(tensor.name, "F32", tensor.shape, tensor.data, bytes,
+                    error))
+      die(error);
+  }
+  if (!writer.write(options.outputs, error))
     die(error);
 }
 
@@ -184,7 +226,8 @@ std::vector<double> timeBatches(const Options &options,
 }
 
 void report(const std::vector<double> &timesMs, double compileSeconds,
-            const nlohmann::json &versions, const std::vector<std::string> &notes,
+            const nlohmann::json &versions,
+            const std::vector<std::string> &notes,
             const nlohmann::json &extra) {
   nlohmann::json result = {{"times_ms", timesMs},
                            {"compile_s", compileSeconds},

@@ -1,4 +1,5 @@
-//===- Baseline.h - shared plumbing of the C++ benchmark baselines -*- C++ -*-===//
+//===- Baseline.h - shared plumbing of the C++ benchmark baselines -*- C++
+//-*-===//
 //
 // The oneDNN and cuDNN baselines run the same model as Recur from the same
 // files: weights by their PyTorch names (embedding.weight, lstm.weight_ih_l0,
@@ -25,10 +26,14 @@ namespace bench {
 struct Options {
   std::string weights, inputs, outputs, precision = "fp32";
   int warmup = 10, iters = 50;
+  /// A training step (an LM's SGD step, as recur-gen --train): --lr given.
+  bool training = false;
+  double lr = 0, clipNorm = 0;
 };
 
 /// Parses --weights --inputs --outputs [--warmup K] [--iters N]
-/// [--precision P]; exits with `usage` on a bad command line.
+/// [--precision P] [--lr LR [--clip-norm C]]; exits with `usage` on a bad
+/// command line.
 Options parseOptions(int argc, char **argv, const char *usage);
 
 [[noreturn]] void die(const std::string &message);
@@ -50,8 +55,9 @@ struct Model {
   int64_t seq = 0, batch = 0, inputSize = 0, hidden = 0, vocab = 0;
   Tensor embedding, projWeight, projBias; // language model only
   std::vector<LstmLayer> layers;
-  std::vector<int64_t> tokens; // language model: [T, B]
-  Tensor input;                // bare LSTM: [T, B, I]
+  std::vector<int64_t> tokens;  // language model: [T, B]
+  std::vector<int64_t> targets; // training: the tokens to predict, [T, B]
+  Tensor input;                 // bare LSTM: [T, B, I]
   std::string outputName;
 
   /// Reads and shape-checks the weights and inputs files; dies with a
@@ -63,6 +69,16 @@ struct Model {
 
 void writeOutput(const Options &options, const Model &model, const float *data);
 
+/// A named f32 tensor to write.
+struct NamedTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  const float *data;
+};
+/// Writes `tensors` to the --outputs file.
+void writeOutputs(const Options &options,
+                  const std::vector<NamedTensor> &tensors);
+
 /// Runs `batch` warmup + iters times; returns the timed ones' milliseconds.
 /// `batch` must wait for the device itself.
 std::vector<double> timeBatches(const Options &options,
@@ -70,7 +86,8 @@ std::vector<double> timeBatches(const Options &options,
 
 /// Prints the result for bench/run; `extra` adds fields (peak_device_mib).
 void report(const std::vector<double> &timesMs, double compileSeconds,
-            const nlohmann::json &versions, const std::vector<std::string> &notes,
+            const nlohmann::json &versions,
+            const std::vector<std::string> &notes,
             const nlohmann::json &extra = nlohmann::json::object());
 
 } // namespace bench

@@ -2,6 +2,9 @@
 //
 //   bench-onednn-lm --weights w.safetensors --inputs in.safetensors
 //                   --outputs out.safetensors [--warmup K] [--iters N]
+//                   [--lr LR [--clip-norm C]]
+//
+// With --lr, an LM's SGD training step instead (onednn_lm_train.cpp).
 //
 // The embedding is gathered by hand, the stacked LSTM runs as oneDNN
 // lstm_forward primitives (layer 0, then the others in one primitive, since a
@@ -12,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Baseline.h"
+#include "OnednnTraining.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -27,21 +30,36 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: bench-onednn-lm --weights w.safetensors --inputs in.safetensors\n"
-    "                       --outputs out.safetensors [--warmup K] [--iters N]\n"
+    "                       --outputs out.safetensors [--warmup K] [--iters "
+    "N]\n"
+    "                       [--lr LR [--clip-norm C]]\n"
     "Runs the model of the weights (an LSTM LM or a bare stacked LSTM) with\n"
-    "oneDNN and prints {\"times_ms\": [...], ...} as JSON.\n";
+    "oneDNN and prints {\"times_ms\": [...], ...} as JSON. With --lr, each\n"
+    "batch is an SGD step of the LM on tokens and targets (mean "
+    "cross-entropy,\n"
+    "clip_grad_norm_ C when C > 0); --outputs gets the first step's loss and\n"
+    "the weights after it.\n";
 
 const char *isaName(cpu_isa isa) {
   switch (isa) {
-  case cpu_isa::sse41: return "sse41";
-  case cpu_isa::avx: return "avx";
-  case cpu_isa::avx2: return "avx2";
-  case cpu_isa::avx2_vnni: return "avx2_vnni";
-  case cpu_isa::avx512_core: return "avx512_core";
-  case cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-  case cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-  case cpu_isa::avx512_core_amx: return "avx512_core_amx";
-  default: return "other";
+  case cpu_isa::sse41:
+    return "sse41";
+  case cpu_isa::avx:
+    return "avx";
+  case cpu_isa::avx2:
+    return "avx2";
+  case cpu_isa::avx2_vnni:
+    return "avx2_vnni";
+  case cpu_isa::avx512_core:
+    return "avx512_core";
+  case cpu_isa::avx512_core_vnni:
+    return "avx512_core_vnni";
+  case cpu_isa::avx512_core_bf16:
+    return "avx512_core_bf16";
+  case cpu_isa::avx512_core_amx:
+    return "avx512_core_amx";
+  default:
+    return "other";
   }
 }
 
@@ -108,6 +126,16 @@ int main(int argc, char **argv) {
   if (options.precision != "fp32")
     bench::unavailable("the oneDNN baseline runs fp32 only");
   bench::Model model = bench::Model::load(options);
+  const dnnl_version_t *version = dnnl_version();
+  nlohmann::json versions = {{"onednn", std::to_string(version->major) + "." +
+                                            std::to_string(version->minor) +
+                                            "." +
+                                            std::to_string(version->patch)},
+                             {"onednn_isa", isaName(get_effective_cpu_isa())}};
+  if (options.training) {
+    bench::runOnednnTraining(options, model, versions);
+    return 0;
+  }
   auto setupStart = std::chrono::steady_clock::now();
 
   engine eng(engine::kind::cpu, 0);
@@ -136,11 +164,12 @@ int main(int argc, char **argv) {
   if (model.languageModel) {
     memory::desc ySrc({N, H}, f32, Tag::nc), out({N, V}, f32, Tag::nc);
     inner_product_forward::desc desc(prop_kind::forward_inference, ySrc,
-                                     {{V, H}, f32, Tag::any}, {{V}, f32, Tag::x},
-                                     out);
+                                     {{V, H}, f32, Tag::any},
+                                     {{V}, f32, Tag::x}, out);
     inner_product_forward::primitive_desc pd(desc, eng);
     projection = inner_product_forward(pd);
-    memory userWeights({{V, H}, f32, Tag::oi}, eng, model.projWeight.data.data());
+    memory userWeights({{V, H}, f32, Tag::oi}, eng,
+                       model.projWeight.data.data());
     projWeights = memory(pd.weights_desc(), eng);
     reorder(userWeights, projWeights).execute(strm, userWeights, projWeights);
     projBias = memory({{V}, f32, Tag::x}, eng, model.projBias.data.data());
@@ -158,7 +187,8 @@ int main(int argc, char **argv) {
       auto *rows = static_cast<float *>(src.get_data_handle());
       size_t E = model.inputSize;
       for (size_t i = 0; i < model.tokens.size(); ++i)
-        std::memcpy(rows + i * E, model.embedding.data.data() + model.tokens[i] * E,
+        std::memcpy(rows + i * E,
+                    model.embedding.data.data() + model.tokens[i] * E,
                     E * sizeof(float));
     }
     const memory *input = &src;
@@ -178,18 +208,11 @@ int main(int argc, char **argv) {
   const memory &result = model.languageModel ? logits : hidden.back();
   bench::writeOutput(options, model,
                      static_cast<const float *>(result.get_data_handle()));
-  const dnnl_version_t *version = dnnl_version();
-  std::string versionText = std::to_string(version->major) + "." +
-                            std::to_string(version->minor) + "." +
-                            std::to_string(version->patch);
   std::vector<std::string> notes = {
       "compile_s: primitive creation (oneDNN JIT) and weight reorders"};
   if (stages.size() > 1)
     notes.push_back("layers 1.." + std::to_string(model.layers.size() - 1) +
                     " in one lstm_forward primitive after layer 0's");
-  bench::report(times, setupSeconds,
-                {{"onednn", versionText},
-                 {"onednn_isa", isaName(get_effective_cpu_isa())}},
-                notes);
+  bench::report(times, setupSeconds, versions, notes);
   return 0;
 }

@@ -64,8 +64,10 @@ SYSTEMS = [
            target="cpu", fusion="wavefront", precisions=("fp32",), modes=BOTH_MODES),
     System("recur-cpu-all", "cpu", "recur", "Recur, CPU, every fusion stage (--fusion=all)",
            target="cpu", fusion="all", precisions=("fp32",), modes=BOTH_MODES),
-    System("onednn-cpu", "cpu", "binary", "oneDNN lstm_forward + inner_product (C++)",
-           binary="bench-onednn-lm", precisions=("fp32",)),
+    System("onednn-cpu", "cpu", "binary",
+           "oneDNN lstm_forward + inner_product (C++); train: + lstm_backward, "
+           "inner_product backward, softmax",
+           binary="bench-onednn-lm", precisions=("fp32",), modes=BOTH_MODES),
     System("torch-nn-lstm", "cpu", "python", "PyTorch nn.LSTM (aten, BLAS)",
            script="torch_lstm.py", variant="nn-lstm", env=TORCH_CPU_ENV, modes=BOTH_MODES),
     System("torch-eager-cell", "cpu", "python", "PyTorch eager fine-grained LSTM cell loop",
