@@ -110,13 +110,12 @@ def PersistentParallelLoops : Pass<"recur-persistent-parallel-loops"> {
 
 def PackGemmOperands : Pass<"recur-pack-gemm-operands",
                              "::mlir::func::FuncOp"> {
-  let summary = "Pack the operands of a training step's backward GEMMs into panels for the CPU kernels";
+  let summary = "Put a training step's backward GEMMs in the forms of the CPU GEMM kernels";
   let description = [{
     Runs on tensors, before bufferization, in the CPU pipeline (fusion
     levels above `none`). The backward of a training step multiplies by
     weights that change at every run and reduces over the rows of every
-    step, in three contraction forms that
-    `recur-vectorize-packed-matmuls` does not take:
+    step, in three contraction forms:
 
     ```
     C[d..., n] += A[d..., k] * W[n, k]     // x · wᵀ with an unpacked weight
@@ -124,17 +123,20 @@ def PackGemmOperands : Pass<"recur-pack-gemm-operands",
     C[n, k]    += A[d..., n] * X[d..., k]  // weight gradients: dᵀ · x
     ```
 
-    Each becomes that pass's form `C[..., c] += A'[..., r] * P[c floordiv t,
-    r, c mod t]`, `t` = `tile` (the register tile's columns), with P the
-    other operand packed into panels of t columns (zero past the edge) by a
-    `linalg.generic`: W itself, W's columns, or X with its rows collapsed;
-    the third form reads A collapsed to rows as it is, `C[n, c] += A'[r, n]
-    * P[...]` (a tile's rows of C are consecutive elements of a row of A',
-    so it needs no transposed copy). A weight's
-    panels are packed outside the loops it is invariant in (the reverse time
-    loop's `dgates_t · w_hh` packs w_hh once, not every step). Packing costs
-    one pass over the operand against a GEMM over it; the kernels then read
-    contiguous panel rows instead of striding through W or X.
+    `recur-vectorize-packed-matmuls` reads its second operand in panels of
+    `t` = `tile` columns (the register tile's), either packed, `P[c floordiv
+    t, r, c mod t]`, or in place from a `[r, c]` matrix, whose panel rows are
+    pieces of its rows. So:
+    - x · wᵀ becomes `C[..., c] += A[..., r] * P[c floordiv t, r, c mod
+      t]` with W packed into panels of its rows (zero past the edge) by a
+      `linalg.generic`, outside the loops it is invariant in;
+    - d · w is already in the in-place form (the reverse time loop's
+      `dgates_t · w_hh` reads w_hh as it is) and is left alone;
+    - dᵀ · x has its rows collapsed into one dimension and becomes `C[n, c]
+      += A'[r, n] * X'[r, c]`: the kernel reads A' transposed in place (a
+      tile's rows of C are consecutive elements of a row of A') and X' in
+      place. Nothing is copied: a transposed copy and packs of the
+      activations had cost 18% of the reference LM's training step.
 
     Operands must have static shapes: the weight-gradient form needs the
     rows (T x B) static, as in a model generated with `--seq` and `--batch`.
@@ -158,11 +160,15 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
     ```
     C[d..., n] += A[d..., k] * W[n floordiv t, k, n mod t]
     C[m, n]    += A[k, m]      * W[n floordiv t, k, n mod t]  // A transposed
+    C[d..., n] += A[d..., k] * W[k, n]                        // W in place
     ```
 
-    with a kernel built from vector ops (the second form is the weight
+    with a kernel built from vector ops. The second form is the weight
     gradient of `recur-pack-gemm-operands`: A read in place, each step's
-    broadcast elements of a tile's rows consecutive in memory). The leading dimensions of A and C
+    broadcast elements of a tile's rows consecutive in memory. In the third,
+    W is not packed: the panels of t columns (the register tile's, from
+    `vector-width` and `vector-registers`) are read from W's rows in place,
+    masked at the edge of N. The leading dimensions of A and C
     are one row index m. A parallel loop runs over blocks of rows (sized so
     that a block of A stays in the core's L2 cache) and panels of `t`
     columns. In each block, a register tile of `rows` x `t` outputs, `t` /
@@ -177,6 +183,15 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
     The tile is stored once, masked at the edge of N; the rows left over at
     the end of a block (fewer than `rows`) take one tile of their own height
     (an `scf.index_switch` over the heights).
+
+    A deep product (K > 256: the gradients' K = T x B, the vocabulary)
+    would have every tile stream its panel over all of K from memory, since
+    the panel no longer stays in cache for the next tile. There K runs in
+    chunks of 256: a parallel loop over blocks of 8 tiles of rows, in each,
+    for each chunk, for each panel, the block's tiles accumulate the chunk
+    into C (the first chunk from what C was set to, the others from C). A
+    panel's chunk is then read from cache by all tiles of the block, and the
+    block's rows of A for the chunk stay in cache across the panels.
 
     The fused LSTM step (`recur.lstm_recurrence ... cell<fused>` on a w_hh
     packed in panels of the four gates of K units) is that contraction

@@ -1,10 +1,10 @@
 //===- PackPanels.h - a matrix in the panels of the CPU GEMM kernels -*- C++
 //-*-===//
 //
-// The layout the register-tiled CPU kernels read their second operand in:
-// what recur.pack_panels lowers to (a weight's rows), and what
-// recur-pack-gemm-operands packs a backward GEMM's operand into (a weight's
-// or an activation's rows or columns).
+// The layout the register-tiled CPU kernels read a transposed second operand
+// in: what recur.pack_panels lowers to, and what recur-pack-gemm-operands
+// packs a backward GEMM's unpacked weight into (x · wᵀ). (An operand used
+// untransposed, d · w, is read in place.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,14 +15,10 @@
 
 namespace mlir::recur {
 
-enum class PanelsOf { rows, columns };
-
 /// A linalg.generic packing `source`, a static [R, C] tensor, into panels of
 /// `tile` of its rows, [ceil(R / tile), C, tile] with P[p, k, j] =
-/// source[p * tile + j, k], or of its columns, [ceil(C / tile), R, tile] with
-/// P[p, r, j] = source[r, p * tile + j]; zero past the edge.
-Value packPanels(OpBuilder &b, Location loc, Value source, int64_t tile,
-                 PanelsOf what);
+/// source[p * tile + j, k]; zero past the edge.
+Value packPanels(OpBuilder &b, Location loc, Value source, int64_t tile);
 
 } // namespace mlir::recur
 

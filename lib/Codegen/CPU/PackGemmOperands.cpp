@@ -2,10 +2,11 @@
 //
 // A training step's backward GEMMs multiply by weights that change every
 // run (x · wᵀ, d · w) and reduce over the rows of every step (dᵀ · x). On
-// tensors, before bufferization, each becomes the packed contraction that
-// recur-vectorize-packed-matmuls turns into register-tiled kernels, with its
-// panel operand packed right before it (or before the loops it is invariant
-// in).
+// tensors, before bufferization, each is put in a form that
+// recur-vectorize-packed-matmuls turns into register-tiled kernels: x · wᵀ
+// with w packed into panels right before it (or before the loops it is
+// invariant in); d · w is already one (w read in place); dᵀ · x with its
+// rows collapsed, d and x read in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,15 +93,13 @@ public:
   Packer(OpBuilder &b, Location loc, int64_t tile)
       : b(b), loc(loc), tile(tile) {}
 
-  Value pack(Value source, PanelsOf what) {
-    return packPanels(b, loc, source, tile, what);
-  }
+  Value pack(Value source) { return packPanels(b, loc, source, tile); }
 
   /// `C[..., c] += A[..., r] * P[c floordiv tile, r, c mod tile]` over loops
   /// (..., c, r), replacing `op`; with `transposedA` (C of rank 2),
-  /// `C[n, c] += A[r, n] * P[...]`.
+  /// `C[n, c] += A[r, n] * P[...]`; with `inPlace`, P is X [r, c] itself.
   void replaceWithPacked(linalg::GenericOp op, Value a, Value packed, Value c,
-                         bool transposedA = false) {
+                         bool transposedA = false, bool inPlace = false) {
     unsigned rank = cast<RankedTensorType>(c.getType()).getRank();
     unsigned loops = rank + 1;
     MLIRContext *ctx = b.getContext();
@@ -110,8 +109,10 @@ public:
     SmallVector<AffineMap> maps = {
         transposedA ? dimsMap(loops, {rank, 0}, ctx)
                     : dimsMap(loops, concat(leading, {rank}), ctx),
-        AffineMap::get(loops, 0, {column.floorDiv(tile), row, column % tile},
-                       ctx),
+        inPlace
+            ? AffineMap::get(loops, 0, {row, column}, ctx)
+            : AffineMap::get(loops, 0,
+                             {column.floorDiv(tile), row, column % tile}, ctx),
         dimsMap(loops, concat(leading, {rank - 1}), ctx)};
     SmallVector<IteratorType> iterators(loops, IteratorType::parallel);
     iterators.back() = IteratorType::reduction;
@@ -168,18 +169,14 @@ bool packContraction(linalg::GenericOp op, int64_t tile) {
       isStaticF32(contraction.b, 2)) {
     SmallVector<unsigned> leading = range(0, rank - 1);
     // Loops (d.., c, r): the output's columns c and the reduction r. With
-    // W[c, r] (x · wᵀ) the panels are W's rows; with W[r, c] (d · w), its
-    // columns.
-    std::pair<AffineMap, PanelsOf> weightForms[] = {
-        {dimsMap(loops, {rank - 1, rank}, ctx), PanelsOf::rows},
-        {dimsMap(loops, {rank, rank - 1}, ctx), PanelsOf::columns}};
-    for (auto [weightMap, panels] : weightForms) {
-      if (maps[0] != dimsMap(loops, concat(leading, {rank}), ctx) ||
-          maps[1] != weightMap ||
-          maps[2] != dimsMap(loops, concat(leading, {rank - 1}), ctx))
-        continue;
+    // W[c, r] (x · wᵀ) the panels are W's rows, packed. (With W[r, c], d · w,
+    // the panels are W's columns, which the kernels read in place: the
+    // contraction is already in their form.)
+    if (maps[0] == dimsMap(loops, concat(leading, {rank}), ctx) &&
+        maps[1] == dimsMap(loops, {rank - 1, rank}, ctx) &&
+        maps[2] == dimsMap(loops, concat(leading, {rank - 1}), ctx)) {
       packer.setInsertionPointForInvariant(op, contraction.b);
-      Value packed = packer.pack(contraction.b, panels);
+      Value packed = packer.pack(contraction.b);
       b.setInsertionPoint(op);
       packer.replaceWithPacked(op, contraction.a, packed, contraction.c);
       return true;
@@ -208,12 +205,12 @@ bool packContraction(linalg::GenericOp op, int64_t tile) {
           b, loc, value,
           SmallVector<ReassociationIndices>{rows, {leadingRank}});
     };
-    // The kernel reads d [rows, n] as it is: a tile's rows of C are
-    // consecutive elements of one row of d at each step of the reduction.
+    // The kernel reads d [rows, n] as it is (a tile's rows of C are
+    // consecutive elements of one row of d at each step of the reduction),
+    // and x [rows, k] too (a panel's row is a piece of a row of x).
     Value a = collapse(contraction.a), x = collapse(contraction.b);
-    Value packed = packer.pack(x, PanelsOf::columns);
-    packer.replaceWithPacked(op, a, packed, contraction.c,
-                             /*transposedA=*/true);
+    packer.replaceWithPacked(op, a, x, contraction.c, /*transposedA=*/true,
+                             /*inPlace=*/true);
     return true;
   }
   return false;

@@ -346,11 +346,11 @@ private:
       lanes = arith::ConstantOp::create(
           b, loc, laneType,
           DenseElementsAttr::get(
-              laneType, llvm::to_vector(llvm::map_range(
-                            llvm::seq<int64_t>(0, vectorWidth),
-                            [&](int64_t lane) -> Attribute {
-                              return b.getIndexAttr(lane);
-                            }))));
+              laneType, llvm::to_vector(
+                            llvm::map_range(llvm::seq<int64_t>(0, vectorWidth),
+                                            [&](int64_t lane) -> Attribute {
+                                              return b.getIndexAttr(lane);
+                                            }))));
     }
     auto mapIndices = [&](IRMapping &mapping, Value j) {
       for (linalg::IndexOp index : op.getBody()->getOps<linalg::IndexOp>()) {
@@ -574,8 +574,7 @@ struct ColumnSum {
 std::optional<ColumnSum> matchColumnSum(linalg::GenericOp op) {
   unsigned loops = op.getNumLoops();
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
-      op.getNumDpsInits() != 1 || loops < 2 ||
-      op.getNumParallelLoops() != 1 ||
+      op.getNumDpsInits() != 1 || loops < 2 || op.getNumParallelLoops() != 1 ||
       op.getIteratorTypesArray()[0] != IteratorType::parallel)
     return std::nullopt;
   MLIRContext *context = op.getContext();
@@ -596,8 +595,8 @@ std::optional<ColumnSum> matchColumnSum(linalg::GenericOp op) {
     return std::nullopt;
   // The body: yield addf(value, accumulator), in either order.
   Block &body = op.getRegion().front();
-  auto add = dyn_cast<arith::AddFOp>(body.getTerminator()->getOperand(0)
-                                         .getDefiningOp());
+  auto add = dyn_cast<arith::AddFOp>(
+      body.getTerminator()->getOperand(0).getDefiningOp());
   if (!add || body.getOperations().size() != 2 ||
       !llvm::is_contained(add->getOperands(), body.getArgument(0)) ||
       !llvm::is_contained(add->getOperands(), body.getArgument(1)))
@@ -648,8 +647,7 @@ void emitColumnSum(RewriterBase &b, ColumnSum &sum, int64_t vectorWidth) {
     // scalar loop before, which LLVM split across registers).
     Value zeros = arith::ConstantOp::create(
         b, loc, vectorType, DenseElementsAttr::get(vectorType, 0.0f));
-    std::function<SmallVector<Value>(unsigned, SmallVector<Value>,
-                                     ValueRange)>
+    std::function<SmallVector<Value>(unsigned, SmallVector<Value>, ValueRange)>
         rowLoops = [&](unsigned dim, SmallVector<Value> indices,
                        ValueRange carried) -> SmallVector<Value> {
       if (dim + 1 == rank) {
@@ -657,9 +655,9 @@ void emitColumnSum(RewriterBase &b, ColumnSum &sum, int64_t vectorWidth) {
         for (int64_t v = 0; v < vectors; ++v) {
           SmallVector<Value> at(indices);
           at.push_back(columnOf[v]);
-          Value row = vector::TransferReadOp::create(
-              b, loc, vectorType, sum.input, at, zero,
-              ArrayRef<bool>{inBounds});
+          Value row =
+              vector::TransferReadOp::create(b, loc, vectorType, sum.input, at,
+                                             zero, ArrayRef<bool>{inBounds});
           next.push_back(arith::AddFOp::create(b, loc, carried[v], row));
         }
         return next;
@@ -667,13 +665,13 @@ void emitColumnSum(RewriterBase &b, ColumnSum &sum, int64_t vectorWidth) {
       SmallVector<Value> start(carried);
       if (dim > 0)
         start.assign(vectors, zeros);
-      SmallVector<Value> sums = buildForWithValues(
-          b, loc, index(0), rowSizes[dim], index(1), start,
-          [&](Value i, ValueRange inner) {
-            SmallVector<Value> deeper(indices);
-            deeper.push_back(i);
-            return rowLoops(dim + 1, deeper, inner);
-          });
+      SmallVector<Value> sums =
+          buildForWithValues(b, loc, index(0), rowSizes[dim], index(1), start,
+                             [&](Value i, ValueRange inner) {
+                               SmallVector<Value> deeper(indices);
+                               deeper.push_back(i);
+                               return rowLoops(dim + 1, deeper, inner);
+                             });
       if (dim > 0)
         for (int64_t v = 0; v < vectors; ++v)
           sums[v] = arith::AddFOp::create(b, loc, carried[v], sums[v]);
@@ -686,23 +684,22 @@ void emitColumnSum(RewriterBase &b, ColumnSum &sum, int64_t vectorWidth) {
                                       ArrayRef<bool>{inBounds});
   };
 
-  buildParallel(b, loc, ValueRange{index(0)}, ValueRange{chunks},
-                ValueRange{index(1)}, [&](ValueRange ivs) {
-                  Value first = arith::MulIOp::create(b, loc, ivs[0],
-                                                      index(chunk));
-                  Value end = arith::AddIOp::create(b, loc, first,
-                                                    index(chunk));
-                  Value whole = arith::CmpIOp::create(
-                      b, loc, arith::CmpIPredicate::ule, end, columns);
-                  auto branches = scf::IfOp::create(b, loc, whole,
-                                                    /*withElseRegion=*/true);
-                  OpBuilder::InsertionGuard guard(b);
-                  b.setInsertionPoint(branches.thenBlock()->getTerminator());
-                  sumChunk(first, /*inBounds=*/true);
-                  // The last chunk, past the end of the columns: masked.
-                  b.setInsertionPoint(branches.elseBlock()->getTerminator());
-                  sumChunk(first, /*inBounds=*/false);
-                });
+  buildParallel(
+      b, loc, ValueRange{index(0)}, ValueRange{chunks}, ValueRange{index(1)},
+      [&](ValueRange ivs) {
+        Value first = arith::MulIOp::create(b, loc, ivs[0], index(chunk));
+        Value end = arith::AddIOp::create(b, loc, first, index(chunk));
+        Value whole = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                            end, columns);
+        auto branches = scf::IfOp::create(b, loc, whole,
+                                          /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(branches.thenBlock()->getTerminator());
+        sumChunk(first, /*inBounds=*/true);
+        // The last chunk, past the end of the columns: masked.
+        b.setInsertionPoint(branches.elseBlock()->getTerminator());
+        sumChunk(first, /*inBounds=*/false);
+      });
 }
 
 struct VectorizeElementwisePass

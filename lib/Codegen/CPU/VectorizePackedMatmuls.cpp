@@ -56,8 +56,10 @@ struct PackedMatmul {
   linalg::GenericOp op;
   Value input; // A [d..., K], or [K, M] when `transposedInput` (C [M, N])
   bool transposedInput = false;
-  Value weight; // W [P, K, t]
-  Value output; // C [d..., N]
+  Value weight; // W [P, K, t], or [K, N] read in place when `inPlaceWeight`
+  bool inPlaceWeight = false;
+  int64_t tile = 0; // t, the panel's columns
+  Value output;     // C [d..., N]
   /// [N]: C was filled with it by `initialization` right before the
   /// contraction.
   Value bias;
@@ -163,8 +165,9 @@ bool matchGateTranspose(linalg::TransposeOp transpose, PackedMatmul &matmul,
   SmallVector<int64_t> permutation =
       llvm::to_vector(llvm::seq<int64_t>(0, rank + 2));
   std::swap(permutation[rank - 1], permutation[rank]);
-  int64_t tile = cast<MemRefType>(matmul.weight.getType()).getDimSize(2);
-  if (split[1] != 4 || tile != 4 * gateTile || gateTile % vectorWidth != 0 ||
+  int64_t tile = matmul.tile;
+  if (matmul.inPlaceWeight || split[1] != 4 || tile != 4 * gateTile ||
+      gateTile % vectorWidth != 0 ||
       sourceType.getShape() != outputType.getShape() ||
       !sourceType.getElementType().isF32() ||
       transpose.getPermutation() != ArrayRef(permutation))
@@ -246,12 +249,16 @@ std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul) {
 }
 
 std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
-                                              int64_t vectorWidth) {
+                                              int64_t vectorWidth,
+                                              int64_t inPlaceTile) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1)
     return std::nullopt;
-  PackedMatmul matmul{op, op.getDpsInputs()[0], false, op.getDpsInputs()[1],
-                      op.getDpsInits()[0]};
+  PackedMatmul matmul;
+  matmul.op = op;
+  matmul.input = op.getDpsInputs()[0];
+  matmul.weight = op.getDpsInputs()[1];
+  matmul.output = op.getDpsInits()[0];
   if (!isF32MemRef(matmul.input) || !isF32MemRef(matmul.weight) ||
       !isF32MemRef(matmul.output))
     return std::nullopt;
@@ -259,15 +266,24 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
   auto weightType = cast<MemRefType>(matmul.weight.getType());
   auto outputType = cast<MemRefType>(matmul.output.getType());
   unsigned rank = outputType.getRank();
-  if (weightType.getRank() != 3 || !weightType.hasStaticShape() ||
-      inputType.getRank() != rank || !weightType.getLayout().isIdentity() ||
+  // A packed W [P, K, t], or a [K, N] one read in place in panels of
+  // `inPlaceTile` columns.
+  matmul.inPlaceWeight = weightType.getRank() == 2;
+  if ((weightType.getRank() != 3 && !matmul.inPlaceWeight) ||
+      !weightType.hasStaticShape() || inputType.getRank() != rank ||
+      (matmul.inPlaceWeight ? !weightType.isLastDimUnitStride()
+                            : !weightType.getLayout().isIdentity()) ||
       !outputType.isLastDimUnitStride() || outputType.isDynamicDim(rank - 1))
     return std::nullopt;
-  int64_t panels = weightType.getDimSize(0), depth = weightType.getDimSize(1),
-          tile = weightType.getDimSize(2),
-          columns = outputType.getDimSize(rank - 1);
-  if (tile % vectorWidth != 0 ||
-      panels != llvm::divideCeilSigned(columns, tile))
+  int64_t columns = outputType.getDimSize(rank - 1);
+  matmul.tile = matmul.inPlaceWeight ? inPlaceTile : weightType.getDimSize(2);
+  int64_t tile = matmul.tile,
+          depth = weightType.getDimSize(matmul.inPlaceWeight ? 0 : 1),
+          panels = matmul.inPlaceWeight ? llvm::divideCeilSigned(columns, tile)
+                                        : weightType.getDimSize(0);
+  if (tile <= 0 || tile % vectorWidth != 0 ||
+      panels != llvm::divideCeilSigned(columns, tile) ||
+      (matmul.inPlaceWeight && weightType.getDimSize(1) != columns))
     return std::nullopt;
 
   // Loops (d..., n, k), k the only reduction.
@@ -288,7 +304,10 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
   };
   SmallVector<AffineMap> expected = {
       withLast(k),
-      AffineMap::get(rank + 1, 0, {n.floorDiv(tile), k, n % tile}, context),
+      matmul.inPlaceWeight
+          ? AffineMap::get(rank + 1, 0, {k, n}, context)
+          : AffineMap::get(rank + 1, 0, {n.floorDiv(tile), k, n % tile},
+                           context),
       withLast(n)};
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (rank == 2 && maps[0] == AffineMap::get(3, 0, {k, leading[0]}, context)) {
@@ -327,18 +346,26 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
 }
 
 class KernelEmitter {
+  /// The part of K a tile sums: [begin, begin + length), starting from C
+  /// (`fromOutput`, a later chunk) or from what C was set to.
+  struct KRange {
+    Value begin;
+    int64_t length;
+    bool fromOutput;
+  };
+
 public:
   KernelEmitter(RewriterBase &rewriter, PackedMatmul &matmul,
                 int64_t vectorWidth, int64_t tileRows, int64_t blockFloats)
       : b(rewriter), loc(matmul.op->getLoc()), matmul(matmul),
         vectorWidth(vectorWidth), tileRows(tileRows), blockFloats(blockFloats) {
     auto weightType = cast<MemRefType>(matmul.weight.getType());
-    panels = weightType.getDimSize(0);
-    depth = weightType.getDimSize(1);
-    tile = weightType.getDimSize(2);
     auto outputType = cast<MemRefType>(matmul.output.getType());
     rank = outputType.getRank();
     columns = outputType.getDimSize(rank - 1);
+    tile = matmul.tile;
+    depth = weightType.getDimSize(matmul.inPlaceWeight ? 0 : 1);
+    panels = llvm::divideCeilSigned(columns, tile);
     vectorType = VectorType::get({vectorWidth}, b.getF32Type());
   }
 
@@ -349,6 +376,10 @@ public:
       leadingSizes.push_back(
           memref::DimOp::create(b, loc, matmul.output, dim).getResult());
       rows = arith::MulIOp::create(b, loc, rows, leadingSizes.back());
+    }
+    if (depth > kChunk && !matmul.gateSource && !matmul.cell) {
+      emitChunked(rows);
+      return;
     }
     // A block of rows of A fills at most its L2 share. The rows are shared
     // evenly among the blocks (boundaries on whole tiles): blocks of the
@@ -394,7 +425,8 @@ public:
   /// The rows left after the full tiles (fewer than `tileRows`) as one tile
   /// of exactly that height, so that e.g. B = 16 runs 6 + 6 + 4 rows rather
   /// than four one-row tiles that load a panel row per FMA.
-  void remainderTile(Value firstRow, Value count, Value panel) {
+  void remainderTile(Value firstRow, Value count, Value panel,
+                     std::optional<KRange> range = std::nullopt) {
     SmallVector<int64_t> heights;
     for (int64_t height = 1; height < tileRows; ++height)
       heights.push_back(height);
@@ -405,9 +437,57 @@ public:
     scf::YieldOp::create(b, loc); // no rows left
     for (auto [region, height] : llvm::zip(cases.getCaseRegions(), heights)) {
       b.createBlock(&region);
-      registerTile(firstRow, panel, height);
+      registerTile(firstRow, panel, height, range);
       scf::YieldOp::create(b, loc);
     }
+  }
+
+  /// A deep product (the gradients' K = T x B or the vocabulary): the
+  /// panels' rows a tile reads over all of K would not stay in cache for the
+  /// next tile, so every tile would stream its panel from memory (a 6-row
+  /// tile of dᵀ · x reads a 1.6 MB panel for 2.5 M FMAs). K runs in chunks
+  /// instead: per block of `chunkTiles` tiles of rows, for each chunk, for
+  /// each panel, the block's tiles accumulate the chunk into C, so a panel's
+  /// chunk (`kChunk` x t) is read from cache by every tile of the block, and
+  /// the block's rows of A for the chunk stay in cache across the panels.
+  /// Blocks run in parallel; the first chunk starts from what C was set to,
+  /// the others from C.
+  void emitChunked(Value rows) {
+    Value blocks =
+        arith::CeilDivUIOp::create(b, loc, rows, index(chunkTiles * tileRows));
+    buildParallel(
+        b, loc, ValueRange{index(0)}, ValueRange{blocks}, ValueRange{index(1)},
+        [&](ValueRange ivs) {
+          Value first = arith::MulIOp::create(b, loc, ivs[0],
+                                              index(chunkTiles * tileRows));
+          Value end = arith::MinUIOp::create(
+              b, loc, rows,
+              arith::AddIOp::create(b, loc, first,
+                                    index(chunkTiles * tileRows)));
+          Value count = arith::SubIOp::create(b, loc, end, first);
+          Value fullEnd = arith::AddIOp::create(
+              b, loc, first,
+              arith::MulIOp::create(
+                  b, loc,
+                  arith::DivUIOp::create(b, loc, count, index(tileRows)),
+                  index(tileRows)));
+          Value remainder = arith::SubIOp::create(b, loc, end, fullEnd);
+          auto chunk = [&](Value kBegin, int64_t length, bool fromOutput) {
+            buildFor(b, loc, index(0), index(panels), index(1),
+                     [&](Value panel) {
+                       KRange range{kBegin, length, fromOutput};
+                       tileLoop(first, fullEnd, panel, tileRows, range);
+                       remainderTile(fullEnd, remainder, panel, range);
+                     });
+          };
+          int64_t wholeChunks = depth / kChunk;
+          chunk(index(0), kChunk, /*fromOutput=*/false);
+          buildFor(b, loc, index(kChunk), index(wholeChunks * kChunk),
+                   index(kChunk),
+                   [&](Value kBegin) { chunk(kBegin, kChunk, true); });
+          if (depth % kChunk)
+            chunk(index(wholeChunks * kChunk), depth % kChunk, true);
+        });
   }
 
 private:
@@ -416,9 +496,10 @@ private:
   }
 
   /// Tiles of `height` rows from `first` to `end` (a multiple apart).
-  void tileLoop(Value first, Value end, Value panel, int64_t height) {
+  void tileLoop(Value first, Value end, Value panel, int64_t height,
+                std::optional<KRange> range = std::nullopt) {
     buildFor(b, loc, first, end, index(height),
-             [&](Value row) { registerTile(row, panel, height); });
+             [&](Value row) { registerTile(row, panel, height, range); });
   }
 
   /// The indices into C's (and A's) leading dimensions of row `row`.
@@ -441,8 +522,11 @@ private:
     return indices;
   }
 
-  /// C[row .. row + height, panel * t .. + t] in registers over all of K.
-  void registerTile(Value firstRow, Value panel, int64_t height) {
+  /// C[row .. row + height, panel * t .. + t] in registers over all of K,
+  /// or over `range`.
+  void registerTile(Value firstRow, Value panel, int64_t height,
+                    std::optional<KRange> range = std::nullopt) {
+    KRange k = range ? *range : KRange{index(0), depth, false};
     int64_t vectors = tile / vectorWidth;
     // Every column of the tile is inside C unless t does not divide N.
     bool inBounds = columns % tile == 0;
@@ -464,7 +548,14 @@ private:
     if (matmul.gateTile)
       firstUnit = arith::MulIOp::create(b, loc, panel, index(matmul.gateTile));
     SmallVector<Value> initial;
-    if (matmul.bias) {
+    if (k.fromOutput) {
+      for (int64_t r = 0; r < height; ++r)
+        for (int64_t v = 0; v < vectors; ++v)
+          initial.push_back(vector::TransferReadOp::create(
+              b, loc, vectorType, matmul.output,
+              withLast(rowIndices[r], columnOf[v]), zero,
+              ArrayRef<bool>{inBounds}));
+    } else if (matmul.bias) {
       SmallVector<Value> biasVectors;
       for (int64_t v = 0; v < vectors; ++v)
         biasVectors.push_back(vector::TransferReadOp::create(
@@ -500,7 +591,7 @@ private:
     // k mod splits, in the registers a full tile's accumulators would use,
     // and adds them up after the K loop.
     int64_t splits = std::clamp<int64_t>(tileRows / height, 1, 4);
-    int64_t splitDepth = depth / splits * splits;
+    int64_t splitDepth = k.length / splits * splits;
     int64_t perSet = height * vectors;
     SmallVector<Value> sets(initial);
     Value zeroVector = arith::ConstantOp::create(
@@ -512,9 +603,17 @@ private:
     auto multiplyAdd = [&](Value k, ValueRange accumulators) {
       SmallVector<Value> weights;
       for (int64_t v = 0; v < vectors; ++v)
-        weights.push_back(vector::LoadOp::create(
-            b, loc, vectorType, matmul.weight,
-            ValueRange{panel, k, index(v * vectorWidth)}));
+        weights.push_back(
+            matmul.inPlaceWeight
+                ? vector::TransferReadOp::create(b, loc, vectorType,
+                                                 matmul.weight,
+                                                 ValueRange{k, columnOf[v]},
+                                                 zero, ArrayRef<bool>{inBounds})
+                      .getResult()
+                : vector::LoadOp::create(
+                      b, loc, vectorType, matmul.weight,
+                      ValueRange{panel, k, index(v * vectorWidth)})
+                      .getResult());
       SmallVector<Value> next;
       for (int64_t r = 0; r < height; ++r) {
         Value a = memref::LoadOp::create(
@@ -528,10 +627,14 @@ private:
       }
       return next;
     };
+    // Offsets into k's range.
     auto kLoop = [&](int64_t begin, int64_t end, int64_t step,
                      ValueRange accumulators,
                      function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-      return buildForWithValues(b, loc, index(begin), index(end), index(step),
+      auto at = [&](int64_t offset) -> Value {
+        return arith::AddIOp::create(b, loc, k.begin, index(offset));
+      };
+      return buildForWithValues(b, loc, at(begin), at(end), index(step),
                                 accumulators, body);
     };
     sets = kLoop(
@@ -552,8 +655,8 @@ private:
       for (int64_t i = 0; i < perSet; ++i)
         tileSums[i] =
             arith::AddFOp::create(b, loc, tileSums[i], sets[set * perSet + i]);
-    if (splitDepth < depth)
-      tileSums = kLoop(splitDepth, depth, 1, tileSums, multiplyAdd);
+    if (splitDepth < k.length)
+      tileSums = kLoop(splitDepth, k.length, 1, tileSums, multiplyAdd);
 
     for (int64_t r = 0; r < height; ++r)
       for (int64_t v = 0; v < vectors; ++v)
@@ -608,6 +711,12 @@ private:
     }
   }
 
+  /// K's chunk in the deep schedule: a 64-column panel's chunk is 64 KiB,
+  /// four panels' fit a core's L2 with the block's rows of A.
+  static constexpr int64_t kChunk = 256;
+  /// Tiles of rows per block in the deep schedule.
+  static constexpr int64_t chunkTiles = 8;
+
   RewriterBase &b;
   Location loc;
   PackedMatmul &matmul;
@@ -631,8 +740,10 @@ struct VectorizePackedMatmulsPass
       return signalPassFailure();
     }
     std::vector<PackedMatmul> matmuls;
+    int64_t inPlaceTile =
+        CpuGemmTile::forTarget(vectorWidth, vectorRegisters).columns;
     getOperation()->walk([&](linalg::GenericOp op) {
-      if (auto matmul = matchPackedMatmul(op, vectorWidth))
+      if (auto matmul = matchPackedMatmul(op, vectorWidth, inPlaceTile))
         matmuls.push_back(*matmul);
     });
     IRRewriter rewriter(&getContext());
@@ -640,9 +751,8 @@ struct VectorizePackedMatmulsPass
       if (matmul.cell && matmul.cell->copy)
         moveCopyTargetBefore(rewriter, matmul.cell->copy, matmul.op);
       rewriter.setInsertionPoint(matmul.op);
-      int64_t tile = cast<MemRefType>(matmul.weight.getType()).getDimSize(2);
       int64_t tileRows =
-          CpuGemmTile::rowsFor(vectorRegisters, tile / vectorWidth);
+          CpuGemmTile::rowsFor(vectorRegisters, matmul.tile / vectorWidth);
       KernelEmitter(rewriter, matmul, vectorWidth, tileRows, blockFloats)
           .emit();
       rewriter.eraseOp(matmul.op);

@@ -1254,7 +1254,7 @@ struct LowerPackPanels : OpRewritePattern<PackPanelsOp> {
   LogicalResult matchAndRewrite(PackPanelsOp op,
                                 PatternRewriter &rewriter) const override {
     rewriter.replaceOp(op, packPanels(rewriter, op.getLoc(), op.getInput(),
-                                      op.getTile(), PanelsOf::rows));
+                                      op.getTile()));
     return success();
   }
 };
@@ -1858,11 +1858,9 @@ struct ConvertRecurToLinalgPass
 } // namespace
 
 Value mlir::recur::packPanels(OpBuilder &b, Location loc, Value source,
-                              int64_t tile, PanelsOf what) {
+                              int64_t tile) {
   auto type = cast<RankedTensorType>(source.getType());
-  bool rows = what == PanelsOf::rows;
-  int64_t split = type.getDimSize(rows ? 0 : 1),
-          other = type.getDimSize(rows ? 1 : 0);
+  int64_t split = type.getDimSize(0), other = type.getDimSize(1);
   Type elementType = type.getElementType();
   auto packedType = RankedTensorType::get(
       {llvm::divideCeilSigned(split, tile), other, tile}, elementType);
@@ -1887,9 +1885,8 @@ Value mlir::recur::packPanels(OpBuilder &b, Location loc, Value source,
         Value safe =
             arith::SelectOp::create(nb, loc, inside, index, constant(0));
         Value otherIndex = linalg::IndexOp::create(nb, loc, 1);
-        Value value = tensor::ExtractOp::create(
-            nb, loc, source,
-            rows ? ValueRange{safe, otherIndex} : ValueRange{otherIndex, safe});
+        Value value = tensor::ExtractOp::create(nb, loc, source,
+                                                ValueRange{safe, otherIndex});
         Value zero = arith::ConstantOp::create(
             nb, loc, elementType, nb.getFloatAttr(elementType, 0.0));
         linalg::YieldOp::create(

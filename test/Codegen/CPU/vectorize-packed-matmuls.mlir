@@ -166,6 +166,71 @@ func.func @transposed_input(%d: memref<7x5xf32>, %w: memref<2x7x16xf32>, %y: mem
 // -----
 
 #x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d2, d1)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// W [K, N] read in place (d · w in a backward pass): the panels of 64
+// columns (4 vectors of the AVX-512 tile) are pieces of W's rows, the
+// vectors past N = 40 masked; no pack.
+// CHECK-LABEL: func.func @weight_in_place(
+// CHECK-SAME: %[[X:[^:]*]]: memref<6x4xf32>, %[[W:[^:]*]]: memref<4x40xf32>, %[[Y:[^:]*]]: memref<6x40xf32>)
+// CHECK: scf.for %[[K:[^ ]*]] = %c0 to %c4
+// CHECK: vector.transfer_read %[[W]][%[[K]], %c0], %{{.*}} {in_bounds = [true]} : memref<4x40xf32>, vector<16xf32>
+// CHECK: vector.transfer_read %[[W]][%[[K]], %c16], %{{.*}} {in_bounds = [true]} : memref<4x40xf32>, vector<16xf32>
+// CHECK: vector.transfer_read %[[W]][%[[K]], %c32], %{{.*}} : memref<4x40xf32>, vector<16xf32>
+// CHECK: vector.transfer_read %[[W]][%[[K]], %c48], %{{.*}} : memref<4x40xf32>, vector<16xf32>
+// CHECK-COUNT-24: vector.fma
+// CHECK: vector.transfer_write %{{.*}}, %[[Y]][%c0, %c32] : vector<16xf32>, memref<6x40xf32>
+// CHECK-NOT: linalg.generic
+// AVX2-LABEL: func.func @weight_in_place(
+// AVX2: vector.transfer_read %{{.*}} : memref<4x40xf32>, vector<8xf32>
+func.func @weight_in_place(%x: memref<6x4xf32>, %w: memref<4x40xf32>, %y: memref<6x40xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<6x4xf32>, memref<4x40xf32>) outs(%y : memref<6x40xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2, d1 mod 32)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A deep product (K = 600 > 256): K in chunks of 256 (0, 256, then the last
+// 88), per block of 8 tiles (48 rows: blocks of 100 rows in parallel), per
+// chunk, the panels one after another; every chunk's tiles start from C and
+// store it back.
+// CHECK-LABEL: func.func @deep(
+// CHECK-SAME: %[[X:[^:]*]]: memref<100x600xf32>, %[[W:[^:]*]]: memref<2x600x32xf32>, %[[Y:[^:]*]]: memref<100x64xf32>)
+// CHECK: scf.parallel (%[[BLOCK:.*]]) = (%c0) to (%c3) step (%c1) {
+// CHECK: arith.muli %[[BLOCK]], %c48
+// CHECK: scf.for %[[PANEL:[^ ]*]] = %c0 to %c2 step %c1 {
+// CHECK: vector.transfer_read %[[Y]]
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args(
+// CHECK: vector.load %[[W]][%[[PANEL]], %{{.*}}, %c0] : memref<2x600x32xf32>, vector<16xf32>
+// CHECK: vector.transfer_write %{{.*}}, %[[Y]]
+// CHECK: scf.index_switch
+// CHECK: scf.for %{{.*}} = %c256 to %c512 step %c1 iter_args(
+// CHECK: scf.for %{{.*}} = %c512 to %c600 step %c1 iter_args(
+func.func @deep(%x: memref<100x600xf32>, %w: memref<2x600x32xf32>, %y: memref<100x64xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<100x600xf32>, memref<2x600x32xf32>) outs(%y : memref<100x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
 #w = affine_map<(d0, d1, d2) -> (d1 floordiv 12, d2, d1 mod 12)>
 #y = affine_map<(d0, d1, d2) -> (d0, d1)>
 
