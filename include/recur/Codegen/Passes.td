@@ -184,14 +184,16 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
     the end of a block (fewer than `rows`) take one tile of their own height
     (an `scf.index_switch` over the heights).
 
-    A deep product (K > 256: the gradients' K = T x B, the vocabulary)
-    would have every tile stream its panel over all of K from memory, since
-    the panel no longer stays in cache for the next tile. There K runs in
-    chunks of 256: a parallel loop over blocks of 8 tiles of rows, in each,
-    for each chunk, for each panel, the block's tiles accumulate the chunk
-    into C (the first chunk from what C was set to, the others from C). A
-    panel's chunk is then read from cache by all tiles of the block, and the
-    block's rows of A for the chunk stay in cache across the panels.
+    A deep product, whose panel (K x t) holds more than `block-floats` (the
+    gradients' K = T x B, the vocabulary's 10001), would have every tile
+    stream its panel over all of K from memory, since the panel no longer
+    stays in cache for the next tile. There K runs in chunks of 256: a
+    parallel loop over blocks of 8 tiles of rows, in each, for each chunk,
+    for each panel, the block's tiles accumulate the chunk into C (the first
+    chunk from what C was set to, the others from C). A panel's chunk is
+    then read from cache by all tiles of the block, and the block's rows of
+    A for the chunk stay in cache across the panels. With fewer than 16
+    blocks (a GEMV) the parallel loop is over blocks and panels.
 
     The fused LSTM step (`recur.lstm_recurrence ... cell<fused>` on a w_hh
     packed in panels of the four gates of K units) is that contraction

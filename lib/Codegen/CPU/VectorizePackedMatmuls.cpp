@@ -377,7 +377,7 @@ public:
           memref::DimOp::create(b, loc, matmul.output, dim).getResult());
       rows = arith::MulIOp::create(b, loc, rows, leadingSizes.back());
     }
-    if (depth > kChunk && !matmul.gateSource && !matmul.cell) {
+    if (depth * tile > blockFloats && !matmul.gateSource && !matmul.cell) {
       emitChunked(rows);
       return;
     }
@@ -442,52 +442,64 @@ public:
     }
   }
 
-  /// A deep product (the gradients' K = T x B or the vocabulary): the
-  /// panels' rows a tile reads over all of K would not stay in cache for the
-  /// next tile, so every tile would stream its panel from memory (a 6-row
-  /// tile of dᵀ · x reads a 1.6 MB panel for 2.5 M FMAs). K runs in chunks
-  /// instead: per block of `chunkTiles` tiles of rows, for each chunk, for
-  /// each panel, the block's tiles accumulate the chunk into C, so a panel's
-  /// chunk (`kChunk` x t) is read from cache by every tile of the block, and
-  /// the block's rows of A for the chunk stay in cache across the panels.
-  /// Blocks run in parallel; the first chunk starts from what C was set to,
-  /// the others from C.
+  /// A deep product (the gradients' K = T x B or the vocabulary), whose
+  /// panel is larger than a block of A (`blockFloats`): the panels' rows a
+  /// tile reads over all of K would not stay in cache for the next tile, so
+  /// every tile would stream its panel from memory (a 6-row tile of dᵀ · x
+  /// reads a 1.6 MB panel for 2.5 M FMAs). K runs in chunks instead: per
+  /// block of `chunkTiles` tiles of rows, for each chunk, for each panel,
+  /// the block's tiles accumulate the chunk into C, so a panel's chunk
+  /// (`kChunk` x t) is read from cache by every tile of the block, and the
+  /// block's rows of A for the chunk stay in cache across the panels. The
+  /// first chunk starts from what C was set to, the others from C. Blocks
+  /// run in parallel; with fewer than `parallelBlocks` of them (a GEMV's
+  /// single row), blocks and panels do, each panel's chunks in turn.
   void emitChunked(Value rows) {
-    Value blocks =
-        arith::CeilDivUIOp::create(b, loc, rows, index(chunkTiles * tileRows));
+    int64_t blockRows = chunkTiles * tileRows;
+    Value blocks = arith::CeilDivUIOp::create(b, loc, rows, index(blockRows));
+    auto blockOfRows = [&](Value block, ValueRange panelIndices) {
+      Value first = arith::MulIOp::create(b, loc, block, index(blockRows));
+      Value end = arith::MinUIOp::create(
+          b, loc, rows, arith::AddIOp::create(b, loc, first, index(blockRows)));
+      Value count = arith::SubIOp::create(b, loc, end, first);
+      Value fullEnd = arith::AddIOp::create(
+          b, loc, first,
+          arith::MulIOp::create(
+              b, loc, arith::DivUIOp::create(b, loc, count, index(tileRows)),
+              index(tileRows)));
+      Value remainder = arith::SubIOp::create(b, loc, end, fullEnd);
+      auto chunk = [&](Value kBegin, int64_t length, bool fromOutput) {
+        KRange range{kBegin, length, fromOutput};
+        auto panelTiles = [&](Value panel) {
+          tileLoop(first, fullEnd, panel, tileRows, range);
+          remainderTile(fullEnd, remainder, panel, range);
+        };
+        if (!panelIndices.empty())
+          panelTiles(panelIndices[0]);
+        else
+          buildFor(b, loc, index(0), index(panels), index(1), panelTiles);
+      };
+      int64_t wholeChunks = depth / kChunk;
+      chunk(index(0), kChunk, /*fromOutput=*/false);
+      buildFor(b, loc, index(kChunk), index(wholeChunks * kChunk),
+               index(kChunk),
+               [&](Value kBegin) { chunk(kBegin, kChunk, true); });
+      if (depth % kChunk)
+        chunk(index(wholeChunks * kChunk), depth % kChunk, true);
+    };
+    Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                       blocks, index(parallelBlocks));
+    auto branches = scf::IfOp::create(b, loc, many, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(branches.thenBlock()->getTerminator());
+    buildParallel(b, loc, ValueRange{index(0)}, ValueRange{blocks},
+                  ValueRange{index(1)},
+                  [&](ValueRange ivs) { blockOfRows(ivs[0], {}); });
+    b.setInsertionPoint(branches.elseBlock()->getTerminator());
     buildParallel(
-        b, loc, ValueRange{index(0)}, ValueRange{blocks}, ValueRange{index(1)},
-        [&](ValueRange ivs) {
-          Value first = arith::MulIOp::create(b, loc, ivs[0],
-                                              index(chunkTiles * tileRows));
-          Value end = arith::MinUIOp::create(
-              b, loc, rows,
-              arith::AddIOp::create(b, loc, first,
-                                    index(chunkTiles * tileRows)));
-          Value count = arith::SubIOp::create(b, loc, end, first);
-          Value fullEnd = arith::AddIOp::create(
-              b, loc, first,
-              arith::MulIOp::create(
-                  b, loc,
-                  arith::DivUIOp::create(b, loc, count, index(tileRows)),
-                  index(tileRows)));
-          Value remainder = arith::SubIOp::create(b, loc, end, fullEnd);
-          auto chunk = [&](Value kBegin, int64_t length, bool fromOutput) {
-            buildFor(b, loc, index(0), index(panels), index(1),
-                     [&](Value panel) {
-                       KRange range{kBegin, length, fromOutput};
-                       tileLoop(first, fullEnd, panel, tileRows, range);
-                       remainderTile(fullEnd, remainder, panel, range);
-                     });
-          };
-          int64_t wholeChunks = depth / kChunk;
-          chunk(index(0), kChunk, /*fromOutput=*/false);
-          buildFor(b, loc, index(kChunk), index(wholeChunks * kChunk),
-                   index(kChunk),
-                   [&](Value kBegin) { chunk(kBegin, kChunk, true); });
-          if (depth % kChunk)
-            chunk(index(wholeChunks * kChunk), depth % kChunk, true);
-        });
+        b, loc, ValueRange{index(0), index(0)},
+        ValueRange{blocks, index(panels)}, ValueRange{index(1), index(1)},
+        [&](ValueRange ivs) { blockOfRows(ivs[0], ivs.drop_front()); });
   }
 
 private:
@@ -716,6 +728,8 @@ private:
   static constexpr int64_t kChunk = 256;
   /// Tiles of rows per block in the deep schedule.
   static constexpr int64_t chunkTiles = 8;
+  /// Blocks enough to share among threads without splitting the panels.
+  static constexpr int64_t parallelBlocks = 16;
 
   RewriterBase &b;
   Location loc;

@@ -201,25 +201,34 @@ func.func @weight_in_place(%x: memref<6x4xf32>, %w: memref<4x40xf32>, %y: memref
 #w = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2, d1 mod 32)>
 #y = affine_map<(d0, d1, d2) -> (d0, d1)>
 
-// A deep product (K = 600 > 256): K in chunks of 256 (0, 256, then the last
-// 88), per block of 8 tiles (48 rows: blocks of 100 rows in parallel), per
-// chunk, the panels one after another; every chunk's tiles start from C and
-// store it back.
+// A deep product (K = 2100: a panel of 2100 x 32 floats, more than a block
+// of A): K in chunks of 256 (0, then 256 to 2048 in a loop, then the last
+// 52), per block of 8 tiles (48 rows), per chunk, the panels one after
+// another; every tile starts from C and stores it back. With 16 blocks or
+// more they run in parallel; with fewer (the rows are dynamic here), blocks
+// and panels do.
 // CHECK-LABEL: func.func @deep(
-// CHECK-SAME: %[[X:[^:]*]]: memref<100x600xf32>, %[[W:[^:]*]]: memref<2x600x32xf32>, %[[Y:[^:]*]]: memref<100x64xf32>)
-// CHECK: scf.parallel (%[[BLOCK:.*]]) = (%c0) to (%c3) step (%c1) {
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x2100xf32>, %[[W:[^:]*]]: memref<2x2100x32xf32>, %[[Y:[^:]*]]: memref<?x64xf32>)
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivui %{{.*}}, %c48
+// CHECK: %[[MANY:.*]] = arith.cmpi uge, %[[BLOCKS]], %c16
+// CHECK: scf.if %[[MANY]] {
+// CHECK: scf.parallel (%[[BLOCK:.*]]) = (%c0) to (%[[BLOCKS]]) step (%c1) {
 // CHECK: arith.muli %[[BLOCK]], %c48
 // CHECK: scf.for %[[PANEL:[^ ]*]] = %c0 to %c2 step %c1 {
 // CHECK: vector.transfer_read %[[Y]]
 // CHECK: scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args(
-// CHECK: vector.load %[[W]][%[[PANEL]], %{{.*}}, %c0] : memref<2x600x32xf32>, vector<16xf32>
+// CHECK: vector.load %[[W]][%[[PANEL]], %{{.*}}, %c0] : memref<2x2100x32xf32>, vector<16xf32>
 // CHECK: vector.transfer_write %{{.*}}, %[[Y]]
 // CHECK: scf.index_switch
-// CHECK: scf.for %{{.*}} = %c256 to %c512 step %c1 iter_args(
-// CHECK: scf.for %{{.*}} = %c512 to %c600 step %c1 iter_args(
-func.func @deep(%x: memref<100x600xf32>, %w: memref<2x600x32xf32>, %y: memref<100x64xf32>) {
+// CHECK: scf.for %[[CHUNK:.*]] = %c256 to %c2048 step %c256 {
+// CHECK: scf.for %{{.*}} = %c0 to %c2 step %c1 {
+// CHECK: scf.for %{{.*}} = %[[CHUNK]] to %{{.*}} step %c1 iter_args(
+// CHECK: scf.for %{{.*}} = %c2048 to %c2100 step %c1 iter_args(
+// CHECK: } else {
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%[[BLOCKS]], %c2) step (%c1, %c1) {
+func.func @deep(%x: memref<?x2100xf32>, %w: memref<2x2100x32xf32>, %y: memref<?x64xf32>) {
   linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<100x600xf32>, memref<2x600x32xf32>) outs(%y : memref<100x64xf32>) {
+      ins(%x, %w : memref<?x2100xf32>, memref<2x2100x32xf32>) outs(%y : memref<?x64xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %p : f32
