@@ -106,6 +106,18 @@ Tensor read(const st::File &file, const std::string &path,
   return tensor;
 }
 
+/// The I64 ids of `entry`, each checked to lie in [0, vocab).
+std::vector<int64_t> readIds(const st::Entry &entry, const std::string &what,
+                             int64_t vocab) {
+  std::vector<int64_t> ids(entry.numElements());
+  std::memcpy(ids.data(), entry.data, entry.size);
+  for (int64_t id : ids)
+    if (id < 0 || id >= vocab)
+      die(what + " " + std::to_string(id) + " outside [0, " +
+          std::to_string(vocab) + ")");
+  return ids;
+}
+
 } // namespace
 
 Model Model::load(const Options &options) {
@@ -133,12 +145,7 @@ Model Model::load(const Options &options) {
       die("'" + options.inputs + "' needs I64 tokens [T, B]");
     model.seq = tokens->shape[0];
     model.batch = tokens->shape[1];
-    model.tokens.resize(tokens->numElements());
-    std::memcpy(model.tokens.data(), tokens->data, tokens->size);
-    for (int64_t id : model.tokens)
-      if (id < 0 || id >= model.vocab)
-        die("token " + std::to_string(id) + " outside [0, " +
-            std::to_string(model.vocab) + ")");
+    model.tokens = readIds(*tokens, "token", model.vocab);
     model.outputName = "logits";
     if (options.training) {
       const st::Entry *targets = inputs->find("targets");
@@ -146,12 +153,7 @@ Model Model::load(const Options &options) {
           targets->shape != tokens->shape)
         die("'" + options.inputs + "' needs I64 targets " +
             formatShape(tokens->shape) + " for a training step");
-      model.targets.resize(targets->numElements());
-      std::memcpy(model.targets.data(), targets->data, targets->size);
-      for (int64_t id : model.targets)
-        if (id < 0 || id >= model.vocab)
-          die("target " + std::to_string(id) + " outside [0, " +
-              std::to_string(model.vocab) + ")");
+      model.targets = readIds(*targets, "target", model.vocab);
     }
   } else {
     if (options.training)

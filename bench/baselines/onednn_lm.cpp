@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "OnednnTraining.h"
+#include "Onednn.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -95,13 +95,10 @@ struct LstmStage {
     auto *biasData = static_cast<float *>(bias.get_data_handle());
     for (memory::dim l = 0; l < L; ++l) {
       const bench::LstmLayer &layer = model.layers[first + l];
-      for (memory::dim g = 0; g < 4 * H; ++g) {
-        for (memory::dim i = 0; i < I; ++i)
-          layerData[(l * I + i) * 4 * H + g] = layer.wIh.data[g * I + i];
-        for (memory::dim i = 0; i < H; ++i)
-          iterData[(l * H + i) * 4 * H + g] = layer.wHh.data[g * H + i];
+      bench::toLdigo(layer.wIh.data.data(), l, I, H, layerData);
+      bench::toLdigo(layer.wHh.data.data(), l, H, H, iterData);
+      for (memory::dim g = 0; g < 4 * H; ++g)
         biasData[l * 4 * H + g] = layer.bIh.data[g] + layer.bHh.data[g];
-      }
     }
     weightsLayer = memory(pd.weights_layer_desc(), eng);
     weightsIter = memory(pd.weights_iter_desc(), eng);

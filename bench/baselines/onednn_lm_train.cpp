@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "OnednnTraining.h"
+#include "Onednn.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -119,12 +119,8 @@ struct LstmStage {
     float *layerData = dataOf(weightsLayer), *iterData = dataOf(weightsIter);
     for (memory::dim l = 0; l < L; ++l) {
       const bench::LstmLayer &layer = model.layers[first + l];
-      for (memory::dim g = 0; g < 4 * H; ++g) {
-        for (memory::dim i = 0; i < I; ++i)
-          layerData[(l * I + i) * 4 * H + g] = layer.wIh.data[g * I + i];
-        for (memory::dim i = 0; i < H; ++i)
-          iterData[(l * H + i) * 4 * H + g] = layer.wHh.data[g * H + i];
-      }
+      bench::toLdigo(layer.wIh.data.data(), l, I, H, layerData);
+      bench::toLdigo(layer.wHh.data.data(), l, H, H, iterData);
       biasIh.insert(biasIh.end(), layer.bIh.data.begin(), layer.bIh.data.end());
       biasHh.insert(biasHh.end(), layer.bHh.data.begin(), layer.bHh.data.end());
     }
@@ -216,12 +212,8 @@ struct LstmStage {
     for (memory::dim l = 0; l < L; ++l) {
       std::string suffix = "_l" + std::to_string(first + l);
       std::vector<float> wIh(4 * H * I), wHh(4 * H * H);
-      for (memory::dim g = 0; g < 4 * H; ++g) {
-        for (memory::dim i = 0; i < I; ++i)
-          wIh[g * I + i] = layerData[(l * I + i) * 4 * H + g];
-        for (memory::dim i = 0; i < H; ++i)
-          wHh[g * H + i] = iterData[(l * H + i) * 4 * H + g];
-      }
+      bench::fromLdigo(layerData, l, I, H, wIh.data());
+      bench::fromLdigo(iterData, l, H, H, wHh.data());
       storage.push_back(std::move(wIh));
       tensors.push_back(
           {"lstm.weight_ih" + suffix, {4 * H, I}, storage.back().data()});
