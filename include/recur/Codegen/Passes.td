@@ -138,8 +138,7 @@ def PackGemmOperands : Pass<"recur-pack-gemm-operands",
       place. Nothing is copied: a transposed copy and packs of the
       activations had cost 18% of the reference LM's training step.
 
-    Operands must have static shapes: the weight-gradient form needs the
-    rows (T x B) static, as in a model generated with `--seq` and `--batch`.
+    Weights must have static shapes; the rows (T x B) may be dynamic.
   }];
   let options = [
     Option<"tile", "tile", "int64_t", /*default=*/"64",
@@ -184,8 +183,9 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
     the end of a block (fewer than `rows`) take one tile of their own height
     (an `scf.index_switch` over the heights).
 
-    A deep product, whose panel (K x t) holds more than `block-floats` (the
-    gradients' K = T x B, the vocabulary's 10001), would have every tile
+    A deep product, whose panel (K x t) holds more than `block-floats` or
+    whose K is dynamic (the gradients' K = T x B, the vocabulary's 10001),
+    would have every tile
     stream its panel over all of K from memory, since the panel no longer
     stays in cache for the next tile. There K runs in chunks of 256: a
     parallel loop over blocks of 8 tiles of rows, in each, for each chunk,
@@ -193,7 +193,9 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
     chunk from what C was set to, the others from C). A panel's chunk is
     then read from cache by all tiles of the block, and the block's rows of
     A for the chunk stay in cache across the panels. With fewer than 16
-    blocks (a GEMV) the parallel loop is over blocks and panels.
+    blocks (a GEMV) the parallel loop is over blocks and panels. A dynamic
+    K (an in-place W with dynamic rows) runs its whole chunks in a loop and
+    then the rest, every chunk from C; what set C stays a separate op.
 
     The fused LSTM step (`recur.lstm_recurrence ... cell<fused>` on a w_hh
     packed in panels of the four gates of K units) is that contraction

@@ -38,6 +38,14 @@ bool isStaticF32(Value value, int64_t rank) {
          type.getElementType().isF32();
 }
 
+/// f32 of `rank` dimensions, the last static (the rows before it may not
+/// be: T and B of a model generated without them).
+bool isRowsOfStaticF32(Value value, int64_t rank) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getRank() == rank && !type.isDynamicDim(rank - 1) &&
+         type.getElementType().isF32();
+}
+
 /// A multiply-accumulate contraction on f32 tensors: its operands and maps.
 /// Read when it is rewritten, since rewriting an earlier one replaces its
 /// accumulator.
@@ -190,8 +198,8 @@ bool packContraction(linalg::GenericOp op, int64_t tile) {
     if (maps[0] != dimsMap(loops, concat(leading, {0}), ctx) ||
         maps[1] != dimsMap(loops, concat(leading, {1}), ctx) ||
         maps[2] != dimsMap(loops, {0, 1}, ctx) ||
-        !isStaticF32(contraction.a, leadingRank + 1) ||
-        !isStaticF32(contraction.b, leadingRank + 1))
+        !isRowsOfStaticF32(contraction.a, leadingRank + 1) ||
+        !isRowsOfStaticF32(contraction.b, leadingRank + 1))
       return false;
     Location loc = op.getLoc();
     // Rows: the leading dimensions as one.

@@ -268,9 +268,12 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
   unsigned rank = outputType.getRank();
   // A packed W [P, K, t], or a [K, N] one read in place in panels of
   // `inPlaceTile` columns.
+  // An in-place W may have a dynamic K (a weight gradient's T x B rows).
   matmul.inPlaceWeight = weightType.getRank() == 2;
   if ((weightType.getRank() != 3 && !matmul.inPlaceWeight) ||
-      !weightType.hasStaticShape() || inputType.getRank() != rank ||
+      (matmul.inPlaceWeight ? weightType.isDynamicDim(1)
+                            : !weightType.hasStaticShape()) ||
+      inputType.getRank() != rank ||
       (matmul.inPlaceWeight ? !weightType.isLastDimUnitStride()
                             : !weightType.getLayout().isIdentity()) ||
       !outputType.isLastDimUnitStride() || outputType.isDynamicDim(rank - 1))
@@ -342,16 +345,26 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
       matmul.initialization = copy;
     }
   }
+  // A dynamic K runs in chunks that all start from C: what set C stays.
+  if (ShapedType::isDynamic(depth)) {
+    if (matmul.gateSource)
+      return std::nullopt;
+    matmul.bias = matmul.initial = Value();
+    matmul.initialization = nullptr;
+  }
   return matmul;
 }
 
 class KernelEmitter {
   /// The part of K a tile sums: [begin, begin + length), starting from C
-  /// (`fromOutput`, a later chunk) or from what C was set to.
+  /// (`fromOutput`, a later chunk) or from what C was set to. `length` is
+  /// ShapedType::kDynamic for the last chunk of a dynamic K, which ends at
+  /// `end`.
   struct KRange {
     Value begin;
     int64_t length;
     bool fromOutput;
+    Value end = {};
   };
 
 public:
@@ -377,7 +390,8 @@ public:
           memref::DimOp::create(b, loc, matmul.output, dim).getResult());
       rows = arith::MulIOp::create(b, loc, rows, leadingSizes.back());
     }
-    if (depth * tile > blockFloats && !matmul.gateSource && !matmul.cell) {
+    if ((ShapedType::isDynamic(depth) || depth * tile > blockFloats) &&
+        !matmul.gateSource && !matmul.cell) {
       emitChunked(rows);
       return;
     }
@@ -468,8 +482,9 @@ public:
               b, loc, arith::DivUIOp::create(b, loc, count, index(tileRows)),
               index(tileRows)));
       Value remainder = arith::SubIOp::create(b, loc, end, fullEnd);
-      auto chunk = [&](Value kBegin, int64_t length, bool fromOutput) {
-        KRange range{kBegin, length, fromOutput};
+      auto chunk = [&](Value kBegin, int64_t length, bool fromOutput,
+                       Value kEnd = {}) {
+        KRange range{kBegin, length, fromOutput, kEnd};
         auto panelTiles = [&](Value panel) {
           tileLoop(first, fullEnd, panel, tileRows, range);
           remainderTile(fullEnd, remainder, panel, range);
@@ -479,6 +494,18 @@ public:
         else
           buildFor(b, loc, index(0), index(panels), index(1), panelTiles);
       };
+      if (ShapedType::isDynamic(depth)) {
+        // Whole chunks, then the rest; C holds what it was set to.
+        Value total = memref::DimOp::create(b, loc, matmul.weight,
+                                            matmul.inPlaceWeight ? 0 : 1);
+        Value whole = arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, total, index(kChunk)),
+            index(kChunk));
+        buildFor(b, loc, index(0), whole, index(kChunk),
+                 [&](Value kBegin) { chunk(kBegin, kChunk, true); });
+        chunk(whole, ShapedType::kDynamic, true, total);
+        return;
+      }
       int64_t wholeChunks = depth / kChunk;
       chunk(index(0), kChunk, /*fromOutput=*/false);
       buildFor(b, loc, index(kChunk), index(wholeChunks * kChunk),
@@ -538,7 +565,7 @@ private:
   /// or over `range`.
   void registerTile(Value firstRow, Value panel, int64_t height,
                     std::optional<KRange> range = std::nullopt) {
-    KRange k = range ? *range : KRange{index(0), depth, false};
+    KRange part = range ? *range : KRange{index(0), depth, false};
     int64_t vectors = tile / vectorWidth;
     // Every column of the tile is inside C unless t does not divide N.
     bool inBounds = columns % tile == 0;
@@ -560,7 +587,7 @@ private:
     if (matmul.gateTile)
       firstUnit = arith::MulIOp::create(b, loc, panel, index(matmul.gateTile));
     SmallVector<Value> initial;
-    if (k.fromOutput) {
+    if (part.fromOutput) {
       for (int64_t r = 0; r < height; ++r)
         for (int64_t v = 0; v < vectors; ++v)
           initial.push_back(vector::TransferReadOp::create(
@@ -603,7 +630,7 @@ private:
     // k mod splits, in the registers a full tile's accumulators would use,
     // and adds them up after the K loop.
     int64_t splits = std::clamp<int64_t>(tileRows / height, 1, 4);
-    int64_t splitDepth = k.length / splits * splits;
+    bool dynamicLength = ShapedType::isDynamic(part.length);
     int64_t perSet = height * vectors;
     SmallVector<Value> sets(initial);
     Value zeroVector = arith::ConstantOp::create(
@@ -639,18 +666,35 @@ private:
       }
       return next;
     };
-    // Offsets into k's range.
-    auto kLoop = [&](int64_t begin, int64_t end, int64_t step,
+    // k's range: its end, and the end of the part the sets split.
+    Value kEnd = dynamicLength ? part.end
+                               : arith::AddIOp::create(b, loc, part.begin,
+                                                       index(part.length))
+                                     .getResult();
+    Value splitEnd =
+        dynamicLength
+            ? arith::AddIOp::create(
+                  b, loc, part.begin,
+                  arith::MulIOp::create(
+                      b, loc,
+                      arith::DivUIOp::create(
+                          b, loc,
+                          arith::SubIOp::create(b, loc, kEnd, part.begin),
+                          index(splits)),
+                      index(splits)))
+                  .getResult()
+            : arith::AddIOp::create(b, loc, part.begin,
+                                    index(part.length / splits * splits))
+                  .getResult();
+    auto kLoop = [&](Value begin, Value end, int64_t step,
                      ValueRange accumulators,
                      function_ref<SmallVector<Value>(Value, ValueRange)> body) {
-      auto at = [&](int64_t offset) -> Value {
-        return arith::AddIOp::create(b, loc, k.begin, index(offset));
-      };
-      return buildForWithValues(b, loc, at(begin), at(end), index(step),
-                                accumulators, body);
+      return buildForWithValues(b, loc, begin, end, index(step), accumulators,
+                                body);
     };
     sets = kLoop(
-        0, splitDepth, splits, sets, [&](Value k, ValueRange accumulators) {
+        part.begin, splitEnd, splits, sets,
+        [&](Value k, ValueRange accumulators) {
           SmallVector<Value> next;
           for (int64_t set = 0; set < splits; ++set) {
             Value kSet =
@@ -667,8 +711,8 @@ private:
       for (int64_t i = 0; i < perSet; ++i)
         tileSums[i] =
             arith::AddFOp::create(b, loc, tileSums[i], sets[set * perSet + i]);
-    if (splitDepth < k.length)
-      tileSums = kLoop(splitDepth, k.length, 1, tileSums, multiplyAdd);
+    if (dynamicLength || part.length % splits)
+      tileSums = kLoop(splitEnd, kEnd, 1, tileSums, multiplyAdd);
 
     for (int64_t r = 0; r < height; ++r)
       for (int64_t v = 0; v < vectors; ++v)

@@ -77,24 +77,36 @@ func.func @weight_gradient(%d: tensor<5x2x40xf32>, %x: tensor<5x2x8xf32>, %acc: 
 
 // -----
 
-// With dynamic rows (T and B not in the model) the weight gradient is left
-// to the loop lowering, and so is any other body.
-// CHECK-LABEL: func.func @left_alone(
-// CHECK-NOT: linalg.transpose
-// CHECK-NOT: tensor.empty
-// CHECK: return
-func.func @left_alone(%d: tensor<?x40xf32>, %x: tensor<?x8xf32>, %acc: tensor<40x8xf32>, %w: tensor<40x8xf32>, %y: tensor<6x8xf32>, %acc2: tensor<6x40xf32>) -> (tensor<40x8xf32>, tensor<6x40xf32>) {
-  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%d, %x : tensor<?x40xf32>, tensor<?x8xf32>) outs(%acc : tensor<40x8xf32>) {
+// With dynamic rows (T and B not in the model) the weight gradient takes the
+// same form: rows collapsed, both operands read in place.
+// CHECK-LABEL: func.func @weight_gradient_dynamic_rows(
+// CHECK-SAME: %[[D:[^:]*]]: tensor<?x?x40xf32>, %[[X:[^:]*]]: tensor<?x?x8xf32>, %[[ACC:[^:]*]]: tensor<40x8xf32>)
+// CHECK-DAG: %[[D2:.*]] = tensor.collapse_shape %[[D]] {{\[\[}}0, 1], [2]] : tensor<?x?x40xf32> into tensor<?x40xf32>
+// CHECK-DAG: %[[X2:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x?x8xf32> into tensor<?x8xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[D2]], %[[X2]] : tensor<?x40xf32>, tensor<?x8xf32>) outs(%[[ACC]] : tensor<40x8xf32>)
+func.func @weight_gradient_dynamic_rows(%d: tensor<?x?x40xf32>, %x: tensor<?x?x8xf32>, %acc: tensor<40x8xf32>) -> tensor<40x8xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d2, d3, d0)>, affine_map<(d0, d1, d2, d3) -> (d2, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%d, %x : tensor<?x?x40xf32>, tensor<?x?x8xf32>) outs(%acc : tensor<40x8xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %c, %p : f32
     linalg.yield %s : f32
   } -> tensor<40x8xf32>
+  return %0 : tensor<40x8xf32>
+}
+
+// -----
+
+// A body that is not a multiply-accumulate is left to the loop lowering.
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-NOT: tensor.empty
+// CHECK: arith.maximumf
+// CHECK: return
+func.func @left_alone(%w: tensor<40x8xf32>, %y: tensor<6x8xf32>, %acc2: tensor<6x40xf32>) -> tensor<6x40xf32> {
   %1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%y, %w : tensor<6x8xf32>, tensor<40x8xf32>) outs(%acc2 : tensor<6x40xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.maximumf %c, %p : f32
     linalg.yield %s : f32
   } -> tensor<6x40xf32>
-  return %0, %1 : tensor<40x8xf32>, tensor<6x40xf32>
+  return %1 : tensor<6x40xf32>
 }

@@ -239,6 +239,39 @@ func.func @deep(%x: memref<?x2100xf32>, %w: memref<2x2100x32xf32>, %y: memref<?x
 
 // -----
 
+#dt = affine_map<(d0, d1, d2) -> (d2, d0)>
+#x = affine_map<(d0, d1, d2) -> (d2, d1)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// A weight gradient with dynamic rows (K = T x B unknown): the deep schedule
+// with whole chunks of 256 in a loop and the rest after it; C's copy from
+// its initial value stays (every chunk starts from C).
+// CHECK-LABEL: func.func @dynamic_depth(
+// CHECK-SAME: %[[D:[^:]*]]: memref<?x40xf32>, %[[X:[^:]*]]: memref<?x64xf32>, %[[Z:[^:]*]]: memref<40x64xf32>, %[[C:[^:]*]]: memref<40x64xf32>)
+// CHECK: memref.copy %[[Z]], %[[C]]
+// CHECK: %[[K:.*]] = memref.dim %[[X]], %c0
+// CHECK: %[[WHOLE:.*]] = arith.muli %{{.*}}, %c256
+// CHECK: scf.for %[[CHUNK:.*]] = %c0 to %[[WHOLE]] step %c256 {
+// CHECK: vector.transfer_read %[[C]]
+// CHECK: scf.for %[[KK:.*]] = %[[CHUNK]] to %{{.*}} step %c1 iter_args(
+// CHECK: vector.transfer_read %[[X]][%[[KK]], %{{.*}}], %{{.*}} {in_bounds = [true]} : memref<?x64xf32>, vector<16xf32>
+// CHECK: memref.load %[[D]][%[[KK]], %{{.*}}] : memref<?x40xf32>
+// CHECK: scf.for %{{.*}} = %[[WHOLE]] to %[[K]] step %c1 iter_args(
+// CHECK-NOT: linalg.generic
+func.func @dynamic_depth(%d: memref<?x40xf32>, %x: memref<?x64xf32>, %zero: memref<40x64xf32>, %c: memref<40x64xf32>) {
+  memref.copy %zero, %c : memref<40x64xf32> to memref<40x64xf32>
+  linalg.generic {indexing_maps = [#dt, #x, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%d, %x : memref<?x40xf32>, memref<?x64xf32>) outs(%c : memref<40x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 #x = affine_map<(d0, d1, d2) -> (d0, d2)>
 #w = affine_map<(d0, d1, d2) -> (d1 floordiv 12, d2, d1 mod 12)>
 #y = affine_map<(d0, d1, d2) -> (d0, d1)>
