@@ -103,11 +103,13 @@ public:
 
   Value pack(Value source) { return packPanels(b, loc, source, tile); }
 
-  /// `C[..., c] += A[..., r] * P[c floordiv tile, r, c mod tile]` over loops
-  /// (..., c, r), replacing `op`; with `transposedA` (C of rank 2),
-  /// `C[n, c] += A[r, n] * P[...]`; with `inPlace`, P is X [r, c] itself.
-  void replaceWithPacked(linalg::GenericOp op, Value a, Value packed, Value c,
-                         bool transposedA = false, bool inPlace = false) {
+  /// The kernels' form `C[..., c] += A[..., r] * P[c floordiv tile, r,
+  /// c mod tile]` over loops (..., c, r), replacing `op`; with `transposedA`
+  /// (C of rank 2), `C[n, c] += A[r, n] * P[...]`; with `inPlace`, P is
+  /// X [r, c] itself.
+  void replaceWithKernelForm(linalg::GenericOp op, Value a, Value packed,
+                             Value c, bool transposedA = false,
+                             bool inPlace = false) {
     unsigned rank = cast<RankedTensorType>(c.getType()).getRank();
     unsigned loops = rank + 1;
     MLIRContext *ctx = b.getContext();
@@ -186,7 +188,7 @@ bool packContraction(linalg::GenericOp op, int64_t tile) {
       packer.setInsertionPointForInvariant(op, contraction.b);
       Value packed = packer.pack(contraction.b);
       b.setInsertionPoint(op);
-      packer.replaceWithPacked(op, contraction.a, packed, contraction.c);
+      packer.replaceWithKernelForm(op, contraction.a, packed, contraction.c);
       return true;
     }
   }
@@ -217,8 +219,8 @@ bool packContraction(linalg::GenericOp op, int64_t tile) {
     // consecutive elements of one row of d at each step of the reduction),
     // and x [rows, k] too (a panel's row is a piece of a row of x).
     Value a = collapse(contraction.a), x = collapse(contraction.b);
-    packer.replaceWithPacked(op, a, x, contraction.c, /*transposedA=*/true,
-                             /*inPlace=*/true);
+    packer.replaceWithKernelForm(op, a, x, contraction.c, /*transposedA=*/true,
+                                 /*inPlace=*/true);
     return true;
   }
   return false;
