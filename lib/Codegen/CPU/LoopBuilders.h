@@ -8,6 +8,7 @@
 #ifndef RECUR_LIB_CODEGEN_CPU_LOOPBUILDERS_H
 #define RECUR_LIB_CODEGEN_CPU_LOOPBUILDERS_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::recur {
@@ -35,6 +36,15 @@ buildForWithValues(OpBuilder &b, Location loc, Value begin, Value end,
   scf::YieldOp::create(b, loc,
                        body(loop.getInductionVar(), loop.getRegionIterArgs()));
   return llvm::to_vector_of<Value>(loop.getResults());
+}
+
+/// `value` rounded down to a multiple of `multiple` (> 0): the end of the
+/// whole vectors, tiles or chunks in `value` elements.
+inline Value roundDown(OpBuilder &b, Location loc, Value value,
+                       int64_t multiple) {
+  Value step = arith::ConstantIndexOp::create(b, loc, multiple);
+  return arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, value, step), step);
 }
 
 /// scf.parallel over [lower, upper) by `steps`; `body(ivs)` as for buildFor.

@@ -250,18 +250,11 @@ struct RowGroup {
   }
 };
 
-/// The end of the whole vectors of `width` lanes in `size` elements.
-Value wholeVectorsEnd(OpBuilder &b, Location loc, Value size, int64_t width) {
-  Value lanes = arith::ConstantIndexOp::create(b, loc, width);
-  return arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, size, lanes), lanes);
-}
-
 /// `size` elements in vectors of `width` lanes: `body(j, inBounds)` in a loop
 /// over the whole vectors, then in one over the partial last one.
 void buildVectorLoops(OpBuilder &b, Location loc, Value size, int64_t width,
                       function_ref<void(Value, bool)> body) {
-  Value whole = wholeVectorsEnd(b, loc, size, width);
+  Value whole = roundDown(b, loc, size, width);
   Value step = arith::ConstantIndexOp::create(b, loc, width);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   buildFor(b, loc, zero, whole, step, [&](Value j) { body(j, true); });
@@ -424,7 +417,7 @@ private:
             return next;
           });
     };
-    Value whole = wholeVectorsEnd(b, loc, size, vectorWidth);
+    Value whole = roundDown(b, loc, size, vectorWidth);
     accumulators = reductionLoop(index(0), whole, true, accumulators);
     accumulators = reductionLoop(whole, size, false, accumulators);
     for (auto [reduction, accumulator, output] :

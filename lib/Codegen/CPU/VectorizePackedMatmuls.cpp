@@ -407,33 +407,33 @@ public:
     auto blockStart = [&](Value block) {
       Value share = arith::DivUIOp::create(
           b, loc, arith::MulIOp::create(b, loc, block, rows), blocks);
-      return arith::MulIOp::create(
-          b, loc, arith::DivUIOp::create(b, loc, share, index(tileRows)),
-          index(tileRows));
+      return roundDown(b, loc, share, tileRows);
     };
-    buildParallel(
-        b, loc, ValueRange{index(0), index(0)},
-        ValueRange{blocks, index(panels)}, ValueRange{index(1), index(1)},
-        [&](ValueRange ivs) {
-          Value first = blockStart(ivs[0]);
-          Value next = arith::AddIOp::create(b, loc, ivs[0], index(1));
-          Value end = arith::SelectOp::create(
-              b, loc,
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next,
-                                    blocks),
-              rows, blockStart(next));
-          Value count = arith::SubIOp::create(b, loc, end, first);
-          Value fullEnd = arith::AddIOp::create(
-              b, loc, first,
-              arith::MulIOp::create(
-                  b, loc,
-                  arith::DivUIOp::create(b, loc, count, index(tileRows)),
-                  index(tileRows)));
-          Value panel = ivs[1];
-          tileLoop(first, fullEnd, panel, tileRows);
-          remainderTile(fullEnd, arith::SubIOp::create(b, loc, end, fullEnd),
-                        panel);
-        });
+    buildParallel(b, loc, ValueRange{index(0), index(0)},
+                  ValueRange{blocks, index(panels)},
+                  ValueRange{index(1), index(1)}, [&](ValueRange ivs) {
+                    Value first = blockStart(ivs[0]);
+                    Value next =
+                        arith::AddIOp::create(b, loc, ivs[0], index(1));
+                    Value end = arith::SelectOp::create(
+                        b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              next, blocks),
+                        rows, blockStart(next));
+                    rowTiles(first, end, ivs[1]);
+                  });
+  }
+
+  /// Rows [first, end) of one panel in full tiles, then one tile of the
+  /// rows left.
+  void rowTiles(Value first, Value end, Value panel,
+                std::optional<KRange> range = std::nullopt) {
+    Value fullEnd = arith::AddIOp::create(
+        b, loc, first,
+        roundDown(b, loc, arith::SubIOp::create(b, loc, end, first), tileRows));
+    tileLoop(first, fullEnd, panel, tileRows, range);
+    remainderTile(fullEnd, arith::SubIOp::create(b, loc, end, fullEnd), panel,
+                  range);
   }
 
   /// The rows left after the full tiles (fewer than `tileRows`) as one tile
@@ -475,19 +475,11 @@ public:
       Value first = arith::MulIOp::create(b, loc, block, index(blockRows));
       Value end = arith::MinUIOp::create(
           b, loc, rows, arith::AddIOp::create(b, loc, first, index(blockRows)));
-      Value count = arith::SubIOp::create(b, loc, end, first);
-      Value fullEnd = arith::AddIOp::create(
-          b, loc, first,
-          arith::MulIOp::create(
-              b, loc, arith::DivUIOp::create(b, loc, count, index(tileRows)),
-              index(tileRows)));
-      Value remainder = arith::SubIOp::create(b, loc, end, fullEnd);
       auto chunk = [&](Value kBegin, int64_t length, bool fromOutput,
                        Value kEnd = {}) {
         KRange range{kBegin, length, fromOutput, kEnd};
         auto panelTiles = [&](Value panel) {
-          tileLoop(first, fullEnd, panel, tileRows, range);
-          remainderTile(fullEnd, remainder, panel, range);
+          rowTiles(first, end, panel, range);
         };
         if (!panelIndices.empty())
           panelTiles(panelIndices[0]);
@@ -498,9 +490,7 @@ public:
         // Whole chunks, then the rest; C holds what it was set to.
         Value total = memref::DimOp::create(b, loc, matmul.weight,
                                             matmul.inPlaceWeight ? 0 : 1);
-        Value whole = arith::MulIOp::create(
-            b, loc, arith::DivUIOp::create(b, loc, total, index(kChunk)),
-            index(kChunk));
+        Value whole = roundDown(b, loc, total, kChunk);
         buildFor(b, loc, index(0), whole, index(kChunk),
                  [&](Value kBegin) { chunk(kBegin, kChunk, true); });
         chunk(whole, ShapedType::kDynamic, true, total);
@@ -675,13 +665,9 @@ private:
         dynamicLength
             ? arith::AddIOp::create(
                   b, loc, part.begin,
-                  arith::MulIOp::create(
-                      b, loc,
-                      arith::DivUIOp::create(
-                          b, loc,
-                          arith::SubIOp::create(b, loc, kEnd, part.begin),
-                          index(splits)),
-                      index(splits)))
+                  roundDown(b, loc,
+                            arith::SubIOp::create(b, loc, kEnd, part.begin),
+                            splits))
                   .getResult()
             : arith::AddIOp::create(b, loc, part.begin,
                                     index(part.length / splits * splits))
