@@ -15,7 +15,8 @@ dir=$1 bin=$2 arch=${3:-sm_90}
   "$bench/workloads/lm-reference-b16-tf32.json" \
   "$bench/workloads/lm-reference-b1-tf32.json" "$bench/workloads/fastrnns-tf32.json" \
   "$bench/workloads/lm-reference-bf16.json" "$bench/workloads/lm-reference-b16-bf16.json" \
-  "$bench/workloads/lm-reference-b1-bf16.json" "$bench/workloads/fastrnns-bf16.json"
+  "$bench/workloads/lm-reference-b1-bf16.json" "$bench/workloads/fastrnns-bf16.json" \
+  "$bench/workloads/lm-reference-train.json"
 if [[ -x $bin/bench-cudnn-lm ]]; then
   cp "$bin/bench-cudnn-lm" "$dir/"
 else

@@ -17,7 +17,8 @@
 #                  with a kernel launch per step (steps), unfused (none),
 #                  the GEMMs outside the recurrence by cuBLASLt (cublaslt)
 #   bench          bench/run --systems cuda on the LM workloads, fastrnns and
-#                  lstm10-b1, at fp32, tf32 and bf16
+#                  lstm10-b1, at fp32, tf32 and bf16, and the LM's training
+#                  step (lm-reference-train: Recur, cuDNN, PyTorch's rows)
 #                  (RECUR_DEVICE_BENCH: other workload files, e.g. deepbench)
 set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
@@ -107,7 +108,7 @@ for model in "$lm" "$bundle/gpu-suite/liblm_reference-steps.so" \
   step "timing-$level" "${run_model[@]}" "$model" --random-weights 1 --seq 50 \
     --batch 128 --warmup 10 --iters 50 --json
 done
-workloads=${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json bench/workloads/lstm10-b1.json bench/workloads/lm-reference-tf32.json bench/workloads/lm-reference-b16-tf32.json bench/workloads/lm-reference-b1-tf32.json bench/workloads/fastrnns-tf32.json bench/workloads/lm-reference-bf16.json bench/workloads/lm-reference-b16-bf16.json bench/workloads/lm-reference-b1-bf16.json bench/workloads/fastrnns-bf16.json}
+workloads=${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json bench/workloads/lstm10-b1.json bench/workloads/lm-reference-tf32.json bench/workloads/lm-reference-b16-tf32.json bench/workloads/lm-reference-b1-tf32.json bench/workloads/fastrnns-tf32.json bench/workloads/lm-reference-bf16.json bench/workloads/lm-reference-b16-bf16.json bench/workloads/lm-reference-b1-bf16.json bench/workloads/fastrnns-bf16.json bench/workloads/lm-reference-train.json}
 # shellcheck disable=SC2086
 step bench env RECUR_BENCH_MODELS="$bundle/bench-models" RECUR_BENCH_BIN="$bundle/bin" \
   RECUR_BENCH_COMMIT="$(sed -n 's/^commit //p' "$bundle/BUILD")" \

@@ -79,12 +79,12 @@ SYSTEMS = [
     # tf32: recur-compile --precision=tf32 (tensor cores for the GEMMs and
     # the recurrence's products); bf16: a bf16 model, bf16 tensor cores.
     System("recur-cuda", "cuda", "recur", "Recur, compiled for the GPU (recur-compile --target=cuda)",
-           target="cuda"),
+           target="cuda", modes=BOTH_MODES),
     System("recur-cuda-none", "cuda", "recur", "Recur, GPU, unfused (--fusion=none)",
-           target="cuda", fusion="none"),
+           target="cuda", fusion="none", modes=BOTH_MODES),
     System("recur-cuda-cublaslt", "cuda", "recur",
            "Recur, GPU, GEMMs outside the recurrence by cuBLASLt (--gemm=cublaslt)",
-           target="cuda-cublaslt"),
+           target="cuda-cublaslt", modes=BOTH_MODES),
     System("cudnn", "cuda", "binary", "cuDNN cudnnRNNForward + cuBLASLt projection (C++)",
            binary="bench-cudnn-lm", precisions=("fp32", "tf32"), modes=BOTH_MODES),
     System("torch-cudnn", "cuda", "python", "PyTorch nn.LSTM on the GPU (cuDNN)",

@@ -66,8 +66,10 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
     pm.addPass(createOutlineWeightPrologue());
 }
 
-void mlir::recur::buildConvertRecurPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertRecurToLinalg());
+void mlir::recur::buildConvertRecurPipeline(OpPassManager &pm, bool forGpu) {
+  ConvertRecurToLinalgOptions options;
+  options.columnParallelEmbeddingGrad = forGpu;
+  pm.addPass(createConvertRecurToLinalg(options));
   // Fusion adds elementwise arith on tensors (e.g. the two biases' sum).
   pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
@@ -97,6 +99,8 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   // Requested first: the OpenMP conversion already turns func.func into
   // llvm.func.
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  // The column-parallel embedding gradient's tasks become threads.
+  pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createLowerCopiesToLinalg());
   if (CpuGemmTile tile = options.gemmTile(); tile.enabled()) {
     pm.addPass(createVectorizePackedMatmuls(
@@ -166,6 +170,8 @@ static void buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
                                             const CudaPipelineOptions &options,
                                             bool libraryGemms) {
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  // The column-parallel embedding gradient's tasks become threads.
+  pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createLowerCopiesToLinalg());
   pm.addPass(createLinalgGeneralizeNamedOpsPass());
   if (libraryGemms)
@@ -259,7 +265,7 @@ void mlir::recur::buildLowerToCudaPipeline(OpPassManager &pm,
 
 void mlir::recur::buildCudaBackEndPipeline(OpPassManager &pm,
                                            const CudaPipelineOptions &options) {
-  buildConvertRecurPipeline(pm);
+  buildConvertRecurPipeline(pm, /*forGpu=*/true);
   buildBufferizePipeline(pm);
   buildMapToGpuPipeline(pm, options);
   buildLowerGpuToNVVMPipeline(pm, options);
@@ -267,7 +273,7 @@ void mlir::recur::buildCudaBackEndPipeline(OpPassManager &pm,
 
 void mlir::recur::buildCudaEmulatorBackEndPipeline(
     OpPassManager &pm, const CudaPipelineOptions &options) {
-  buildConvertRecurPipeline(pm);
+  buildConvertRecurPipeline(pm, /*forGpu=*/true);
   buildBufferizePipeline(pm);
   buildMapLoopsToLaunchesPipeline(pm, options, /*libraryGemms=*/false);
   pm.addPass(createGpuEmulateLaunches());

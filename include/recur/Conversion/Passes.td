@@ -21,6 +21,11 @@ def ConvertRecurToLinalg : Pass<"convert-recur-to-linalg", "::mlir::ModuleOp"> {
       initialized with the broadcast bias.
     - `recur.log_softmax` and `recur.cross_entropy`: max, sum of exponentials and
       the result as `linalg.generic` reductions over the last dimension.
+    - Training ops (docs/training.md): scalars such as the loss scale and
+      the clipping coefficient stay rank-0 tensors read by the generics;
+      `recur.embedding_grad` is a loop over ids adding whole rows, or with
+      `column-parallel-embedding-grad` an `scf.forall` over the table's
+      columns.
 
     Contractions carry `fastmath<reassoc, contract>` so that LLVM may vectorize
     the reductions; the summation order is therefore not fixed. Only f32 models
@@ -29,6 +34,13 @@ def ConvertRecurToLinalg : Pass<"convert-recur-to-linalg", "::mlir::ModuleOp"> {
     Arguments named by `recur.input`/`recur.weight` are marked
     `bufferization.writable = false`: they belong to the caller.
   }];
+  let options = [
+    Option<"columnParallelEmbeddingGrad", "column-parallel-embedding-grad",
+           "bool", "false",
+           "Accumulate `recur.embedding_grad` in an `scf.forall` over the "
+           "table's columns, each walking every id (for the GPU: no host loop "
+           "over ids), rather than in one loop over ids adding whole rows">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::linalg::LinalgDialect",

@@ -157,8 +157,10 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
 void buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                          const CpuGemmTile &gemmTile = {});
 
-/// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse.
-void buildConvertRecurPipeline(OpPassManager &pm);
+/// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse;
+/// `forGpu` picks the forms the GPU mapping takes (a column-parallel
+/// embedding gradient).
+void buildConvertRecurPipeline(OpPassManager &pm, bool forGpu = false);
 
 /// recur-bufferize: one-shot bufferization of the whole module (function
 /// boundaries included, identity layouts) and ownership-based deallocation.

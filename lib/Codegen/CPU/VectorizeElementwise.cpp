@@ -75,7 +75,8 @@ combiningKind(Operation *op) {
 /// A generic this pass vectorizes: on f32 buffers, every loop parallel but
 /// possibly the last, which may be a reduction; every operand either indexed
 /// by all loops (identity map, unit-stride rows) or one value per row (the
-/// leading loops), outputs by all loops unless the last loop reduces; a body
+/// leading loops; an input also by none: one value for all rows), outputs by
+/// all loops unless the last loop reduces; a body
 /// of elementwise arith/math ops on f32 (and i1) scalars.
 struct RowOp {
   linalg::GenericOp op;
@@ -110,7 +111,9 @@ std::optional<RowOp> matchRowOp(linalg::GenericOp op) {
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
     bool full = map.isIdentity();
-    if (!full && !isRowMap(map))
+    // An input read at no index is one value for every row (a scale).
+    bool scalar = op.isDpsInput(&operand) && map.getNumResults() == 0;
+    if (!full && !scalar && !isRowMap(map))
       return std::nullopt;
     // A reduction writes one value per row, an elementwise op every element.
     if (op.isDpsInit(&operand) && full == reduces)
@@ -217,8 +220,13 @@ struct RowGroup {
     if (candidate.loops() != rank && !rowScalar)
       return false;
     SmallVector<std::pair<Value, bool>> roles = operandRoles();
+    // One value for all rows says nothing about the rows lining up.
     bool shares =
         llvm::any_of(candidate.op->getOpOperands(), [&](OpOperand &operand) {
+          if (rank > 1 &&
+              candidate.op.getMatchingIndexingMap(&operand).getNumResults() ==
+                  0)
+            return false;
           bool isRow = rowScalar || candidate.isRowOperand(operand);
           return llvm::is_contained(roles,
                                     std::make_pair(operand.get(), isRow));
@@ -312,9 +320,12 @@ private:
         DenseElementsAttr::get(type, b.getFloatAttr(element, value)));
   }
 
-  /// The row's value of a per-row operand at `leading`.
+  /// The row's value of a per-row operand at `leading` (a rank-0 buffer's
+  /// one value).
   Value loadRowValue(Value buffer, ValueRange leading) {
-    return memref::LoadOp::create(b, loc, buffer, leading);
+    return memref::LoadOp::create(
+        b, loc, buffer,
+        leading.take_front(cast<MemRefType>(buffer.getType()).getRank()));
   }
 
   /// One row of an elementwise op or a reduction: vectors along the last

@@ -183,9 +183,28 @@ public:
   }
 
   /// The sum of the squares of every element of `a`, as a rank-0 tensor.
-  Value sumOfSquares(Value a) {
+  Value sumOfSquares(Value a) { return total(a, /*squares=*/true); }
+
+  /// Σ a (or Σ a², `squares`) into a rank-0 tensor. With two or more
+  /// dimensions, the rows' sums first and then theirs: the rows run in
+  /// parallel (threads on the GPU, threads and vectors on the CPU) rather
+  /// than every element in one loop (one GPU thread).
+  Value total(Value a, bool squares) {
     auto type = cast<RankedTensorType>(a.getType());
     unsigned rank = type.getRank();
+    auto term = [squares](OpBuilder &nested, Location loc, Value x) {
+      return squares ? arith::MulFOp::create(nested, loc, x, x).getResult() : x;
+    };
+    if (rank >= 2) {
+      Value rowSums = reduceLast(
+          a, {}, 0.0,
+          [&](OpBuilder &nested, Location loc, Value acc, Value x, ValueRange) {
+            return arith::AddFOp::create(nested, loc, acc, term(nested, loc, x),
+                                         fastMath)
+                .getResult();
+          });
+      return total(rowSums, /*squares=*/false);
+    }
     MLIRContext *context = b.getContext();
     Value init = filled({}, type.getElementType(), 0.0);
     return linalg::GenericOp::create(
@@ -196,13 +215,11 @@ public:
                    AffineMap::get(rank, 0, {}, context)},
                SmallVector<IteratorType>(rank, IteratorType::reduction),
                [&](OpBuilder &nested, Location loc, ValueRange args) {
-                 Value square =
-                     arith::MulFOp::create(nested, loc, args[0], args[0]);
-                 linalg::YieldOp::create(nested, loc,
-                                         arith::AddFOp::create(nested, loc,
-                                                               args[1], square,
-                                                               fastMath)
-                                             .getResult());
+                 linalg::YieldOp::create(
+                     nested, loc,
+                     arith::AddFOp::create(nested, loc, args[1],
+                                           term(nested, loc, args[0]), fastMath)
+                         .getResult());
                })
         .getResult(0);
   }
@@ -305,14 +322,20 @@ public:
 
   /// An elementwise map written into `target`, whose element the body
   /// receives after the inputs' (a weight updated in place, a sum
-  /// accumulated into a row, the next slice of a scan).
+  /// accumulated into a row, the next slice of a scan). A rank-0 input is
+  /// broadcast: a scalar that stays in a tensor (on the device, for CUDA).
   Value
   elementwiseInto(ValueRange inputs, Value target,
                   function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
     unsigned rank = cast<RankedTensorType>(target.getType()).getRank();
-    SmallVector<AffineMap> maps(
-        inputs.size() + 1,
-        AffineMap::getMultiDimIdentityMap(rank, b.getContext()));
+    AffineMap identity =
+        AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+    SmallVector<AffineMap> maps;
+    for (Value input : inputs)
+      maps.push_back(cast<RankedTensorType>(input.getType()).getRank() == 0
+                         ? AffineMap::get(rank, 0, {}, b.getContext())
+                         : identity);
+    maps.push_back(identity);
     return linalg::GenericOp::create(
                b, loc, TypeRange{target.getType()}, inputs, ValueRange{target},
                maps, SmallVector<IteratorType>(rank, IteratorType::parallel),
@@ -1253,8 +1276,8 @@ struct LowerPackPanels : OpRewritePattern<PackPanelsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(PackPanelsOp op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, packPanels(rewriter, op.getLoc(), op.getInput(),
-                                      op.getTile()));
+    rewriter.replaceOp(
+        op, packPanels(rewriter, op.getLoc(), op.getInput(), op.getTile()));
     return success();
   }
 };
@@ -1321,23 +1344,7 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
     }
 
     // Sum every token's loss into a rank-0 tensor; `mean` divides by the count.
-    unsigned rank = logitsType.getRank() - 1;
-    Value sumInit = emit.filled({}, elementType, 0.0);
-    Value sum =
-        linalg::GenericOp::create(
-            rewriter, loc, TypeRange{sumInit.getType()}, ValueRange{perToken},
-            ValueRange{sumInit},
-            ArrayRef<AffineMap>{
-                AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext()),
-                AffineMap::get(rank, 0, {}, rewriter.getContext())},
-            SmallVector<IteratorType>(rank, IteratorType::reduction),
-            [&](OpBuilder &b, Location loc, ValueRange args) {
-              linalg::YieldOp::create(
-                  b, loc,
-                  arith::AddFOp::create(b, loc, args[1], args[0], emit.fastMath)
-                      .getResult());
-            })
-            .getResult(0);
+    Value sum = emit.total(perToken, /*squares=*/false);
     Value result = sum;
     if (op.getReduction() == Reduction::mean) {
       Value countFloat = emit.countOf(
@@ -1384,22 +1391,23 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
     auto [max, logSum] = emit.logSumExpParts(logits);
     // The scale of every row: d_loss per token (none), or d_loss over the
     // token count (mean) or not (sum).
-    SmallVector<Value> inputs = {logits, max, logSum, op.getTargets()};
-    Value scale;
-    if (op.getReduction() == Reduction::none) {
-      inputs.push_back(op.getDLoss());
-    } else {
-      scale = tensor::ExtractOp::create(rewriter, loc, op.getDLoss());
-      if (op.getReduction() == Reduction::mean) {
-        SmallVector<OpFoldResult> tokens =
-            tensor::getMixedSizes(rewriter, loc, op.getTargets());
-        scale = arith::DivFOp::create(rewriter, loc, scale,
-                                      emit.countOf(tokens, elementType));
-      }
+    // A rank-0 d_loss stays a tensor, read by the kernel rather than by the
+    // host (whose reads of device memory the CUDA pipeline rejects).
+    Value scale = op.getDLoss();
+    if (op.getReduction() == Reduction::mean) {
+      Value count = emit.countOf(
+          tensor::getMixedSizes(rewriter, loc, op.getTargets()), elementType);
+      scale = emit.elementwise(
+          {scale}, scale, [&](OpBuilder &b, Location loc, ValueRange args) {
+            return arith::DivFOp::create(b, loc, args[0], count).getResult();
+          });
     }
+    SmallVector<Value> inputs = {logits, max, logSum, op.getTargets(), scale};
     MLIRContext *context = rewriter.getContext();
     SmallVector<AffineMap> maps(inputs.size() + 1, emit.leadingMap(rank));
     maps[0] = maps.back() = AffineMap::getMultiDimIdentityMap(rank, context);
+    if (op.getReduction() != Reduction::none)
+      maps[4] = AffineMap::get(rank, 0, {}, context);
     Value init =
         emit.empty(tensor::getMixedSizes(rewriter, loc, logits), elementType);
     // (softmax - one_hot(target)) * scale
@@ -1423,10 +1431,9 @@ struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
                   b, loc, elementType, b.getFloatAttr(elementType, 0.0));
               Value oneHot =
                   arith::SelectOp::create(b, loc, isTarget, one, zero);
-              Value rowScale = scale ? scale : args[4];
               Value gradient = arith::MulFOp::create(
                   b, loc, arith::SubFOp::create(b, loc, probability, oneHot),
-                  rowScale);
+                  args[4]);
               linalg::YieldOp::create(b, loc, gradient);
             })
             .getResult(0);
@@ -1669,9 +1676,14 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
   }
 };
 
-/// Rows of the table summed by id, one id after another (ids may repeat).
+/// Rows of the table summed by id, one id after another (ids may repeat):
+/// whole rows in one loop, or (`columnParallel`) one column per task of an
+/// scf.forall, each walking every id.
 struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerEmbeddingGrad(MLIRContext *context, bool columnParallel)
+      : OpRewritePattern(context), columnParallel(columnParallel) {}
+  bool columnParallel;
+
   LogicalResult matchAndRewrite(EmbeddingGradOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -1704,9 +1716,14 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
     OpFoldResult zeroAttr = rewriter.getIndexAttr(0),
                  oneAttr = rewriter.getIndexAttr(1),
                  width = rewriter.getIndexAttr(columns);
+    // The runtime checks that ids lie in [0, V) before running.
+    if (columnParallel) {
+      replaceWithCasts(rewriter, op,
+                       columnParallelSum(emit, ids, dResult, table, count));
+      return success();
+    }
     auto rowType =
         RankedTensorType::get({columns}, dResultType.getElementType());
-    // The runtime checks that ids lie in [0, V) before running.
     auto loop = scf::ForOp::create(
         rewriter, loc, zero, count, one, ValueRange{table},
         [&](OpBuilder &b, Location loc, Value p, ValueRange state) {
@@ -1737,13 +1754,57 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
     replaceWithCasts(rewriter, op, loop.getResult(0));
     return success();
   }
+
+  /// table[ids[p], e] += dResult[p, e]: task e owns column e of the table
+  /// and walks every p, so tasks never write the same element.
+  static Value columnParallelSum(Emitter &emit, Value ids, Value dResult,
+                                 Value table, Value count) {
+    OpBuilder &b = emit.b;
+    Location loc = emit.loc;
+    auto tableType = cast<RankedTensorType>(table.getType());
+    int64_t rows = tableType.getDimSize(0), columns = tableType.getDimSize(1);
+    auto columnType = RankedTensorType::get({rows}, tableType.getElementType());
+    OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(columns)},
+        ValueRange{table}, /*mapping=*/std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value e = forall.getInductionVar(0);
+    Value shared = forall.getRegionIterArgs()[0];
+    SmallVector<OpFoldResult> offsets = {zeroAttr, e},
+                              sizes = {b.getIndexAttr(rows), oneAttr},
+                              strides = {oneAttr, oneAttr};
+    Value column = tensor::ExtractSliceOp::create(b, loc, columnType, shared,
+                                                  offsets, sizes, strides);
+    Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
+    auto walk = scf::ForOp::create(
+        b, loc, zero, count, one, ValueRange{column},
+        [&](OpBuilder &nb, Location loc, Value p, ValueRange state) {
+          Value id = arith::IndexCastOp::create(
+              nb, loc, nb.getIndexType(),
+              tensor::ExtractOp::create(nb, loc, ids, ValueRange{p}));
+          Value sum = arith::AddFOp::create(
+              nb, loc,
+              tensor::ExtractOp::create(nb, loc, state[0], ValueRange{id}),
+              tensor::ExtractOp::create(nb, loc, dResult, ValueRange{p, e}));
+          scf::YieldOp::create(
+              nb, loc,
+              tensor::InsertOp::create(nb, loc, sum, state[0], ValueRange{id})
+                  .getResult());
+        });
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, walk.getResult(0), shared,
+                                          offsets, sizes, strides);
+    return forall.getResult(0);
+  }
 };
 
-/// `x * scale` elementwise, `scale` a scalar.
+/// `x * scale` elementwise, `scale` a rank-0 tensor.
 Value scaled(Emitter &emit, Value x, Value scale) {
   return emit.elementwise(
-      {x}, x, [&](OpBuilder &b, Location loc, ValueRange args) {
-        return arith::MulFOp::create(b, loc, args[0], scale).getResult();
+      {x, scale}, x, [&](OpBuilder &b, Location loc, ValueRange args) {
+        return arith::MulFOp::create(b, loc, args[0], args[1]).getResult();
       });
 }
 
@@ -1755,23 +1816,35 @@ struct LowerClipGradNorm : OpRewritePattern<ClipGradNormOp> {
     Emitter emit(rewriter, loc);
     Type elementType =
         cast<RankedTensorType>(op.getNorm().getType()).getElementType();
-    Value total = emit.constantFloat(elementType, 0.0);
-    for (Value gradient : op.getGradients())
-      total = arith::AddFOp::create(
-          rewriter, loc, total,
-          tensor::ExtractOp::create(rewriter, loc,
-                                    emit.sumOfSquares(gradient)));
-    Value norm = math::SqrtOp::create(rewriter, loc, total);
+    // The norm and the coefficient stay rank-0 tensors, computed and read by
+    // kernels (on the device, for CUDA) rather than by the host.
+    SmallVector<Value> sums =
+        llvm::map_to_vector(op.getGradients(), [&](Value gradient) {
+          return emit.sumOfSquares(gradient);
+        });
+    Value norm = emit.elementwise(
+        sums, sums.front(), [&](OpBuilder &b, Location loc, ValueRange args) {
+          Value total = Emitter(b, loc).constantFloat(elementType, 0.0);
+          for (Value sum : args)
+            total = arith::AddFOp::create(b, loc, total, sum);
+          return math::SqrtOp::create(b, loc, total).getResult();
+        });
     // torch.nn.utils.clip_grad_norm_: min(1, max_norm / (norm + 1e-6)).
-    Value coefficient = arith::DivFOp::create(
-        rewriter, loc,
-        emit.constantFloat(elementType, op.getMaxNorm().convertToDouble()),
-        arith::AddFOp::create(rewriter, loc, norm,
-                              emit.constantFloat(elementType, 1e-6)));
-    Value scale = arith::MinimumFOp::create(
-        rewriter, loc, coefficient, emit.constantFloat(elementType, 1.0));
-    SmallVector<Value> results = {tensor::FromElementsOp::create(
-        rewriter, loc, op.getNorm().getType(), ValueRange{norm})};
+    Value scale = emit.elementwise(
+        {norm}, norm, [&](OpBuilder &b, Location loc, ValueRange args) {
+          Emitter nested(b, loc);
+          Value coefficient = arith::DivFOp::create(
+              b, loc,
+              nested.constantFloat(elementType,
+                                   op.getMaxNorm().convertToDouble()),
+              arith::AddFOp::create(b, loc, args[0],
+                                    nested.constantFloat(elementType, 1e-6)));
+          return arith::MinimumFOp::create(
+                     b, loc, coefficient,
+                     nested.constantFloat(elementType, 1.0))
+              .getResult();
+        });
+    SmallVector<Value> results = {norm};
     for (Value gradient : op.getGradients())
       results.push_back(scaled(emit, gradient, scale));
     replaceWithCasts(rewriter, op, results);
@@ -1803,14 +1876,17 @@ struct LowerSGDUpdate : OpRewritePattern<SGDUpdateOp> {
 
 struct ConvertRecurToLinalgPass
     : mlir::recur::impl::ConvertRecurToLinalgBase<ConvertRecurToLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    patterns.add<LowerEmbedding, LowerLinear, LowerLSTM, LowerLSTMRecurrence,
-                 LowerLSTMWavefront, LowerInterleaveGates, LowerPackPanels,
-                 LowerLogSoftmax, LowerCrossEntropy, LowerCrossEntropyGrad,
-                 LowerLinearGrad, LowerLSTMGrad, LowerEmbeddingGrad,
-                 LowerClipGradNorm, LowerSGDUpdate>(context);
+    patterns
+        .add<LowerEmbedding, LowerLinear, LowerLSTM, LowerLSTMRecurrence,
+             LowerLSTMWavefront, LowerInterleaveGates, LowerPackPanels,
+             LowerLogSoftmax, LowerCrossEntropy, LowerCrossEntropyGrad,
+             LowerLinearGrad, LowerLSTMGrad, LowerClipGradNorm, LowerSGDUpdate>(
+            context);
+    patterns.add<LowerEmbeddingGrad>(context, columnParallelEmbeddingGrad);
     // Diagnose every op that cannot be lowered before changing anything.
     bool lowerable = true;
     getOperation().walk([&](Operation *op) {

@@ -71,6 +71,40 @@ func.func @scale(%x: memref<40xf32>, %s: f32, %y: memref<40xf32>) {
 // -----
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
+#scalar = affine_map<(d0, d1) -> ()>
+
+// A rank-0 input (the gradient-clipping scale, kept in a buffer) is one value
+// for all rows: loaded per row and broadcast. Sharing it does not put two
+// generics in one row loop: their rows need not line up (here 3 and 5).
+// CHECK-LABEL: func.func @scale_by_buffer(
+// CHECK-SAME: %[[A:[^:]*]]: memref<3x20xf32>, %[[B:[^:]*]]: memref<5x20xf32>, %[[S:[^:]*]]: memref<f32>
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c3)
+// CHECK:   %[[S1:.*]] = memref.load %[[S]][] : memref<f32>
+// CHECK:   vector.broadcast %[[S1]] : f32 to vector<16xf32>
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c5)
+// CHECK:   %[[S2:.*]] = memref.load %[[S]][] : memref<f32>
+// CHECK:   vector.broadcast %[[S2]] : f32 to vector<16xf32>
+// CHECK-NOT: linalg.generic
+func.func @scale_by_buffer(%a: memref<3x20xf32>, %b: memref<5x20xf32>, %s: memref<f32>,
+    %a2: memref<3x20xf32>, %b2: memref<5x20xf32>) {
+  linalg.generic {indexing_maps = [#id, #scalar, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %s : memref<3x20xf32>, memref<f32>) outs(%a2 : memref<3x20xf32>) {
+  ^bb0(%in: f32, %scale: f32, %out: f32):
+    %m = arith.mulf %in, %scale : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#id, #scalar, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b, %s : memref<5x20xf32>, memref<f32>) outs(%b2 : memref<5x20xf32>) {
+  ^bb0(%in: f32, %scale: f32, %out: f32):
+    %m = arith.mulf %in, %scale : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
 
 // Left alone: a body that reads an index.
 // CHECK-LABEL: func.func @not_elementwise(

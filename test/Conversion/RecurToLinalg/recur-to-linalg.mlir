@@ -267,8 +267,10 @@ func.func @cross_entropy_mean(%logits: tensor<?x?x7xf32>, %targets: tensor<?x?xi
   // CHECK: linalg.generic
   // CHECK:   arith.index_cast
   // CHECK:   tensor.extract
-  // Then the sum over all tokens into a rank-0 tensor, divided by T*B.
-  // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<f32>)
+  // Then the sum over all tokens into a rank-0 tensor (each step's row of B,
+  // then the T rows' sums), divided by T*B.
+  // CHECK: %[[ROWS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<?xf32>)
+  // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]{{.*}} ins(%[[ROWS]] : tensor<?xf32>) outs(%{{.*}} : tensor<f32>)
   // CHECK: arith.muli
   // CHECK: arith.sitofp
   // CHECK: linalg.generic {{.*}} ins(%[[SUM]] : tensor<f32>)

@@ -1,4 +1,5 @@
 // RUN: recur-opt %s -split-input-file --convert-recur-to-linalg | FileCheck %s
+// RUN: recur-opt %s -split-input-file --convert-recur-to-linalg="column-parallel-embedding-grad" | FileCheck %s --check-prefix=COLUMNS
 
 // The backward of one LSTM layer: the gates of every step recomputed by two
 // contractions over all steps (x·w_ihᵀ and the shifted y·w_hhᵀ), a forward
@@ -60,6 +61,23 @@ func.func @linear_grad_unused_input(%d: tensor<4x13xf32>, %x: tensor<4x7xf32>, %
 // CHECK:   %[[ROW:.*]] = arith.index_cast %[[ID]]
 // CHECK:   tensor.extract_slice %[[TABLE]][%[[ROW]], 0] [1, 5] [1, 1]
 // CHECK:   tensor.insert_slice %{{.*}} into %[[TABLE]][%[[ROW]], 0] [1, 5] [1, 1]
+// The GPU's form: a task per column of the table, each walking every id and
+// owning its column (no host loop over ids, no two tasks on one element).
+// COLUMNS-LABEL: func.func @embedding_grad
+// COLUMNS: %[[IDS:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<?x?xi64> into tensor<?xi64>
+// COLUMNS: %[[D:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<?x?x5xf32> into tensor<?x5xf32>
+// COLUMNS: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<13x5xf32>
+// COLUMNS: scf.forall (%[[E:.*]]) in (5) shared_outs(%[[TABLE:.*]] = %[[ZERO]])
+// COLUMNS:   %[[COLUMN:.*]] = tensor.extract_slice %[[TABLE]][0, %[[E]]] [13, 1] [1, 1] : tensor<13x5xf32> to tensor<13xf32>
+// COLUMNS:   %[[SUMS:.*]] = scf.for %[[P:.*]] = {{.*}} iter_args(%[[SUM:.*]] = %[[COLUMN]])
+// COLUMNS:     %[[ID:.*]] = tensor.extract %[[IDS]][%[[P]]]
+// COLUMNS:     %[[ROW:.*]] = arith.index_cast %[[ID]]
+// COLUMNS:     %[[OLD:.*]] = tensor.extract %[[SUM]][%[[ROW]]]
+// COLUMNS:     %[[ADD:.*]] = tensor.extract %[[D]][%[[P]], %[[E]]]
+// COLUMNS:     %[[NEW:.*]] = arith.addf %[[OLD]], %[[ADD]]
+// COLUMNS:     tensor.insert %[[NEW]] into %[[SUM]][%[[ROW]]]
+// COLUMNS:   scf.forall.in_parallel
+// COLUMNS:     tensor.parallel_insert_slice %[[SUMS]] into %[[TABLE]][0, %[[E]]] [13, 1] [1, 1]
 func.func @embedding_grad(%d: tensor<?x?x5xf32>, %ids: tensor<?x?xi64>) -> tensor<13x5xf32> {
   %0 = recur.embedding_grad %d[%ids] rows(13) : (tensor<?x?x5xf32>, tensor<?x?xi64>) -> tensor<13x5xf32>
   return %0 : tensor<13x5xf32>
@@ -67,19 +85,52 @@ func.func @embedding_grad(%d: tensor<?x?x5xf32>, %ids: tensor<?x?xi64>) -> tenso
 
 // -----
 
-// One scale for all gradients, min(1, max_norm / (norm + 1e-6)); the update
-// writes into the weight's tensor.
+// One scale for all gradients, min(1, max_norm / (norm + 1e-6)), kept in a
+// rank-0 tensor that the scaling reads (no tensor.extract: on the GPU the host
+// never reads it). A 2-D gradient's squares are summed by rows first; the
+// update writes into the weight's tensor.
 // CHECK-LABEL: func.func @clip_and_update
-// CHECK: %[[NORM:.*]] = math.sqrt
-// CHECK: %[[COEF:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
-// CHECK: %[[SCALE:.*]] = arith.minimumf %[[COEF]], %{{.*}} : f32
-// CHECK: linalg.generic {{.*}} outs(%[[W:.*]] : tensor<4xf32>)
+// CHECK-SAME: %[[W:[^:]*]]: tensor<4xf32>, %[[G:[^:]*]]: tensor<4xf32>, %[[H:[^:]*]]: tensor<2x3xf32>
+// CHECK-NOT: tensor.extract
+// CHECK: %[[SQ_G:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%[[G]] : tensor<4xf32>) outs(%{{.*}} : tensor<f32>)
+// CHECK: %[[ROWS_H:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[H]] : tensor<2x3xf32>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK: %[[SQ_H:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%[[ROWS_H]] : tensor<2xf32>) outs(%{{.*}} : tensor<f32>)
+// CHECK: %[[NORM:.*]] = linalg.generic {{.*}} ins(%[[SQ_G]], %[[SQ_H]] : tensor<f32>, tensor<f32>)
+// CHECK:   math.sqrt
+// CHECK: %[[SCALE:.*]] = linalg.generic {{.*}} ins(%[[NORM]] : tensor<f32>)
+// CHECK:   arith.divf
+// CHECK:   arith.minimumf
+// CHECK: %[[CG:.*]] = linalg.generic {{.*}} ins(%[[G]], %[[SCALE]] : tensor<4xf32>, tensor<f32>)
+// CHECK: %[[CH:.*]] = linalg.generic {{.*}} ins(%[[H]], %[[SCALE]] : tensor<2x3xf32>, tensor<f32>)
+// CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[CG]] : tensor<4xf32>) outs(%[[W]] : tensor<4xf32>)
 // CHECK:   arith.mulf
 // CHECK:   arith.subf
+// CHECK: return %[[NORM]], %[[NEW]], %[[CH]]
+// CHECK-NOT: tensor.extract
 func.func @clip_and_update(%w: tensor<4xf32>, %g: tensor<4xf32>, %h: tensor<2x3xf32>)
     -> (tensor<f32>, tensor<4xf32>, tensor<2x3xf32>) {
   %norm, %c:2 = recur.clip_grad_norm %g, %h max_norm(0.25)
       : (tensor<4xf32>, tensor<2x3xf32>) -> (tensor<f32>, tensor<4xf32>, tensor<2x3xf32>)
   %new = recur.sgd_update %w, %c#0 lr(0.5) : tensor<4xf32>
   return %norm, %new, %c#1 : tensor<f32>, tensor<4xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// The mean's scale, d_loss / (T·B), stays a rank-0 tensor that the gradient's
+// generic reads at no index: the host never extracts it.
+// CHECK-LABEL: func.func @cross_entropy_grad_mean
+// CHECK-SAME: %{{[^:]*}}: tensor<?x?x13xf32>, %{{[^:]*}}: tensor<?x?xi64>, %[[DLOSS:[^:]*]]: tensor<f32>
+// CHECK-NOT: tensor.extract %[[DLOSS]]
+// CHECK: %[[SCALE:.*]] = linalg.generic {{.*}} ins(%[[DLOSS]] : tensor<f32>)
+// CHECK:   arith.divf
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SCALE]] : tensor<?x?x13xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xi64>, tensor<f32>)
+// CHECK:   math.exp
+// CHECK:   arith.select
+// CHECK:   arith.mulf
+func.func @cross_entropy_grad_mean(%logits: tensor<?x?x13xf32>, %ids: tensor<?x?xi64>, %d_loss: tensor<f32>)
+    -> tensor<?x?x13xf32> {
+  %d_logits = recur.cross_entropy_grad %logits, %ids, %d_loss
+      : (tensor<?x?x13xf32>, tensor<?x?xi64>, tensor<f32>) -> tensor<?x?x13xf32>
+  return %d_logits : tensor<?x?x13xf32>
 }
