@@ -1,0 +1,242 @@
+"""recur.compile: a PyTorch LSTM language model to a compiled Recur model.
+
+The module is recognised by its structure, traced with torch.fx: tokens go
+through an nn.Embedding, an nn.LSTM (its output sequence) and an nn.Linear,
+in that order (nn.Dropout between them is allowed in eval mode, where it is
+the identity). Attribute names do not matter. The IR comes from recur-gen,
+the library from recur-compile, cached by content, and the module's
+parameters are bound through DLPack (no file).
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+
+from . import Model, RecurError
+
+
+def _tool(name):
+    """recur-gen or recur-compile: $RECUR_BIN, the build tree this package
+    sits in, then PATH."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    directories = [os.environ.get("RECUR_BIN"),
+                   os.path.join(os.environ.get("RECUR_BUILD_DIR",
+                                               os.path.join(here, "..", "..", "build")), "bin")]
+    for directory in filter(None, directories):
+        path = os.path.join(directory, name)
+        if os.access(path, os.X_OK):
+            return path
+    found = shutil.which(name)
+    if not found:
+        raise RecurError(f"{name} not found: build Recur (scripts/build.sh), or set RECUR_BIN "
+                         f"to the directory that holds it")
+    return found
+
+
+def _cache_dir():
+    root = os.environ.get("RECUR_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "recur")
+    os.makedirs(root, exist_ok=True)
+    return root
+
+
+def _run(command, what):
+    process = subprocess.run(command, capture_output=True, text=True)
+    if process.returncode != 0:
+        raise RecurError(f"{what} failed ({' '.join(command)}):\n{process.stderr.strip()}")
+    return process.stdout
+
+
+class _LanguageModel:
+    """What was recognised: the three modules and their names in the module."""
+
+    def __init__(self, embedding, lstm, linear, names):
+        self.embedding, self.lstm, self.linear = embedding, lstm, linear
+        self.names = names  # "embedding"/"lstm"/"proj" -> the module's own name
+
+
+def _check_lstm(lstm):
+    """The nn.LSTM options Recur compiles; anything else is refused by name."""
+    unsupported = []
+    if lstm.batch_first:
+        unsupported.append("batch_first=True")
+    if not lstm.bias:
+        unsupported.append("bias=False")
+    if getattr(lstm, "proj_size", 0):
+        unsupported.append(f"proj_size={lstm.proj_size}")
+    if lstm.bidirectional:
+        unsupported.append("bidirectional=True")
+    if unsupported:
+        raise RecurError(f"nn.LSTM option {', '.join(unsupported)} is not supported yet "
+                         f"(Recur compiles unidirectional, sequence-first LSTMs with biases)")
+    if lstm.dropout and lstm.training:
+        raise RecurError(f"nn.LSTM dropout={lstm.dropout} in train mode: Recur runs inference; "
+                         f"call .eval() (dropout is then the identity)")
+
+
+def _tracer_class():
+    import torch
+    import torch.fx
+
+    class LstmResultProxy(torch.fx.Proxy):
+        """`out, (h, c) = lstm(x)` unpacks two values. fx finds the count in
+        the caller's bytecode, which torch 1.13 cannot read on Python 3.11."""
+
+        def __iter__(self):
+            return iter((self[0], self[1]))
+
+    class Tracer(torch.fx.Tracer):
+        def proxy(self, node):
+            if node.op == "call_module" and isinstance(
+                    self.root.get_submodule(node.target), torch.nn.LSTM):
+                return LstmResultProxy(node, self)
+            return super().proxy(node)
+
+    return Tracer
+
+
+def _Tracer():
+    return _tracer_class()()
+
+
+def _recognise(module):
+    """The LM's embedding, LSTM and projection, from a torch.fx trace of its
+    forward; a RecurError says what did not fit."""
+    import torch
+    import torch.fx
+    nn = torch.nn
+    try:
+        graph = _Tracer().trace(module)
+    except Exception as error:  # fx raises many kinds
+        raise RecurError(f"cannot trace {type(module).__name__}.forward with torch.fx: "
+                         f"{error}") from error
+    placeholders = [node for node in graph.nodes if node.op == "placeholder"]
+    if len(placeholders) != 1:
+        raise RecurError(f"{type(module).__name__}.forward takes {len(placeholders)} inputs; "
+                         f"an LM takes the tokens only")
+    expected = [("embedding", nn.Embedding), ("lstm", nn.LSTM), ("proj", nn.Linear)]
+    found, node = {}, placeholders[0]
+    while True:
+        # (Values nobody reads, such as the LSTM's unused (h_n, c_n), aside.)
+        users = [user for user in node.users if user.users or user.op == "output"]
+        if len(users) != 1:
+            break
+        user = users[0]
+        if user.op == "call_module":
+            submodule = module.get_submodule(user.target)
+            if isinstance(submodule, nn.Dropout):
+                if submodule.training:
+                    raise RecurError(f"'{user.target}' (nn.Dropout) in train mode: call .eval()")
+            elif len(found) < 3 and isinstance(submodule, expected[len(found)][1]):
+                found[expected[len(found)][0]] = (user.target, submodule)
+            else:
+                break
+        elif not (user.op == "call_function" and user.target.__name__ == "getitem" and
+                  user.args[1] == 0 and "lstm" in found and "proj" not in found):
+            break  # only the LSTM's output sequence, output[0], may be taken
+        node = user
+    ends = len(found) == 3 and [user.op for user in node.users] == ["output"]
+    if not ends:
+        have = " -> ".join(type(m).__name__ for _, m in found.values()) or "nothing"
+        raise RecurError(
+            f"{type(module).__name__} is not an LSTM language model that Recur recognises: "
+            f"expected tokens -> nn.Embedding -> nn.LSTM (its output) -> nn.Linear -> logits "
+            f"(nn.Dropout allowed in eval mode), found {have}")
+    (_, embedding), (_, lstm), (_, linear) = found["embedding"], found["lstm"], found["proj"]
+    _check_lstm(lstm)
+    if embedding.max_norm is not None:
+        raise RecurError("nn.Embedding option max_norm is not supported (it renormalizes rows)")
+    if linear.bias is None:
+        raise RecurError("nn.Linear option bias=False is not supported yet")
+    if lstm.input_size != embedding.embedding_dim or linear.in_features != lstm.hidden_size:
+        raise RecurError("the embedding, LSTM and projection sizes do not chain")
+    return _LanguageModel(embedding, lstm, linear,
+                          {key: target for key, (target, _) in found.items()})
+
+
+class CompiledLM:
+    """A compiled LSTM LM with the module's parameters bound: called like the
+    module, `logits = compiled(tokens)` (tokens [T, B] int64, logits
+    [T, B, V]). `model` is the runtime's Model; `library` the compiled file;
+    `cache_hit` whether it came from the cache."""
+
+    def __init__(self, model, library, cache_hit):
+        self.model, self.library, self.cache_hit = model, library, cache_hit
+
+    def __call__(self, tokens):
+        return self.model.run(tokens)
+
+    def __repr__(self):
+        return f"recur.CompiledLM({self.library!r}, {self.model!r})"
+
+
+def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=None,
+            extra_flags=(), verbose=False):
+    """Compiles `module` (an Embedding -> LSTM -> Linear language model) with
+    Recur and binds its current parameters.
+
+    target: "cpu" or "cuda" (recur-compile --target); fusion: recur-compile
+    --fusion (default: the target's); seq/batch: fix T and B (else dynamic);
+    threads: CPU threads for the runs. The library is cached by the content
+    of its IR and flags (RECUR_CACHE_DIR, default ~/.cache/recur), so
+    compiling the same architecture again is instant."""
+    import torch
+    if not isinstance(module, torch.nn.Module):
+        raise RecurError(f"recur.compile takes a torch.nn.Module, got {type(module).__name__}")
+    if isinstance(module, torch.nn.LSTM):
+        raise RecurError("a bare nn.LSTM is not supported yet: its calling convention returns "
+                         "(h_n, c_n), which Recur models do not output yet; compile an "
+                         "Embedding -> LSTM -> Linear language model")
+    lm = _recognise(module)
+    dtypes = {p.dtype for p in module.parameters()}
+    if dtypes != {torch.float32}:
+        raise RecurError(f"parameters of dtype {', '.join(sorted(map(str, dtypes)))}: "
+                         f"recur.compile takes float32 modules for now")
+    gen = [_tool("recur-gen"), "lstm-lm", "--vocab", str(lm.embedding.num_embeddings),
+           "--embed", str(lm.embedding.embedding_dim), "--hidden", str(lm.lstm.hidden_size),
+           "--layers", str(lm.lstm.num_layers)]
+    if lm.linear.out_features != lm.embedding.num_embeddings:
+        raise RecurError(f"the projection has {lm.linear.out_features} outputs for a "
+                         f"vocabulary of {lm.embedding.num_embeddings}: an LM predicts its "
+                         f"own vocabulary")
+    if seq is not None:
+        gen += ["--seq", str(int(seq))]
+    if batch is not None:
+        gen += ["--batch", str(int(batch))]
+    ir = _run(gen, "recur-gen")
+    flags = [f"--target={target}"] + ([f"--fusion={fusion}"] if fusion else []) + \
+        list(extra_flags)
+    compiler = _tool("recur-compile")
+    stat = os.stat(compiler)
+    key = hashlib.sha256("\0".join(
+        [ir, *flags, compiler, str(stat.st_size), str(stat.st_mtime_ns)]).encode()).hexdigest()
+    library = os.path.join(_cache_dir(), f"lm-{key[:24]}.so")
+    cache_hit = os.path.exists(library)
+    if not cache_hit:
+        source = library[:-3] + f".{os.getpid()}.mlir"
+        partial = library + f".{os.getpid()}.tmp"
+        with open(source, "w") as f:
+            f.write(ir)
+        if verbose:
+            print(f"recur: compiling {type(module).__name__} ({target})", file=sys.stderr)
+        try:
+            _run([compiler, source, "-o", partial, "--quiet", *flags], "recur-compile")
+            os.replace(partial, library)  # atomic: a concurrent compile never sees half a file
+        finally:
+            for path in (source, partial):
+                if os.path.exists(path):
+                    os.remove(path)
+    model = Model(library)
+    if threads is not None:
+        model.set_threads(threads)
+    prefixes = {"embedding": "embedding.", "lstm": "lstm.", "proj": "proj."}
+    state = {}
+    for key_name, target_name in lm.names.items():
+        submodule = module.get_submodule(target_name)
+        for name, parameter in submodule.named_parameters():
+            state[prefixes[key_name] + name] = parameter
+    model.bind(state)
+    return CompiledLM(model, library, cache_hit)

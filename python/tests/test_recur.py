@@ -1,0 +1,184 @@
+"""The recur package against PyTorch: compiled LMs give the module's logits,
+the cache, load/describe, tensors in and out, and the errors (run by ctest
+as `python`, with the build tree's tools and runtime)."""
+
+import os
+
+import numpy
+import pytest
+import torch
+import torch.nn as nn
+
+import recur
+
+
+class WordLM(nn.Module):
+    """As PyTorch's word_language_model names and calls things (eval mode)."""
+
+    def __init__(self, vocab, embed, hidden, layers, dropout=0.2):
+        super().__init__()
+        self.drop = nn.Dropout(dropout)
+        self.encoder = nn.Embedding(vocab, embed)
+        self.rnn = nn.LSTM(embed, hidden, layers, dropout=dropout if layers > 1 else 0)
+        self.decoder = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens):
+        output, _ = self.rnn(self.drop(self.encoder(tokens)))
+        return self.decoder(self.drop(output))
+
+
+class PlainLM(nn.Module):
+    """recur-gen's own names, and the LSTM's output taken as lstm(x)[0]."""
+
+    def __init__(self, vocab, embed, hidden, layers):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, embed)
+        self.lstm = nn.LSTM(embed, hidden, layers)
+        self.proj = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens):
+        return self.proj(self.lstm(self.embedding(tokens))[0])
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("RECUR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def assert_close(got, want, tolerance=1e-4):
+    """|got - want| <= tolerance * (1 + |want|), element by element."""
+    assert got.shape == want.shape
+    error = ((got - want).abs() / (1 + want.abs())).max().item()
+    assert error <= tolerance, f"max scaled error {error}"
+
+
+# Randomized shapes: odd sizes, I != H, one layer to four, B = 1, T = 1.
+@pytest.mark.parametrize("cls,vocab,embed,hidden,layers,seq,batch", [
+    (WordLM, 37, 6, 9, 2, 5, 3),
+    (PlainLM, 11, 4, 4, 1, 1, 1),
+    (PlainLM, 50, 13, 7, 4, 7, 2),
+    (WordLM, 23, 8, 5, 3, 9, 1),
+])
+def test_logits_match_pytorch(cls, vocab, embed, hidden, layers, seq, batch):
+    torch.manual_seed(vocab + layers)
+    module = cls(vocab, embed, hidden, layers).eval()
+    compiled = recur.compile(module, threads=1)
+    tokens = torch.randint(0, vocab, (seq, batch))
+    with torch.no_grad():
+        want = module(tokens)
+    got = compiled(tokens)
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float32
+    assert_close(got, want)
+    # Other T and B with the same library (dynamic sizes).
+    tokens = torch.randint(0, vocab, (seq + 2, batch + 1))
+    with torch.no_grad():
+        assert_close(compiled(tokens), module(tokens))
+
+
+def test_static_sizes_and_fusion():
+    torch.manual_seed(1)
+    module = PlainLM(19, 6, 8, 2).eval()
+    compiled = recur.compile(module, seq=4, batch=2, fusion="none")
+    assert compiled.model.describe()["fusion"] == "none"
+    tokens = torch.randint(0, 19, (4, 2))
+    with torch.no_grad():
+        assert_close(compiled(tokens), module(tokens))
+    with pytest.raises(recur.RecurError, match="tokens"):
+        compiled(torch.randint(0, 19, (5, 2)))
+
+
+def test_second_compile_comes_from_the_cache():
+    module = PlainLM(17, 5, 6, 1).eval()
+    first = recur.compile(module)
+    stamp = os.stat(first.library).st_mtime_ns
+    second = recur.compile(PlainLM(17, 5, 6, 1).eval())  # same architecture, other weights
+    assert not first.cache_hit and second.cache_hit
+    assert second.library == first.library and os.stat(second.library).st_mtime_ns == stamp
+    tokens = torch.randint(0, 17, (3, 2))
+    assert not torch.equal(first(tokens), second(tokens))  # each binds its own weights
+
+
+def test_load_describe_and_numpy():
+    torch.manual_seed(2)
+    module = PlainLM(13, 4, 5, 2).eval()
+    library = recur.compile(module).library
+    model = recur.load(library, tensors="numpy")
+    assert [spec.name for spec in model.inputs] == ["tokens"]
+    assert [spec.name for spec in model.outputs] == ["logits"]
+    assert repr(model.inputs[0]) == "tokens: i64[T, B]"
+    assert model.outputs[0].shape == (None, None, 13)
+    assert {spec.name for spec in model.weights} == {
+        "embedding.weight", "proj.weight", "proj.bias"} | {
+        f"lstm.{kind}_{part}_l{layer}" for kind in ("weight", "bias")
+        for part in ("ih", "hh") for layer in range(2)}
+    assert model.device == "cpu"
+    assert model.describe()["target"] == "cpu"
+    state = {name: value.detach().numpy() for name, value in module.state_dict().items()}
+    model.bind(state)
+    tokens = numpy.random.default_rng(0).integers(0, 13, size=(3, 2))
+    got = model.run(tokens=tokens)
+    assert isinstance(got, numpy.ndarray)
+    with torch.no_grad():
+        assert_close(torch.from_numpy(got.copy()), module(torch.from_numpy(tokens)))
+
+
+def test_runs_return_tensors_that_outlive_the_model():
+    module = PlainLM(13, 4, 5, 1).eval()
+    compiled = recur.compile(module)
+    tokens = torch.randint(0, 13, (2, 2))
+    logits = compiled(tokens)
+    del compiled
+    with torch.no_grad():
+        assert_close(logits, module(tokens))
+
+
+def test_errors_name_what_is_wrong():
+    module = PlainLM(13, 4, 5, 1).eval()
+    compiled = recur.compile(module)
+    with pytest.raises(recur.RecurError, match="'tokens' has dtype f32, expected i64"):
+        compiled(torch.zeros(2, 2))
+    with pytest.raises(recur.RecurError, match="tokens"):
+        compiled(torch.full((2, 2), 13))  # out of the vocabulary
+    model = recur.load(compiled.library)
+    with pytest.raises(recur.RecurError, match="missing .*lstm.weight_hh_l0"):
+        model.bind({"embedding.weight": module.embedding.weight})
+    with pytest.raises(recur.RecurError, match="unexpected extra"):
+        model.bind(dict(module.state_dict(), extra=torch.zeros(1)))
+    with pytest.raises(recur.RecurError, match="proj.weight"):
+        model.bind_weight("proj.weight", torch.zeros(3, 3))
+    with pytest.raises(recur.RecurError, match="no input 'x'"):
+        model.run(x=torch.zeros(1))
+    with pytest.raises(recur.RecurError, match="cannot load|No such file|not"):
+        recur.load("/nonexistent/lib.so")
+
+
+@pytest.mark.parametrize("option,message", [
+    ({"batch_first": True}, "batch_first=True"),
+    ({"bidirectional": True}, "bidirectional=True"),
+    ({"bias": False}, "bias=False"),
+    ({"proj_size": 3}, "proj_size=3"),
+])
+def test_unsupported_lstm_options_are_refused_by_name(option, message):
+    module = PlainLM(13, 4, 5, 1)
+    module.lstm = nn.LSTM(4, 5, 1, **option)
+    with pytest.raises(recur.RecurError, match=message):
+        recur.compile(module.eval())
+
+
+def test_what_is_not_an_lm_is_refused():
+    with pytest.raises(recur.RecurError, match="bare nn.LSTM"):
+        recur.compile(nn.LSTM(3, 4))
+
+    class TwoLayers(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(5, 3)
+            self.proj = nn.Linear(3, 5)
+
+        def forward(self, tokens):
+            return self.proj(self.embedding(tokens))
+
+    with pytest.raises(recur.RecurError, match="found Embedding"):
+        recur.compile(TwoLayers())
+    with pytest.raises(recur.RecurError, match="Dropout.*train mode"):
+        recur.compile(WordLM(5, 3, 4, 1).train())
