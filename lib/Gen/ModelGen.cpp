@@ -34,6 +34,9 @@ static std::string validateSequence(const SequenceConfig &config) {
 static std::string validateTraining(const LstmLmConfig &config) {
   if (!config.train)
     return "";
+  if (config.state)
+    return "--train with --state: training steps do not differentiate "
+           "through the LSTM's state yet";
   if (config.dtype != "f32")
     return "--train needs --dtype f32: training steps are compiled in f32 "
            "only, got '" +
@@ -99,11 +102,17 @@ public:
     trainAttr = SGDAttr::get(&context, train.lr, train.clipNorm);
   }
 
+  /// A model output: its external name and value.
+  struct Output {
+    std::string name;
+    Value value;
+  };
+
   /// Build the module; `body` gets the arguments in the order they were added
-  /// and returns the output named `outputName`.
+  /// and returns the outputs.
   OwningOpRef<ModuleOp>
-  build(StringRef modelName, StringRef outputName,
-        llvm::function_ref<Value(OpBuilder &, ValueRange)> body) {
+  build(StringRef modelName,
+        llvm::function_ref<SmallVector<Output>(OpBuilder &, ValueRange)> body) {
     Location loc = NameLoc::get(builder.getStringAttr(modelName));
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
     builder.setInsertionPointToEnd(module->getBody());
@@ -111,14 +120,17 @@ public:
                                          builder.getFunctionType(argTypes, {}));
     Block *entry = function.addEntryBlock();
     builder.setInsertionPointToStart(entry);
-    Value output = body(builder, entry->getArguments());
-    func::ReturnOp::create(builder, loc, output);
+    SmallVector<Output> outputs = body(builder, entry->getArguments());
+    SmallVector<Value> values = llvm::map_to_vector(
+        outputs, [](const Output &output) { return output.value; });
+    func::ReturnOp::create(builder, loc, values);
     function.setFunctionType(
-        builder.getFunctionType(argTypes, output.getType()));
+        builder.getFunctionType(argTypes, ValueRange(values).getTypes()));
     for (auto [index, attrs] : llvm::enumerate(argAttrs))
       function.setArgAttrs(index, attrs);
-    function.setResultAttr(0, RecurDialect::kOutputAttrName,
-                           builder.getStringAttr(outputName));
+    for (auto [index, output] : llvm::enumerate(outputs))
+      function.setResultAttr(index, RecurDialect::kOutputAttrName,
+                             builder.getStringAttr(output.name));
     if (trainAttr)
       function->setAttr(RecurDialect::kTrainAttrName, trainAttr);
     return module;
@@ -156,16 +168,41 @@ static void addLstmWeights(ModelBuilder &model, StringRef prefix, int64_t input,
   }
 }
 
-/// Runs the layers over `x`; `weights` holds four values per layer.
-static Value buildLstmLayers(OpBuilder &builder, Location loc, Value x,
-                             ValueRange weights) {
-  for (size_t first = 0; first < weights.size(); first += 4) {
-    auto layer =
-        LSTMOp::create(builder, loc, x, weights[first], weights[first + 1],
-                       weights[first + 2], weights[first + 3]);
-    x = layer.getY();
+/// With `config.state`, adds each layer's h0/c0 inputs ([B, hidden]).
+static void addStateInputs(ModelBuilder &model, const SequenceConfig &config,
+                           int64_t hidden, int64_t layers) {
+  if (!config.state)
+    return;
+  auto type = RankedTensorType::get({model.batch(), hidden}, model.floats());
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    model.addInput("h0_l" + std::to_string(layer), type);
+    model.addInput("c0_l" + std::to_string(layer), type);
   }
-  return x;
+}
+
+/// Runs the layers over `x`; `weights` holds four values per layer and
+/// `state` (empty, or two per layer) each layer's h0 and c0. Returns the last
+/// layer's output sequence, then (with a state) each layer's h_n and c_n as
+/// model outputs.
+static SmallVector<ModelBuilder::Output>
+buildLstmLayers(OpBuilder &builder, Location loc, Value x, ValueRange weights,
+                ValueRange state, StringRef outputName) {
+  SmallVector<ModelBuilder::Output> outputs = {{outputName.str(), Value()}};
+  for (size_t first = 0, layer = 0; first < weights.size();
+       first += 4, ++layer) {
+    Value h0 = state.empty() ? Value() : state[2 * layer];
+    Value c0 = state.empty() ? Value() : state[2 * layer + 1];
+    auto lstm =
+        LSTMOp::create(builder, loc, x, weights[first], weights[first + 1],
+                       weights[first + 2], weights[first + 3], h0, c0);
+    x = lstm.getY();
+    if (!state.empty()) {
+      outputs.push_back({"h_n_l" + std::to_string(layer), lstm.getHN()});
+      outputs.push_back({"c_n_l" + std::to_string(layer), lstm.getCN()});
+    }
+  }
+  outputs.front().value = x;
+  return outputs;
 }
 
 OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
@@ -179,28 +216,33 @@ OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
     model.addInput("targets", ids);
     model.setTraining(*config.train);
   }
+  addStateInputs(model, config, config.hidden, config.layers);
   model.addWeight("embedding.weight", {config.vocab, config.embed});
   addLstmWeights(model, "lstm.", config.embed, config.hidden, config.layers);
   model.addWeight("proj.weight", {config.vocab, config.hidden});
   model.addWeight("proj.bias", {config.vocab});
 
-  return model.build(
-      "lstm-lm", config.train ? "loss" : "logits",
-      [&](OpBuilder &builder, ValueRange args) -> Value {
-        Location loc = builder.getUnknownLoc();
-        Value tokens = args[0];
-        ValueRange weights = args.drop_front(config.train ? 2 : 1);
-        Value table = weights[0];
-        ValueRange lstmWeights = weights.slice(1, 4 * config.layers);
-        Value projWeight = weights[1 + 4 * config.layers];
-        Value projBias = weights[2 + 4 * config.layers];
-        Value x = EmbeddingOp::create(builder, loc, table, tokens);
-        x = buildLstmLayers(builder, loc, x, lstmWeights);
-        Value logits = LinearOp::create(builder, loc, x, projWeight, projBias);
-        if (!config.train)
-          return logits;
-        return CrossEntropyOp::create(builder, loc, logits, args[1]);
-      });
+  return model.build("lstm-lm", [&](OpBuilder &builder, ValueRange args) {
+    Location loc = builder.getUnknownLoc();
+    Value tokens = args[0];
+    ValueRange rest = args.drop_front(config.train ? 2 : 1);
+    ValueRange state = rest.take_front(config.state ? 2 * config.layers : 0);
+    ValueRange weights = rest.drop_front(state.size());
+    Value table = weights[0];
+    ValueRange lstmWeights = weights.slice(1, 4 * config.layers);
+    Value projWeight = weights[1 + 4 * config.layers];
+    Value projBias = weights[2 + 4 * config.layers];
+    Value x = EmbeddingOp::create(builder, loc, table, tokens);
+    SmallVector<ModelBuilder::Output> outputs =
+        buildLstmLayers(builder, loc, x, lstmWeights, state, "logits");
+    Value logits = LinearOp::create(builder, loc, outputs.front().value,
+                                    projWeight, projBias);
+    outputs.front().value = logits;
+    if (config.train)
+      outputs.front() = {"loss",
+                         CrossEntropyOp::create(builder, loc, logits, args[1])};
+    return outputs;
+  });
 }
 
 OwningOpRef<ModuleOp>
@@ -211,11 +253,12 @@ mlir::recur::buildLstmStack(MLIRContext &context,
   model.addInput(
       "input", RankedTensorType::get({model.seq(), model.batch(), config.input},
                                      model.floats()));
+  addStateInputs(model, config, config.hidden, config.layers);
   addLstmWeights(model, "", config.input, config.hidden, config.layers);
 
-  return model.build("lstm", "output",
-                     [&](OpBuilder &builder, ValueRange args) {
-                       return buildLstmLayers(builder, builder.getUnknownLoc(),
-                                              args[0], args.drop_front());
-                     });
+  return model.build("lstm", [&](OpBuilder &builder, ValueRange args) {
+    ValueRange state = args.slice(1, config.state ? 2 * config.layers : 0);
+    return buildLstmLayers(builder, builder.getUnknownLoc(), args[0],
+                           args.drop_front(1 + state.size()), state, "output");
+  });
 }

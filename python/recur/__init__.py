@@ -15,7 +15,7 @@ import json
 
 from . import _runtime as rt
 
-__all__ = ["RecurError", "Model", "load", "compile", "CompiledLM"]
+__all__ = ["RecurError", "Model", "load", "compile", "CompiledLM", "CompiledLSTM"]
 
 
 class RecurError(RuntimeError):
@@ -204,4 +204,4 @@ def load(path, tensors=None):
     return Model(path, tensors)
 
 
-from ._compile import CompiledLM, compile  # noqa: E402
+from ._compile import CompiledLM, CompiledLSTM, compile  # noqa: E402

@@ -1,6 +1,7 @@
-"""recur.compile: a PyTorch LSTM language model to a compiled Recur model.
+"""recur.compile: a PyTorch nn.LSTM or LSTM language model to a compiled
+Recur model.
 
-The module is recognised by its structure, traced with torch.fx: tokens go
+A language model is recognised by its structure, traced with torch.fx: tokens go
 through an nn.Embedding, an nn.LSTM (its output sequence) and an nn.Linear,
 in that order (nn.Dropout between them is allowed in eval mode, where it is
 the identity). Attribute names do not matter. The IR comes from recur-gen,
@@ -157,26 +158,69 @@ def _recognise(module):
                           {key: target for key, (target, _) in found.items()})
 
 
-class CompiledLM:
-    """A compiled LSTM LM with the module's parameters bound: called like the
-    module, `logits = compiled(tokens)` (tokens [T, B] int64, logits
-    [T, B, V]). `model` is the runtime's Model; `library` the compiled file;
-    `cache_hit` whether it came from the cache."""
+class _Compiled:
+    """A compiled module with its parameters bound. `model` is the runtime's
+    Model; `library` the compiled file; `cache_hit` whether it came from the
+    cache."""
 
-    def __init__(self, model, library, cache_hit):
+    def __init__(self, model, library, cache_hit, layers, hidden, state):
         self.model, self.library, self.cache_hit = model, library, cache_hit
+        self._layers, self._hidden, self._state = layers, hidden, state
 
-    def __call__(self, tokens):
-        return self.model.run(tokens)
+    def _run(self, first, hx):
+        """Runs on `first` (tokens or the input sequence) and, for a model
+        with the state, hx = (h0, c0) [L, B, H] (zeros if None); returns the
+        result, and (h_n, c_n) stacked as nn.LSTM returns them."""
+        if not self._state:
+            if hx is not None:
+                raise RecurError("this model was compiled without the LSTM's state: "
+                                 "compile with state=True to pass (h0, c0)")
+            return self.model.run(first)
+        import torch
+        batch = first.shape[1]
+        if hx is None:
+            zeros = torch.zeros(self._layers, batch, self._hidden, device=first.device)
+            hx = (zeros, zeros)
+        h0, c0 = hx
+        expected = (self._layers, batch, self._hidden)
+        for name, value in (("h0", h0), ("c0", c0)):
+            if tuple(value.shape) != expected:
+                raise RecurError(f"{name} has shape {list(value.shape)}, expected "
+                                 f"{list(expected)} (layers, batch, hidden)")
+        inputs = [first]
+        for layer in range(self._layers):
+            inputs += [h0[layer], c0[layer]]
+        result, *state = self.model.run(*inputs)
+        return result, (torch.stack(state[0::2]), torch.stack(state[1::2]))
 
     def __repr__(self):
-        return f"recur.CompiledLM({self.library!r}, {self.model!r})"
+        return f"recur.{type(self).__name__}({self.library!r}, {self.model!r})"
+
+
+class CompiledLM(_Compiled):
+    """A compiled LSTM LM, called like the module: `logits = compiled(tokens)`
+    (tokens [T, B] int64, logits [T, B, V]); compiled with state=True,
+    `logits, (h_n, c_n) = compiled(tokens, (h0, c0))` carries the state from
+    one batch of a long text to the next."""
+
+    def __call__(self, tokens, hx=None):
+        return self._run(tokens, hx)
+
+
+class CompiledLSTM(_Compiled):
+    """A compiled nn.LSTM, called as the module is: `output, (h_n, c_n) =
+    compiled(input, (h0, c0))`, the state optional (zeros)."""
+
+    def __call__(self, input, hx=None):
+        return self._run(input, hx)
 
 
 def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=None,
-            extra_flags=(), verbose=False):
-    """Compiles `module` (an Embedding -> LSTM -> Linear language model) with
-    Recur and binds its current parameters.
+            state=False, extra_flags=(), verbose=False):
+    """Compiles `module` with Recur and binds its current parameters: an
+    nn.LSTM (returns a CompiledLSTM, called as the module), or an Embedding
+    -> LSTM -> Linear language model (a CompiledLM; with state=True it takes
+    and returns the LSTM's state too).
 
     target: "cpu" or "cuda" (recur-compile --target); fusion: recur-compile
     --fusion (default: the target's); seq/batch: fix T and B (else dynamic);
@@ -186,22 +230,27 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
     import torch
     if not isinstance(module, torch.nn.Module):
         raise RecurError(f"recur.compile takes a torch.nn.Module, got {type(module).__name__}")
-    if isinstance(module, torch.nn.LSTM):
-        raise RecurError("a bare nn.LSTM is not supported yet: its calling convention returns "
-                         "(h_n, c_n), which Recur models do not output yet; compile an "
-                         "Embedding -> LSTM -> Linear language model")
-    lm = _recognise(module)
     dtypes = {p.dtype for p in module.parameters()}
     if dtypes != {torch.float32}:
         raise RecurError(f"parameters of dtype {', '.join(sorted(map(str, dtypes)))}: "
                          f"recur.compile takes float32 modules for now")
-    gen = [_tool("recur-gen"), "lstm-lm", "--vocab", str(lm.embedding.num_embeddings),
-           "--embed", str(lm.embedding.embedding_dim), "--hidden", str(lm.lstm.hidden_size),
-           "--layers", str(lm.lstm.num_layers)]
-    if lm.linear.out_features != lm.embedding.num_embeddings:
-        raise RecurError(f"the projection has {lm.linear.out_features} outputs for a "
-                         f"vocabulary of {lm.embedding.num_embeddings}: an LM predicts its "
-                         f"own vocabulary")
+    if isinstance(module, torch.nn.LSTM):
+        _check_lstm(module)
+        lstm, result = module, CompiledLSTM
+        gen = [_tool("recur-gen"), "lstm", "--input", str(lstm.input_size), "--state"]
+        names = {"": ""}  # the module itself, its state_dict names as they are
+        state = True
+    else:
+        lm = _recognise(module)
+        if lm.linear.out_features != lm.embedding.num_embeddings:
+            raise RecurError(f"the projection has {lm.linear.out_features} outputs for a "
+                             f"vocabulary of {lm.embedding.num_embeddings}: an LM predicts "
+                             f"its own vocabulary")
+        lstm, result = lm.lstm, CompiledLM
+        gen = [_tool("recur-gen"), "lstm-lm", "--vocab", str(lm.embedding.num_embeddings),
+               "--embed", str(lm.embedding.embedding_dim)] + (["--state"] if state else [])
+        names = {f"{key}.": target_name for key, target_name in lm.names.items()}
+    gen += ["--hidden", str(lstm.hidden_size), "--layers", str(lstm.num_layers)]
     if seq is not None:
         gen += ["--seq", str(int(seq))]
     if batch is not None:
@@ -232,11 +281,10 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
     model = Model(library)
     if threads is not None:
         model.set_threads(threads)
-    prefixes = {"embedding": "embedding.", "lstm": "lstm.", "proj": "proj."}
-    state = {}
-    for key_name, target_name in lm.names.items():
-        submodule = module.get_submodule(target_name)
-        for name, parameter in submodule.named_parameters():
-            state[prefixes[key_name] + name] = parameter
-    model.bind(state)
-    return CompiledLM(model, library, cache_hit)
+    # Recur's weight names: its prefix and the parameter's own name.
+    parameters = {}
+    for prefix, target_name in names.items():
+        for name, parameter in module.get_submodule(target_name).named_parameters():
+            parameters[prefix + name] = parameter
+    model.bind(parameters)
+    return result(model, library, cache_hit, lstm.num_layers, lstm.hidden_size, state)

@@ -152,6 +152,47 @@ def test_errors_name_what_is_wrong():
         recur.load("/nonexistent/lib.so")
 
 
+# nn.LSTM as called: output, (h_n, c_n) = m(x, (h0, c0)), the state optional.
+@pytest.mark.parametrize("input,hidden,layers,seq,batch,dropout", [
+    (3, 5, 1, 4, 2, 0.0),
+    (6, 4, 2, 1, 1, 0.3),  # dropout between layers: the identity in eval mode
+    (9, 9, 4, 6, 3, 0.0),
+])
+def test_lstm_matches_pytorch(input, hidden, layers, seq, batch, dropout):
+    torch.manual_seed(input * hidden)
+    module = nn.LSTM(input, hidden, layers, dropout=dropout).eval()
+    compiled = recur.compile(module, threads=1)
+    assert isinstance(compiled, recur.CompiledLSTM)
+    x = torch.randn(seq, batch, input)
+    state = (torch.randn(layers, batch, hidden), torch.randn(layers, batch, hidden))
+    with torch.no_grad():
+        for hx in (None, state):
+            want, (want_h, want_c) = module(x, hx)
+            got, (got_h, got_c) = compiled(x, hx)
+            for g, w in ((got, want), (got_h, want_h), (got_c, want_c)):
+                assert_close(g, w)
+
+
+def test_stateful_lm_carries_the_state_across_batches():
+    torch.manual_seed(3)
+    module = PlainLM(29, 6, 8, 2).eval()
+    compiled = recur.compile(module, state=True)
+    tokens = torch.randint(0, 29, (10, 2))
+    with torch.no_grad():
+        want = module(tokens)  # the whole text at once, from a zero state
+    first, hx = compiled(tokens[:4])
+    second, (h_n, c_n) = compiled(tokens[4:], hx)
+    assert_close(torch.cat([first, second]), want)
+    with torch.no_grad():
+        _, (want_h, want_c) = module.lstm(module.embedding(tokens))
+    assert_close(h_n, want_h)
+    assert_close(c_n, want_c)
+    with pytest.raises(recur.RecurError, match=r"h0 has shape \[2, 3, 8\], expected \[2, 2, 8\]"):
+        compiled(tokens, (torch.zeros(2, 3, 8), torch.zeros(2, 3, 8)))
+    with pytest.raises(recur.RecurError, match="compiled without the LSTM's state"):
+        recur.compile(module)(tokens, hx)
+
+
 @pytest.mark.parametrize("option,message", [
     ({"batch_first": True}, "batch_first=True"),
     ({"bidirectional": True}, "bidirectional=True"),
@@ -163,11 +204,15 @@ def test_unsupported_lstm_options_are_refused_by_name(option, message):
     module.lstm = nn.LSTM(4, 5, 1, **option)
     with pytest.raises(recur.RecurError, match=message):
         recur.compile(module.eval())
+    with pytest.raises(recur.RecurError, match=message):
+        recur.compile(nn.LSTM(4, 5, 1, **option).eval())
 
 
 def test_what_is_not_an_lm_is_refused():
-    with pytest.raises(recur.RecurError, match="bare nn.LSTM"):
-        recur.compile(nn.LSTM(3, 4))
+    with pytest.raises(recur.RecurError, match="dropout=0.5 in train mode"):
+        recur.compile(nn.LSTM(3, 4, 2, dropout=0.5))
+    with pytest.raises(recur.RecurError, match="float32"):
+        recur.compile(nn.LSTM(3, 4).double())
 
     class TwoLayers(nn.Module):
         def __init__(self):

@@ -1,9 +1,11 @@
 //===- recur-gen.cpp - Write recur IR for standard architectures ----------===//
 //
 //   recur-gen lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3 \
-//                     [--seq T] [--batch B] [--dtype f32] [-o model.mlir]
+//                     [--seq T] [--batch B] [--dtype f32] [--state] [-o
+//                     model.mlir]
 //                     [--train [--lr 20] [--clip-norm 0.25]]
 //   recur-gen lstm --input 512 --hidden 512 --layers 1 [--seq T] [--batch B]
+//                  [--state]
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +64,12 @@ static cl::opt<std::string> dtype("dtype",
                                   cl::init(lmDefaults.dtype),
                                   cl::sub(lstmLmCommand), cl::sub(lstmCommand),
                                   cl::cat(modelCategory));
+static cl::opt<bool> state(
+    "state",
+    cl::desc("Take the LSTM's state and return it, as nn.LSTM's (h0, c0) and "
+             "(h_n, c_n): inputs h0_l<k>, c0_l<k> and outputs h_n_l<k>, "
+             "c_n_l<k>, [B, hidden] per layer"),
+    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
 static cl::opt<bool>
     train("train",
           cl::desc("Emit a training step: forward(tokens, targets, weights) "
@@ -100,6 +108,7 @@ static int generate(Config config, BuildFn build) {
   if (layers.getNumOccurrences())
     config.layers = layers;
   config.dtype = dtype;
+  config.state = state;
   if (std::string error = validate(config); !error.empty())
     return fail(error);
 

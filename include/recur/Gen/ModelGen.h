@@ -24,6 +24,11 @@ struct SequenceConfig {
   std::optional<int64_t> batch;
   /// Element type of weights and activations: "f32", "f16" or "bf16".
   std::string dtype = "f32";
+  /// The LSTM's state in and out, as nn.LSTM's (h0, c0) and (h_n, c_n), one
+  /// [B, hidden] tensor per layer: inputs `h0_l<k>`, `c0_l<k>` after the
+  /// model's others, outputs `h_n_l<k>`, `c_n_l<k>` after its result. A
+  /// long text then runs batch after batch with the state carried.
+  bool state = false;
 };
 
 /// A training step's optimizer: SGD, after clipping the gradients' global
