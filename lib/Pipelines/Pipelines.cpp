@@ -68,7 +68,9 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
 
 void mlir::recur::buildConvertRecurPipeline(OpPassManager &pm, bool forGpu) {
   ConvertRecurToLinalgOptions options;
-  options.columnParallelEmbeddingGrad = forGpu;
+  // For the GPU, tasks enough for the threads of a few blocks, each walking
+  // every id: the reference LM's 64 x 128 walk 6400 ids.
+  options.embeddingGradRowBlocks = forGpu ? 64 : 0;
   pm.addPass(createConvertRecurToLinalg(options));
   // Fusion adds elementwise arith on tensors (e.g. the two biases' sum).
   pm.addPass(createConvertElementwiseToLinalgPass());
@@ -99,7 +101,7 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   // Requested first: the OpenMP conversion already turns func.func into
   // llvm.func.
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
-  // The column-parallel embedding gradient's tasks become threads.
+  // The embedding gradient's scf.forall tasks become threads.
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createLowerCopiesToLinalg());
   if (CpuGemmTile tile = options.gemmTile(); tile.enabled()) {
@@ -170,7 +172,7 @@ static void buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
                                             const CudaPipelineOptions &options,
                                             bool libraryGemms) {
   pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
-  // The column-parallel embedding gradient's tasks become threads.
+  // The embedding gradient's scf.forall tasks become threads.
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createLowerCopiesToLinalg());
   pm.addPass(createLinalgGeneralizeNamedOpsPass());

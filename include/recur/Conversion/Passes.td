@@ -24,8 +24,8 @@ def ConvertRecurToLinalg : Pass<"convert-recur-to-linalg", "::mlir::ModuleOp"> {
     - Training ops (docs/training.md): scalars such as the loss scale and
       the clipping coefficient stay rank-0 tensors read by the generics;
       `recur.embedding_grad` is a loop over ids adding whole rows, or with
-      `column-parallel-embedding-grad` an `scf.forall` over the table's
-      columns.
+      `embedding-grad-row-blocks` an `scf.forall` over blocks of rows and
+      the table's columns.
 
     Contractions carry `fastmath<reassoc, contract>` so that LLVM may vectorize
     the reductions; the summation order is therefore not fixed. Only f32 models
@@ -35,11 +35,13 @@ def ConvertRecurToLinalg : Pass<"convert-recur-to-linalg", "::mlir::ModuleOp"> {
     `bufferization.writable = false`: they belong to the caller.
   }];
   let options = [
-    Option<"columnParallelEmbeddingGrad", "column-parallel-embedding-grad",
-           "bool", "false",
-           "Accumulate `recur.embedding_grad` in an `scf.forall` over the "
-           "table's columns, each walking every id (for the GPU: no host loop "
-           "over ids), rather than in one loop over ids adding whole rows">
+    Option<"embeddingGradRowBlocks", "embedding-grad-row-blocks", "int64_t",
+           "0",
+           "0: `recur.embedding_grad` is one loop over the ids adding whole "
+           "rows; N > 0: an `scf.forall` over up to N blocks of table rows "
+           "times the table's columns, each task walking every id and adding "
+           "those in its block to its column (the GPU's form: no host loop "
+           "over ids, no two threads on one element)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

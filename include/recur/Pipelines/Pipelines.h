@@ -158,7 +158,7 @@ void buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                          const CpuGemmTile &gemmTile = {});
 
 /// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse;
-/// `forGpu` picks the forms the GPU mapping takes (a column-parallel
+/// `forGpu` picks the forms the GPU mapping takes (a block-parallel
 /// embedding gradient).
 void buildConvertRecurPipeline(OpPassManager &pm, bool forGpu = false);
 

@@ -1677,12 +1677,12 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
 };
 
 /// Rows of the table summed by id, one id after another (ids may repeat):
-/// whole rows in one loop, or (`columnParallel`) one column per task of an
-/// scf.forall, each walking every id.
+/// whole rows in one loop, or (`rowBlocks` > 0) in an scf.forall whose tasks
+/// each own one column of one block of rows.
 struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
-  LowerEmbeddingGrad(MLIRContext *context, bool columnParallel)
-      : OpRewritePattern(context), columnParallel(columnParallel) {}
-  bool columnParallel;
+  LowerEmbeddingGrad(MLIRContext *context, int64_t rowBlocks)
+      : OpRewritePattern(context), rowBlocks(rowBlocks) {}
+  int64_t rowBlocks;
 
   LogicalResult matchAndRewrite(EmbeddingGradOp op,
                                 PatternRewriter &rewriter) const override {
@@ -1717,9 +1717,10 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
                  oneAttr = rewriter.getIndexAttr(1),
                  width = rewriter.getIndexAttr(columns);
     // The runtime checks that ids lie in [0, V) before running.
-    if (columnParallel) {
-      replaceWithCasts(rewriter, op,
-                       columnParallelSum(emit, ids, dResult, table, count));
+    if (rowBlocks > 0) {
+      replaceWithCasts(
+          rewriter, op,
+          blockParallelSum(emit, ids, dResult, table, count, rowBlocks));
       return success();
     }
     auto rowType =
@@ -1755,26 +1756,38 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
     return success();
   }
 
-  /// table[ids[p], e] += dResult[p, e]: task e owns column e of the table
-  /// and walks every p, so tasks never write the same element.
-  static Value columnParallelSum(Emitter &emit, Value ids, Value dResult,
-                                 Value table, Value count) {
+  /// table[ids[p], e] += dResult[p, e] in an scf.forall over blocks of
+  /// table rows and the table's columns: task (r, e) owns column e of row
+  /// block r and walks every p, adding the ids in its block, so tasks never
+  /// write the same element.
+  static Value blockParallelSum(Emitter &emit, Value ids, Value dResult,
+                                Value table, Value count, int64_t rowBlocks) {
     OpBuilder &b = emit.b;
     Location loc = emit.loc;
     auto tableType = cast<RankedTensorType>(table.getType());
     int64_t rows = tableType.getDimSize(0), columns = tableType.getDimSize(1);
-    auto columnType = RankedTensorType::get({rows}, tableType.getElementType());
-    OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
+    int64_t blockRows = llvm::divideCeil(rows, std::min(rowBlocks, rows));
+    int64_t blocks = llvm::divideCeil(rows, blockRows);
     auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(columns)},
+        b, loc,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(blocks), b.getIndexAttr(columns)},
         ValueRange{table}, /*mapping=*/std::nullopt);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forall.getBody());
-    Value e = forall.getInductionVar(0);
+    Value block = forall.getInductionVar(0), e = forall.getInductionVar(1);
     Value shared = forall.getRegionIterArgs()[0];
-    SmallVector<OpFoldResult> offsets = {zeroAttr, e},
-                              sizes = {b.getIndexAttr(rows), oneAttr},
+    // Rows [first, first + size): the last block may be short.
+    Value first =
+        arith::MulIOp::create(b, loc, block, emit.constantIndex(blockRows));
+    Value size = arith::MinSIOp::create(
+        b, loc, emit.constantIndex(blockRows),
+        arith::SubIOp::create(b, loc, emit.constantIndex(rows), first));
+    OpFoldResult oneAttr = b.getIndexAttr(1);
+    SmallVector<OpFoldResult> offsets = {first, e}, sizes = {size, oneAttr},
                               strides = {oneAttr, oneAttr};
+    auto columnType =
+        RankedTensorType::get({blockRows == rows ? rows : ShapedType::kDynamic},
+                              tableType.getElementType());
     Value column = tensor::ExtractSliceOp::create(b, loc, columnType, shared,
                                                   offsets, sizes, strides);
     Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
@@ -1784,14 +1797,29 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
           Value id = arith::IndexCastOp::create(
               nb, loc, nb.getIndexType(),
               tensor::ExtractOp::create(nb, loc, ids, ValueRange{p}));
-          Value sum = arith::AddFOp::create(
-              nb, loc,
-              tensor::ExtractOp::create(nb, loc, state[0], ValueRange{id}),
-              tensor::ExtractOp::create(nb, loc, dResult, ValueRange{p, e}));
-          scf::YieldOp::create(
-              nb, loc,
-              tensor::InsertOp::create(nb, loc, sum, state[0], ValueRange{id})
-                  .getResult());
+          // Unsigned: an id below the block wraps around past its end.
+          Value local = arith::SubIOp::create(nb, loc, id, first);
+          Value inBlock = arith::CmpIOp::create(
+              nb, loc, arith::CmpIPredicate::ult, local, size);
+          auto add = scf::IfOp::create(
+              nb, loc, inBlock,
+              [&](OpBuilder &ib, Location loc) {
+                Value sum = arith::AddFOp::create(
+                    ib, loc,
+                    tensor::ExtractOp::create(ib, loc, state[0],
+                                              ValueRange{local}),
+                    tensor::ExtractOp::create(ib, loc, dResult,
+                                              ValueRange{p, e}));
+                scf::YieldOp::create(ib, loc,
+                                     tensor::InsertOp::create(ib, loc, sum,
+                                                              state[0],
+                                                              ValueRange{local})
+                                         .getResult());
+              },
+              [&](OpBuilder &ib, Location loc) {
+                scf::YieldOp::create(ib, loc, state[0]);
+              });
+          scf::YieldOp::create(nb, loc, add.getResult(0));
         });
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(b, loc, walk.getResult(0), shared,
@@ -1886,7 +1914,7 @@ struct ConvertRecurToLinalgPass
              LowerLogSoftmax, LowerCrossEntropy, LowerCrossEntropyGrad,
              LowerLinearGrad, LowerLSTMGrad, LowerClipGradNorm, LowerSGDUpdate>(
             context);
-    patterns.add<LowerEmbeddingGrad>(context, columnParallelEmbeddingGrad);
+    patterns.add<LowerEmbeddingGrad>(context, embeddingGradRowBlocks);
     // Diagnose every op that cannot be lowered before changing anything.
     bool lowerable = true;
     getOperation().walk([&](Operation *op) {

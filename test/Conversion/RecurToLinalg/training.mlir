@@ -1,5 +1,5 @@
 // RUN: recur-opt %s -split-input-file --convert-recur-to-linalg | FileCheck %s
-// RUN: recur-opt %s -split-input-file --convert-recur-to-linalg="column-parallel-embedding-grad" | FileCheck %s --check-prefix=COLUMNS
+// RUN: recur-opt %s -split-input-file --convert-recur-to-linalg="embedding-grad-row-blocks=4" | FileCheck %s --check-prefix=BLOCKS
 
 // The backward of one LSTM layer: the gates of every step recomputed by two
 // contractions over all steps (x·w_ihᵀ and the shifted y·w_hhᵀ), a forward
@@ -61,23 +61,31 @@ func.func @linear_grad_unused_input(%d: tensor<4x13xf32>, %x: tensor<4x7xf32>, %
 // CHECK:   %[[ROW:.*]] = arith.index_cast %[[ID]]
 // CHECK:   tensor.extract_slice %[[TABLE]][%[[ROW]], 0] [1, 5] [1, 1]
 // CHECK:   tensor.insert_slice %{{.*}} into %[[TABLE]][%[[ROW]], 0] [1, 5] [1, 1]
-// The GPU's form: a task per column of the table, each walking every id and
-// owning its column (no host loop over ids, no two tasks on one element).
-// COLUMNS-LABEL: func.func @embedding_grad
-// COLUMNS: %[[IDS:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<?x?xi64> into tensor<?xi64>
-// COLUMNS: %[[D:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<?x?x5xf32> into tensor<?x5xf32>
-// COLUMNS: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<13x5xf32>
-// COLUMNS: scf.forall (%[[E:.*]]) in (5) shared_outs(%[[TABLE:.*]] = %[[ZERO]])
-// COLUMNS:   %[[COLUMN:.*]] = tensor.extract_slice %[[TABLE]][0, %[[E]]] [13, 1] [1, 1] : tensor<13x5xf32> to tensor<13xf32>
-// COLUMNS:   %[[SUMS:.*]] = scf.for %[[P:.*]] = {{.*}} iter_args(%[[SUM:.*]] = %[[COLUMN]])
-// COLUMNS:     %[[ID:.*]] = tensor.extract %[[IDS]][%[[P]]]
-// COLUMNS:     %[[ROW:.*]] = arith.index_cast %[[ID]]
-// COLUMNS:     %[[OLD:.*]] = tensor.extract %[[SUM]][%[[ROW]]]
-// COLUMNS:     %[[ADD:.*]] = tensor.extract %[[D]][%[[P]], %[[E]]]
-// COLUMNS:     %[[NEW:.*]] = arith.addf %[[OLD]], %[[ADD]]
-// COLUMNS:     tensor.insert %[[NEW]] into %[[SUM]][%[[ROW]]]
-// COLUMNS:   scf.forall.in_parallel
-// COLUMNS:     tensor.parallel_insert_slice %[[SUMS]] into %[[TABLE]][0, %[[E]]] [13, 1] [1, 1]
+// The GPU's form: a task per column of each block of rows (4 blocks of 4
+// rows, the last one short), each walking every id and adding those in its
+// block: no host loop over ids, no two tasks on one element.
+// BLOCKS-LABEL: func.func @embedding_grad
+// BLOCKS: %[[IDS:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<?x?xi64> into tensor<?xi64>
+// BLOCKS: %[[D:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<?x?x5xf32> into tensor<?x5xf32>
+// BLOCKS: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<13x5xf32>
+// BLOCKS: scf.forall (%[[R:.*]], %[[E:.*]]) in (4, 5) shared_outs(%[[TABLE:.*]] = %[[ZERO]])
+// BLOCKS:   %[[FIRST:.*]] = arith.muli %[[R]], %{{.*}} : index
+// BLOCKS:   %[[SIZE:.*]] = arith.minsi
+// BLOCKS:   %[[COLUMN:.*]] = tensor.extract_slice %[[TABLE]][%[[FIRST]], %[[E]]] [%[[SIZE]], 1] [1, 1] : tensor<13x5xf32> to tensor<?xf32>
+// BLOCKS:   %[[SUMS:.*]] = scf.for %[[P:.*]] = {{.*}} iter_args(%[[SUM:.*]] = %[[COLUMN]])
+// BLOCKS:     %[[ID:.*]] = tensor.extract %[[IDS]][%[[P]]]
+// BLOCKS:     %[[ROW:.*]] = arith.index_cast %[[ID]]
+// BLOCKS:     %[[LOCAL:.*]] = arith.subi %[[ROW]], %[[FIRST]]
+// BLOCKS:     %[[IN:.*]] = arith.cmpi ult, %[[LOCAL]], %[[SIZE]]
+// BLOCKS:     scf.if %[[IN]]
+// BLOCKS:       %[[OLD:.*]] = tensor.extract %[[SUM]][%[[LOCAL]]]
+// BLOCKS:       %[[ADD:.*]] = tensor.extract %[[D]][%[[P]], %[[E]]]
+// BLOCKS:       %[[NEW:.*]] = arith.addf %[[OLD]], %[[ADD]]
+// BLOCKS:       tensor.insert %[[NEW]] into %[[SUM]][%[[LOCAL]]]
+// BLOCKS:     } else {
+// BLOCKS:       scf.yield %[[SUM]]
+// BLOCKS:   scf.forall.in_parallel
+// BLOCKS:     tensor.parallel_insert_slice %[[SUMS]] into %[[TABLE]][%[[FIRST]], %[[E]]] [%[[SIZE]], 1] [1, 1]
 func.func @embedding_grad(%d: tensor<?x?x5xf32>, %ids: tensor<?x?xi64>) -> tensor<13x5xf32> {
   %0 = recur.embedding_grad %d[%ids] rows(13) : (tensor<?x?x5xf32>, tensor<?x?xi64>) -> tensor<13x5xf32>
   return %0 : tensor<13x5xf32>
