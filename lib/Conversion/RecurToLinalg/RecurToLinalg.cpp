@@ -1712,7 +1712,6 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
     }
     Value table = zerosLike(emit, op.getDTable());
     Value count = tensor::DimOp::create(rewriter, loc, ids, 0);
-    Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
     OpFoldResult zeroAttr = rewriter.getIndexAttr(0),
                  oneAttr = rewriter.getIndexAttr(1),
                  width = rewriter.getIndexAttr(columns);
@@ -1725,12 +1724,9 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
     }
     auto rowType =
         RankedTensorType::get({columns}, dResultType.getElementType());
-    auto loop = scf::ForOp::create(
-        rewriter, loc, zero, count, one, ValueRange{table},
-        [&](OpBuilder &b, Location loc, Value p, ValueRange state) {
-          Value id = arith::IndexCastOp::create(
-              b, loc, b.getIndexType(),
-              tensor::ExtractOp::create(b, loc, ids, ValueRange{p}));
+    Value sums = forEachId(
+        emit, ids, count, table,
+        [&](OpBuilder &b, Location loc, Value p, Value id, Value state) {
           auto row = [&](Value source, Value index) {
             return tensor::ExtractSliceOp::create(
                 b, loc, rowType, source,
@@ -1738,22 +1734,37 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
                 ArrayRef<OpFoldResult>{oneAttr, width},
                 ArrayRef<OpFoldResult>{oneAttr, oneAttr});
           };
-          Value target = row(state[0], id);
+          Value target = row(state, id);
           Value sum = Emitter(b, loc).elementwiseInto(
               ValueRange{row(dResult, p)}, target,
               [](OpBuilder &b, Location loc, ValueRange args) -> Value {
                 return arith::AddFOp::create(b, loc, args[1], args[0]);
               });
-          scf::YieldOp::create(b, loc,
-                               tensor::InsertSliceOp::create(
-                                   b, loc, sum, state[0],
-                                   ArrayRef<OpFoldResult>{id, zeroAttr},
-                                   ArrayRef<OpFoldResult>{oneAttr, width},
-                                   ArrayRef<OpFoldResult>{oneAttr, oneAttr})
-                                   .getResult());
+          return tensor::InsertSliceOp::create(
+                     b, loc, sum, state, ArrayRef<OpFoldResult>{id, zeroAttr},
+                     ArrayRef<OpFoldResult>{oneAttr, width},
+                     ArrayRef<OpFoldResult>{oneAttr, oneAttr})
+              .getResult();
         });
-    replaceWithCasts(rewriter, op, loop.getResult(0));
+    replaceWithCasts(rewriter, op, sums);
     return success();
+  }
+
+  /// A loop over p < count carrying `init`: `body(p, ids[p] as an index,
+  /// state)` gives the next state.
+  static Value forEachId(
+      Emitter &emit, Value ids, Value count, Value init,
+      function_ref<Value(OpBuilder &, Location, Value, Value, Value)> body) {
+    return scf::ForOp::create(
+               emit.b, emit.loc, emit.constantIndex(0), count,
+               emit.constantIndex(1), ValueRange{init},
+               [&](OpBuilder &b, Location loc, Value p, ValueRange state) {
+                 Value id = arith::IndexCastOp::create(
+                     b, loc, b.getIndexType(),
+                     tensor::ExtractOp::create(b, loc, ids, ValueRange{p}));
+                 scf::YieldOp::create(b, loc, body(b, loc, p, id, state[0]));
+               })
+        .getResult(0);
   }
 
   /// table[ids[p], e] += dResult[p, e] in an scf.forall over blocks of
@@ -1790,13 +1801,9 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
                               tableType.getElementType());
     Value column = tensor::ExtractSliceOp::create(b, loc, columnType, shared,
                                                   offsets, sizes, strides);
-    Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
-    auto walk = scf::ForOp::create(
-        b, loc, zero, count, one, ValueRange{column},
-        [&](OpBuilder &nb, Location loc, Value p, ValueRange state) {
-          Value id = arith::IndexCastOp::create(
-              nb, loc, nb.getIndexType(),
-              tensor::ExtractOp::create(nb, loc, ids, ValueRange{p}));
+    Value walk = forEachId(
+        emit, ids, count, column,
+        [&](OpBuilder &nb, Location loc, Value p, Value id, Value state) {
           // Unsigned: an id below the block wraps around past its end.
           Value local = arith::SubIOp::create(nb, loc, id, first);
           Value inBlock = arith::CmpIOp::create(
@@ -1806,24 +1813,23 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
               [&](OpBuilder &ib, Location loc) {
                 Value sum = arith::AddFOp::create(
                     ib, loc,
-                    tensor::ExtractOp::create(ib, loc, state[0],
+                    tensor::ExtractOp::create(ib, loc, state,
                                               ValueRange{local}),
                     tensor::ExtractOp::create(ib, loc, dResult,
                                               ValueRange{p, e}));
                 scf::YieldOp::create(ib, loc,
-                                     tensor::InsertOp::create(ib, loc, sum,
-                                                              state[0],
-                                                              ValueRange{local})
+                                     tensor::InsertOp::create(
+                                         ib, loc, sum, state, ValueRange{local})
                                          .getResult());
               },
               [&](OpBuilder &ib, Location loc) {
-                scf::YieldOp::create(ib, loc, state[0]);
+                scf::YieldOp::create(ib, loc, state);
               });
-          scf::YieldOp::create(nb, loc, add.getResult(0));
+          return add.getResult(0);
         });
     b.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(b, loc, walk.getResult(0), shared,
-                                          offsets, sizes, strides);
+    tensor::ParallelInsertSliceOp::create(b, loc, walk, shared, offsets, sizes,
+                                          strides);
     return forall.getResult(0);
   }
 };
