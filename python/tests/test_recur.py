@@ -87,6 +87,22 @@ def test_static_sizes_and_fusion():
         compiled(torch.randint(0, 19, (5, 2)))
 
 
+def test_cuda_pipeline_through_the_emulator():
+    """target= goes to recur-compile: the CUDA pipeline's kernels, run on the
+    CPU by --target=cuda-emulator, give the module's results too."""
+    torch.manual_seed(4)
+    module = PlainLM(21, 6, 8, 2).eval()
+    compiled = recur.compile(module, target="cuda-emulator", state=True)
+    assert "recur-lower-to-cuda-emulator" in compiled.model.describe()["pipeline"]
+    tokens = torch.randint(0, 21, (5, 3))
+    logits, (h_n, c_n) = compiled(tokens)
+    with torch.no_grad():
+        assert_close(logits, module(tokens))
+        _, (want_h, want_c) = module.lstm(module.embedding(tokens))
+    assert_close(h_n, want_h)
+    assert_close(c_n, want_c)
+
+
 def test_second_compile_comes_from_the_cache():
     module = PlainLM(17, 5, 6, 1).eval()
     first = recur.compile(module)
