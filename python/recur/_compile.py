@@ -54,9 +54,10 @@ def _run(command, what):
 class _LanguageModel:
     """What was recognised: the three modules and their names in the module."""
 
-    def __init__(self, embedding, lstm, linear, names):
+    def __init__(self, embedding, lstm, linear, names, stateful):
         self.embedding, self.lstm, self.linear = embedding, lstm, linear
         self.names = names  # "embedding"/"lstm"/"proj" -> the module's own name
+        self.stateful = stateful  # forward(tokens, hidden) -> (logits, hidden)
 
 
 def _check_lstm(lstm):
@@ -115,14 +116,25 @@ def _recognise(module):
         raise RecurError(f"cannot trace {type(module).__name__}.forward with torch.fx: "
                          f"{error}") from error
     placeholders = [node for node in graph.nodes if node.op == "placeholder"]
-    if len(placeholders) != 1:
+    if len(placeholders) not in (1, 2):
         raise RecurError(f"{type(module).__name__}.forward takes {len(placeholders)} inputs; "
-                         f"an LM takes the tokens only")
+                         f"an LM takes the tokens, and perhaps the LSTM's state")
     expected = [("embedding", nn.Embedding), ("lstm", nn.LSTM), ("proj", nn.Linear)]
-    found, node = {}, placeholders[0]
+    found, node, state_out = {}, placeholders[0], None
+
+    def is_item(user, index):
+        return (user.op == "call_function" and getattr(user.target, "__name__", "") ==
+                "getitem" and user.args[1] == index)
+
     while True:
         # (Values nobody reads, such as the LSTM's unused (h_n, c_n), aside.)
         users = [user for user in node.users if user.users or user.op == "output"]
+        if "lstm" in found and node is found["lstm"][2]:
+            # The LSTM's (h_n, c_n), output[1], may only be returned.
+            state_users = [user for user in users if is_item(user, 1)]
+            if len(state_users) == 1 and all(u.op == "output" for u in state_users[0].users):
+                state_out = state_users[0]
+                users.remove(state_out)
         if len(users) != 1:
             break
         user = users[0]
@@ -132,21 +144,31 @@ def _recognise(module):
                 if submodule.training:
                     raise RecurError(f"'{user.target}' (nn.Dropout) in train mode: call .eval()")
             elif len(found) < 3 and isinstance(submodule, expected[len(found)][1]):
-                found[expected[len(found)][0]] = (user.target, submodule)
+                found[expected[len(found)][0]] = (user.target, submodule, user)
             else:
                 break
-        elif not (user.op == "call_function" and user.target.__name__ == "getitem" and
-                  user.args[1] == 0 and "lstm" in found and "proj" not in found):
-            break  # only the LSTM's output sequence, output[0], may be taken
+        elif not (is_item(user, 0) and "lstm" in found and "proj" not in found):
+            break  # only the LSTM's output sequence, output[0], goes on
         node = user
-    ends = len(found) == 3 and [user.op for user in node.users] == ["output"]
-    if not ends:
-        have = " -> ".join(type(m).__name__ for _, m in found.values()) or "nothing"
+    # The result: the logits, or (logits, (h_n, c_n)) from forward(tokens, hidden).
+    output = next(iter(node.users)) if len(node.users) == 1 else None
+    stateful = len(placeholders) == 2
+    if output is not None and output.op == "output":
+        result = output.args[0]
+        ends = (result is node) if not stateful else (
+            isinstance(result, (tuple, list)) and len(result) == 2 and result[0] is node and
+            result[1] is state_out and len(found["lstm"][2].args) == 2 and
+            found["lstm"][2].args[1] is placeholders[1])
+    else:
+        ends = False
+    if len(found) != 3 or not ends:
+        have = " -> ".join(type(m).__name__ for _, m, _ in found.values()) or "nothing"
         raise RecurError(
             f"{type(module).__name__} is not an LSTM language model that Recur recognises: "
-            f"expected tokens -> nn.Embedding -> nn.LSTM (its output) -> nn.Linear -> logits "
-            f"(nn.Dropout allowed in eval mode), found {have}")
-    (_, embedding), (_, lstm), (_, linear) = found["embedding"], found["lstm"], found["proj"]
+            f"expected tokens -> nn.Embedding -> nn.LSTM (its output) -> nn.Linear -> logits, "
+            f"or forward(tokens, hidden) -> (logits, hidden) with the LSTM taking and "
+            f"returning hidden (nn.Dropout allowed in eval mode), found {have}")
+    embedding, lstm, linear = (found[key][1] for key in ("embedding", "lstm", "proj"))
     _check_lstm(lstm)
     if embedding.max_norm is not None:
         raise RecurError("nn.Embedding option max_norm is not supported (it renormalizes rows)")
@@ -155,7 +177,7 @@ def _recognise(module):
     if lstm.input_size != embedding.embedding_dim or linear.in_features != lstm.hidden_size:
         raise RecurError("the embedding, LSTM and projection sizes do not chain")
     return _LanguageModel(embedding, lstm, linear,
-                          {key: target for key, (target, _) in found.items()})
+                          {key: target for key, (target, _, _) in found.items()}, stateful)
 
 
 class _Compiled:
@@ -247,6 +269,7 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
                              f"vocabulary of {lm.embedding.num_embeddings}: an LM predicts "
                              f"its own vocabulary")
         lstm, result = lm.lstm, CompiledLM
+        state = state or lm.stateful
         gen = [_tool("recur-gen"), "lstm-lm", "--vocab", str(lm.embedding.num_embeddings),
                "--embed", str(lm.embedding.embedding_dim)] + (["--state"] if state else [])
         names = {f"{key}.": target_name for key, target_name in lm.names.items()}

@@ -209,6 +209,28 @@ def test_stateful_lm_carries_the_state_across_batches():
         recur.compile(module)(tokens, hx)
 
 
+class StatefulWordLM(WordLM):
+    """forward(tokens, hidden) -> (logits, hidden), as PyTorch's example
+    evaluates a long text (its log_softmax aside)."""
+
+    def forward(self, tokens, hidden):
+        output, hidden = self.rnn(self.drop(self.encoder(tokens)), hidden)
+        return self.decoder(self.drop(output)), hidden
+
+
+def test_lm_that_takes_and_returns_its_state_is_recognised():
+    torch.manual_seed(5)
+    module = StatefulWordLM(31, 7, 9, 2).eval()
+    compiled = recur.compile(module)
+    tokens = torch.randint(0, 31, (6, 2))
+    hidden = (torch.randn(2, 2, 9), torch.randn(2, 2, 9))
+    with torch.no_grad():
+        want, (want_h, want_c) = module(tokens, hidden)
+    got, (got_h, got_c) = compiled(tokens, hidden)
+    for g, w in ((got, want), (got_h, want_h), (got_c, want_c)):
+        assert_close(g, w)
+
+
 @pytest.mark.parametrize("option,message", [
     ({"batch_first": True}, "batch_first=True"),
     ({"bidirectional": True}, "bidirectional=True"),
@@ -243,3 +265,10 @@ def test_what_is_not_an_lm_is_refused():
         recur.compile(TwoLayers())
     with pytest.raises(recur.RecurError, match="Dropout.*train mode"):
         recur.compile(WordLM(5, 3, 4, 1).train())
+
+    class StateInOnly(PlainLM):
+        def forward(self, tokens, hidden):
+            return self.proj(self.lstm(self.embedding(tokens), hidden)[0])
+
+    with pytest.raises(recur.RecurError, match=r"forward\(tokens, hidden\) -> \(logits, hidden\)"):
+        recur.compile(StateInOnly(5, 3, 4, 1).eval())
