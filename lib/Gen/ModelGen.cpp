@@ -37,6 +37,8 @@ static std::string validateTraining(const LstmLmConfig &config) {
   if (config.state)
     return "--train with --state: training steps do not differentiate "
            "through the LSTM's state yet";
+  if (config.logSoftmax)
+    return "--train with --log-softmax: a training step returns its loss";
   if (config.dtype != "f32")
     return "--train needs --dtype f32: training steps are compiled in f32 "
            "only, got '" +
@@ -238,6 +240,9 @@ OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
     Value logits = LinearOp::create(builder, loc, outputs.front().value,
                                     projWeight, projBias);
     outputs.front().value = logits;
+    if (config.logSoftmax)
+      outputs.front() = {"log_probs",
+                         LogSoftmaxOp::create(builder, loc, logits)};
     if (config.train)
       outputs.front() = {"loss",
                          CrossEntropyOp::create(builder, loc, logits, args[1])};

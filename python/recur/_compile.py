@@ -54,10 +54,31 @@ def _run(command, what):
 class _LanguageModel:
     """What was recognised: the three modules and their names in the module."""
 
-    def __init__(self, embedding, lstm, linear, names, stateful):
+    def __init__(self, embedding, lstm, linear, names, stateful, flatten, log_softmax):
         self.embedding, self.lstm, self.linear = embedding, lstm, linear
         self.names = names  # "embedding"/"lstm"/"proj" -> the module's own name
         self.stateful = stateful  # forward(tokens, hidden) -> (logits, hidden)
+        self.flatten = flatten  # the result viewed as [T·B, V]
+        self.log_softmax = log_softmax  # log-probabilities rather than logits
+
+
+def _is_flatten(node, vocab):
+    """x.view(-1, V) or x.reshape(-1, V)."""
+    return (node.op == "call_method" and node.target in ("view", "reshape") and
+            list(node.args[1:]) in ([-1, vocab], [[-1, vocab]], [(-1, vocab)]))
+
+
+def _is_log_softmax(node, last):
+    """log_softmax over the last dimension (`last`, or -1)."""
+    import torch
+    if node.op == "call_function" and node.target in (torch.nn.functional.log_softmax,
+                                                       torch.log_softmax):
+        dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else None)
+    elif node.op == "call_method" and node.target == "log_softmax":
+        dim = node.kwargs.get("dim", node.args[1] if len(node.args) > 1 else None)
+    else:
+        return False
+    return dim in (last, -1) and not node.kwargs.get("dtype")
 
 
 def _check_lstm(lstm):
@@ -121,6 +142,9 @@ def _recognise(module):
                          f"an LM takes the tokens, and perhaps the LSTM's state")
     expected = [("embedding", nn.Embedding), ("lstm", nn.LSTM), ("proj", nn.Linear)]
     found, node, state_out = {}, placeholders[0], None
+    # After the projection: logits.view(-1, V) (reshape) and log_softmax over
+    # the vocabulary, as PyTorch's word_language_model ends.
+    tail = {"flatten": False, "log_softmax": False}
 
     def is_item(user, index):
         return (user.op == "call_function" and getattr(user.target, "__name__", "") ==
@@ -147,6 +171,14 @@ def _recognise(module):
                 found[expected[len(found)][0]] = (user.target, submodule, user)
             else:
                 break
+        elif "proj" in found and _is_flatten(user, found["proj"][1].out_features):
+            if tail["flatten"]:
+                break
+            tail["flatten"] = True
+        elif "proj" in found and _is_log_softmax(user, 1 if tail["flatten"] else 2):
+            if tail["log_softmax"]:
+                break
+            tail["log_softmax"] = True
         elif not (is_item(user, 0) and "lstm" in found and "proj" not in found):
             break  # only the LSTM's output sequence, output[0], goes on
         node = user
@@ -167,7 +199,8 @@ def _recognise(module):
             f"{type(module).__name__} is not an LSTM language model that Recur recognises: "
             f"expected tokens -> nn.Embedding -> nn.LSTM (its output) -> nn.Linear -> logits, "
             f"or forward(tokens, hidden) -> (logits, hidden) with the LSTM taking and "
-            f"returning hidden (nn.Dropout allowed in eval mode), found {have}")
+            f"returning hidden (nn.Dropout allowed in eval mode; the logits may be viewed as "
+            f"[-1, V] and go through log_softmax over V), found {have}")
     embedding, lstm, linear = (found[key][1] for key in ("embedding", "lstm", "proj"))
     _check_lstm(lstm)
     if embedding.max_norm is not None:
@@ -177,7 +210,8 @@ def _recognise(module):
     if lstm.input_size != embedding.embedding_dim or linear.in_features != lstm.hidden_size:
         raise RecurError("the embedding, LSTM and projection sizes do not chain")
     return _LanguageModel(embedding, lstm, linear,
-                          {key: target for key, (target, _, _) in found.items()}, stateful)
+                          {key: target for key, (target, _, _) in found.items()}, stateful,
+                          **tail)
 
 
 class _Compiled:
@@ -188,6 +222,11 @@ class _Compiled:
     def __init__(self, model, library, cache_hit, layers, hidden, state):
         self.model, self.library, self.cache_hit = model, library, cache_hit
         self._layers, self._hidden, self._state = layers, hidden, state
+        self._flatten = False
+
+    def _shaped(self, result):
+        """The module's view of the result: [T·B, V] when it flattens."""
+        return result.reshape(-1, result.shape[-1]) if self._flatten else result
 
     def _run(self, first, hx):
         """Runs on `first` (tokens or the input sequence) and, for a model
@@ -197,7 +236,7 @@ class _Compiled:
             if hx is not None:
                 raise RecurError("this model was compiled without the LSTM's state: "
                                  "compile with state=True to pass (h0, c0)")
-            return self.model.run(first)
+            return self._shaped(self.model.run(first))
         import torch
         batch = first.shape[1]
         if hx is None:
@@ -213,7 +252,7 @@ class _Compiled:
         for layer in range(self._layers):
             inputs += [h0[layer], c0[layer]]
         result, *state = self.model.run(*inputs)
-        return result, (torch.stack(state[0::2]), torch.stack(state[1::2]))
+        return self._shaped(result), (torch.stack(state[0::2]), torch.stack(state[1::2]))
 
     def __repr__(self):
         return f"recur.{type(self).__name__}({self.library!r}, {self.model!r})"
@@ -271,7 +310,8 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
         lstm, result = lm.lstm, CompiledLM
         state = state or lm.stateful
         gen = [_tool("recur-gen"), "lstm-lm", "--vocab", str(lm.embedding.num_embeddings),
-               "--embed", str(lm.embedding.embedding_dim)] + (["--state"] if state else [])
+               "--embed", str(lm.embedding.embedding_dim)] + (["--state"] if state else []) + \
+            (["--log-softmax"] if lm.log_softmax else [])
         names = {f"{key}.": target_name for key, target_name in lm.names.items()}
     gen += ["--hidden", str(lstm.hidden_size), "--layers", str(lstm.num_layers)]
     if seq is not None:
@@ -310,4 +350,6 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
         for name, parameter in module.get_submodule(target_name).named_parameters():
             parameters[prefix + name] = parameter
     model.bind(parameters)
-    return result(model, library, cache_hit, lstm.num_layers, lstm.hidden_size, state)
+    compiled = result(model, library, cache_hit, lstm.num_layers, lstm.hidden_size, state)
+    compiled._flatten = result is CompiledLM and lm.flatten
+    return compiled

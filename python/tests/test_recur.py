@@ -231,6 +231,30 @@ def test_lm_that_takes_and_returns_its_state_is_recognised():
         assert_close(g, w)
 
 
+class ExampleRNNModel(WordLM):
+    """word_language_model's forward as it is: the log-probabilities of the
+    logits viewed as [T·B, V], and the state."""
+
+    def forward(self, input, hidden):
+        output, hidden = self.rnn(self.drop(self.encoder(input)), hidden)
+        decoded = self.decoder(self.drop(output)).view(-1, self.decoder.out_features)
+        return torch.nn.functional.log_softmax(decoded, dim=1), hidden
+
+
+def test_word_language_model_forward_as_it_is():
+    torch.manual_seed(6)
+    module = ExampleRNNModel(41, 6, 7, 2).eval()
+    compiled = recur.compile(module)
+    tokens = torch.randint(0, 41, (5, 3))
+    hidden = (torch.randn(2, 3, 7), torch.randn(2, 3, 7))
+    with torch.no_grad():
+        want, (want_h, want_c) = module(tokens, hidden)
+    got, (got_h, got_c) = compiled(tokens, hidden)
+    assert got.shape == (15, 41)
+    for g, w in ((got, want), (got_h, want_h), (got_c, want_c)):
+        assert_close(g, w)
+
+
 @pytest.mark.parametrize("option,message", [
     ({"batch_first": True}, "batch_first=True"),
     ({"bidirectional": True}, "bidirectional=True"),
@@ -272,3 +296,10 @@ def test_what_is_not_an_lm_is_refused():
 
     with pytest.raises(recur.RecurError, match=r"forward\(tokens, hidden\) -> \(logits, hidden\)"):
         recur.compile(StateInOnly(5, 3, 4, 1).eval())
+
+    class SoftmaxOverTime(PlainLM):
+        def forward(self, tokens):
+            return torch.log_softmax(super().forward(tokens), dim=0)
+
+    with pytest.raises(recur.RecurError, match="log_softmax over V"):
+        recur.compile(SoftmaxOverTime(5, 3, 4, 1).eval())

@@ -1,8 +1,8 @@
 //===- recur-gen.cpp - Write recur IR for standard architectures ----------===//
 //
 //   recur-gen lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3 \
-//                     [--seq T] [--batch B] [--dtype f32] [--state] [-o
-//                     model.mlir]
+//                     [--seq T] [--batch B] [--dtype f32] [--state]
+//                     [--log-softmax] [-o model.mlir]
 //                     [--train [--lr 20] [--clip-norm 0.25]]
 //   recur-gen lstm --input 512 --hidden 512 --layers 1 [--seq T] [--batch B]
 //                  [--state]
@@ -70,6 +70,11 @@ static cl::opt<bool> state(
              "(h_n, c_n): inputs h0_l<k>, c0_l<k> and outputs h_n_l<k>, "
              "c_n_l<k>, [B, hidden] per layer"),
     cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
+static cl::opt<bool> logSoftmax(
+    "log-softmax",
+    cl::desc("Return log_softmax(logits) over the vocabulary as log_probs, "
+             "as PyTorch's word_language_model does"),
+    cl::sub(lstmLmCommand), cl::cat(modelCategory));
 static cl::opt<bool>
     train("train",
           cl::desc("Emit a training step: forward(tokens, targets, weights) "
@@ -166,6 +171,7 @@ int main(int argc, char **argv) {
     LstmLmConfig config;
     config.vocab = vocab;
     config.embed = embed;
+    config.logSoftmax = logSoftmax;
     if (!train &&
         (learningRate.getNumOccurrences() || clipNorm.getNumOccurrences()))
       return fail("--lr and --clip-norm set a training step's optimizer; add "

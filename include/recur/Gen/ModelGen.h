@@ -51,6 +51,9 @@ struct LstmLmConfig : SequenceConfig {
   int64_t hidden = 256;
   int64_t layers = 3;
   std::optional<TrainConfig> train;
+  /// Return log_softmax(logits) over the vocabulary as `log_probs` (what
+  /// PyTorch's word_language_model returns) instead of the logits.
+  bool logSoftmax = false;
 };
 
 /// A stacked LSTM alone, as a bare nn.LSTM saves it (`weight_ih_l0`, ...).
