@@ -218,19 +218,6 @@ class StatefulWordLM(WordLM):
         return self.decoder(self.drop(output)), hidden
 
 
-def test_lm_that_takes_and_returns_its_state_is_recognised():
-    torch.manual_seed(5)
-    module = StatefulWordLM(31, 7, 9, 2).eval()
-    compiled = recur.compile(module)
-    tokens = torch.randint(0, 31, (6, 2))
-    hidden = (torch.randn(2, 2, 9), torch.randn(2, 2, 9))
-    with torch.no_grad():
-        want, (want_h, want_c) = module(tokens, hidden)
-    got, (got_h, got_c) = compiled(tokens, hidden)
-    for g, w in ((got, want), (got_h, want_h), (got_c, want_c)):
-        assert_close(g, w)
-
-
 class ExampleRNNModel(WordLM):
     """word_language_model's forward as it is: the log-probabilities of the
     logits viewed as [T·B, V], and the state."""
@@ -241,16 +228,19 @@ class ExampleRNNModel(WordLM):
         return torch.nn.functional.log_softmax(decoded, dim=1), hidden
 
 
-def test_word_language_model_forward_as_it_is():
+# forward(tokens, hidden) -> (logits, hidden), and word_language_model's own.
+@pytest.mark.parametrize("cls,shape", [(StatefulWordLM, (5, 3, 41)),
+                                       (ExampleRNNModel, (15, 41))])
+def test_lm_that_takes_and_returns_its_state_is_recognised(cls, shape):
     torch.manual_seed(6)
-    module = ExampleRNNModel(41, 6, 7, 2).eval()
+    module = cls(41, 6, 7, 2).eval()
     compiled = recur.compile(module)
     tokens = torch.randint(0, 41, (5, 3))
     hidden = (torch.randn(2, 3, 7), torch.randn(2, 3, 7))
     with torch.no_grad():
         want, (want_h, want_c) = module(tokens, hidden)
     got, (got_h, got_c) = compiled(tokens, hidden)
-    assert got.shape == (15, 41)
+    assert got.shape == shape
     for g, w in ((got, want), (got_h, want_h), (got_c, want_c)):
         assert_close(g, w)
 
