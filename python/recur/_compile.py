@@ -100,7 +100,8 @@ def _check_lstm(lstm):
                          f"call .eval() (dropout is then the identity)")
 
 
-def _tracer_class():
+def _tracer():
+    """A torch.fx tracer that can unpack an nn.LSTM's result."""
     import torch
     import torch.fx
 
@@ -118,11 +119,7 @@ def _tracer_class():
                 return LstmResultProxy(node, self)
             return super().proxy(node)
 
-    return Tracer
-
-
-def _Tracer():
-    return _tracer_class()()
+    return Tracer()
 
 
 def _recognise(module):
@@ -132,7 +129,7 @@ def _recognise(module):
     import torch.fx
     nn = torch.nn
     try:
-        graph = _Tracer().trace(module)
+        graph = _tracer().trace(module)
     except Exception as error:  # fx raises many kinds
         raise RecurError(f"cannot trace {type(module).__name__}.forward with torch.fx: "
                          f"{error}") from error
@@ -219,10 +216,10 @@ class _Compiled:
     Model; `library` the compiled file; `cache_hit` whether it came from the
     cache."""
 
-    def __init__(self, model, library, cache_hit, layers, hidden, state):
+    def __init__(self, model, library, cache_hit, layers, hidden, state, flatten=False):
         self.model, self.library, self.cache_hit = model, library, cache_hit
         self._layers, self._hidden, self._state = layers, hidden, state
-        self._flatten = False
+        self._flatten = flatten
 
     def _shaped(self, result):
         """The module's view of the result: [T·B, V] when it flattens."""
@@ -300,7 +297,7 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
         lstm, result = module, CompiledLSTM
         gen = [_tool("recur-gen"), "lstm", "--input", str(lstm.input_size), "--state"]
         names = {"": ""}  # the module itself, its state_dict names as they are
-        state = True
+        state, flatten = True, False
     else:
         lm = _recognise(module)
         if lm.linear.out_features != lm.embedding.num_embeddings:
@@ -308,7 +305,7 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
                              f"vocabulary of {lm.embedding.num_embeddings}: an LM predicts "
                              f"its own vocabulary")
         lstm, result = lm.lstm, CompiledLM
-        state = state or lm.stateful
+        state, flatten = state or lm.stateful, lm.flatten
         gen = [_tool("recur-gen"), "lstm-lm", "--vocab", str(lm.embedding.num_embeddings),
                "--embed", str(lm.embedding.embedding_dim)] + (["--state"] if state else []) + \
             (["--log-softmax"] if lm.log_softmax else [])
@@ -350,6 +347,5 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
         for name, parameter in module.get_submodule(target_name).named_parameters():
             parameters[prefix + name] = parameter
     model.bind(parameters)
-    compiled = result(model, library, cache_hit, lstm.num_layers, lstm.hidden_size, state)
-    compiled._flatten = result is CompiledLM and lm.flatten
-    return compiled
+    return result(model, library, cache_hit, lstm.num_layers, lstm.hidden_size, state,
+                  flatten)
