@@ -3,6 +3,7 @@
 #include "recur/Gen/ModelGen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "recur/IR/RecurOps.h"
 
@@ -37,6 +38,13 @@ static std::string validateTraining(const LstmLmConfig &config) {
   if (config.state)
     return "--train with --state: training steps do not differentiate "
            "through the LSTM's state yet";
+  for (auto [set, flag] : {std::pair{config.batchFirst, "--batch-first"},
+                           std::pair{!config.bias, "--no-bias"},
+                           std::pair{config.bidirectional, "--bidirectional"}})
+    if (set)
+      return std::string("--train with ") + flag +
+             ": training steps are compiled for time-major, biased, "
+             "unidirectional LSTMs only";
   if (config.logSoftmax)
     return "--train with --log-softmax: a training step returns its loss";
   if (config.dtype != "f32")
@@ -78,7 +86,8 @@ class ModelBuilder {
 public:
   ModelBuilder(MLIRContext &context, const SequenceConfig &config)
       : context(context), builder(&context), config(config) {
-    context.loadDialect<RecurDialect, func::FuncDialect>();
+    context
+        .loadDialect<RecurDialect, func::FuncDialect, tensor::TensorDialect>();
     if (config.dtype == "f16")
       floatType = builder.getF16Type();
     else if (config.dtype == "bf16")
@@ -155,90 +164,145 @@ private:
 };
 } // namespace
 
-/// Adds the weights of an nn.LSTM whose state_dict keys start with `prefix`.
-static void addLstmWeights(ModelBuilder &model, StringRef prefix, int64_t input,
-                           int64_t hidden, int64_t layers) {
+/// The state_dict suffixes of an nn.LSTM's directions: "" and, when
+/// bidirectional, "_reverse".
+static SmallVector<StringRef, 2>
+directionSuffixes(const SequenceConfig &config) {
+  if (config.bidirectional)
+    return {"", "_reverse"};
+  return {""};
+}
+
+/// Adds the weights of an nn.LSTM whose state_dict keys start with `prefix`,
+/// in state_dict order (by layer, then direction).
+static void addLstmWeights(ModelBuilder &model, const SequenceConfig &config,
+                           StringRef prefix, int64_t input, int64_t hidden,
+                           int64_t layers) {
+  int64_t directions = config.bidirectional ? 2 : 1;
   for (int64_t layer = 0; layer < layers; ++layer) {
-    std::string suffix = "_l" + std::to_string(layer);
-    int64_t layerInput = layer == 0 ? input : hidden;
-    model.addWeight((prefix + "weight_ih" + suffix).str(),
-                    {4 * hidden, layerInput});
-    model.addWeight((prefix + "weight_hh" + suffix).str(),
-                    {4 * hidden, hidden});
-    model.addWeight((prefix + "bias_ih" + suffix).str(), {4 * hidden});
-    model.addWeight((prefix + "bias_hh" + suffix).str(), {4 * hidden});
+    int64_t layerInput = layer == 0 ? input : directions * hidden;
+    for (StringRef direction : directionSuffixes(config)) {
+      std::string suffix = ("_l" + std::to_string(layer) + direction).str();
+      model.addWeight((prefix + "weight_ih" + suffix).str(),
+                      {4 * hidden, layerInput});
+      model.addWeight((prefix + "weight_hh" + suffix).str(),
+                      {4 * hidden, hidden});
+      if (!config.bias)
+        continue;
+      model.addWeight((prefix + "bias_ih" + suffix).str(), {4 * hidden});
+      model.addWeight((prefix + "bias_hh" + suffix).str(), {4 * hidden});
+    }
   }
 }
 
-/// With `config.state`, adds each layer's h0/c0 inputs ([B, hidden]).
+/// With `config.state`, adds each layer's (and direction's) h0/c0 inputs
+/// ([B, hidden]).
 static void addStateInputs(ModelBuilder &model, const SequenceConfig &config,
                            int64_t hidden, int64_t layers) {
   if (!config.state)
     return;
   auto type = RankedTensorType::get({model.batch(), hidden}, model.floats());
-  for (int64_t layer = 0; layer < layers; ++layer) {
-    model.addInput("h0_l" + std::to_string(layer), type);
-    model.addInput("c0_l" + std::to_string(layer), type);
-  }
+  for (int64_t layer = 0; layer < layers; ++layer)
+    for (StringRef direction : directionSuffixes(config)) {
+      std::string suffix = ("_l" + std::to_string(layer) + direction).str();
+      model.addInput("h0" + suffix, type);
+      model.addInput("c0" + suffix, type);
+    }
 }
 
-/// Runs the layers over `x`; `weights` holds four values per layer and
-/// `state` (empty, or two per layer) each layer's h0 and c0. Returns the last
-/// layer's output sequence, then (with a state) each layer's h_n and c_n as
-/// model outputs.
+/// Runs the layers over the time-major `x`; `weights` holds each layer's
+/// and direction's weights in state_dict order and `state` (empty, or two
+/// per layer and direction) their h0 and c0. Returns the last layer's output
+/// sequence, then (with a state) each h_n and c_n as model outputs.
 static SmallVector<ModelBuilder::Output>
-buildLstmLayers(OpBuilder &builder, Location loc, Value x, ValueRange weights,
-                ValueRange state, StringRef outputName) {
+buildLstmLayers(OpBuilder &builder, Location loc, const SequenceConfig &config,
+                int64_t layers, Value x, ValueRange weights, ValueRange state,
+                StringRef outputName) {
   SmallVector<ModelBuilder::Output> outputs = {{outputName.str(), Value()}};
-  for (size_t first = 0, layer = 0; first < weights.size();
-       first += 4, ++layer) {
-    Value h0 = state.empty() ? Value() : state[2 * layer];
-    Value c0 = state.empty() ? Value() : state[2 * layer + 1];
-    auto lstm =
-        LSTMOp::create(builder, loc, x, weights[first], weights[first + 1],
-                       weights[first + 2], weights[first + 3], h0, c0);
-    x = lstm.getY();
-    if (!state.empty()) {
-      outputs.push_back({"h_n_l" + std::to_string(layer), lstm.getHN()});
-      outputs.push_back({"c_n_l" + std::to_string(layer), lstm.getCN()});
+  size_t perDirection = config.bias ? 4 : 2;
+  SmallVector<StringRef, 2> directions = directionSuffixes(config);
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    SmallVector<Value, 2> ys;
+    for (auto [direction, suffix] : llvm::enumerate(directions)) {
+      size_t index = layer * directions.size() + direction;
+      ValueRange w = weights.slice(index * perDirection, perDirection);
+      Value h0 = state.empty() ? Value() : state[2 * index];
+      Value c0 = state.empty() ? Value() : state[2 * index + 1];
+      auto lstm = LSTMOp::create(
+          builder, loc, x, w[0], w[1], config.bias ? w[2] : Value(),
+          config.bias ? w[3] : Value(), h0, c0, /*reverse=*/direction == 1);
+      ys.push_back(lstm.getY());
+      if (state.empty())
+        continue;
+      std::string name = ("_l" + std::to_string(layer) + suffix).str();
+      outputs.push_back({"h_n" + name, lstm.getHN()});
+      outputs.push_back({"c_n" + name, lstm.getCN()});
     }
+    x = ys.size() == 1
+            ? ys.front()
+            : tensor::ConcatOp::create(builder, loc, /*dim=*/2, ys).getResult();
   }
   outputs.front().value = x;
   return outputs;
+}
+
+/// `value` with its first two dimensions swapped (batch-first <-> time-major).
+static Value swapTimeAndBatch(OpBuilder &builder, Location loc, Value value) {
+  SmallVector<int64_t> permutation = llvm::to_vector(
+      llvm::seq<int64_t>(0, cast<ShapedType>(value.getType()).getRank()));
+  std::swap(permutation[0], permutation[1]);
+  return TransposeOp::create(builder, loc, value, permutation);
+}
+
+/// The type of a sequence input whose time-major shape is `shape`.
+static RankedTensorType sequenceType(const SequenceConfig &config,
+                                     SmallVector<int64_t> shape,
+                                     Type elementType) {
+  if (config.batchFirst)
+    std::swap(shape[0], shape[1]);
+  return RankedTensorType::get(shape, elementType);
 }
 
 OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
                                                const LstmLmConfig &config) {
   assert(validate(config).empty() && "invalid LSTM LM configuration");
   ModelBuilder model(context, config);
-  auto ids = RankedTensorType::get({model.seq(), model.batch()},
-                                   IntegerType::get(&context, 64));
+  auto ids = sequenceType(config, {model.seq(), model.batch()},
+                          IntegerType::get(&context, 64));
   model.addInput("tokens", ids);
   if (config.train) {
     model.addInput("targets", ids);
     model.setTraining(*config.train);
   }
+  int64_t directions = config.bidirectional ? 2 : 1;
   addStateInputs(model, config, config.hidden, config.layers);
   model.addWeight("embedding.weight", {config.vocab, config.embed});
-  addLstmWeights(model, "lstm.", config.embed, config.hidden, config.layers);
-  model.addWeight("proj.weight", {config.vocab, config.hidden});
+  addLstmWeights(model, config, "lstm.", config.embed, config.hidden,
+                 config.layers);
+  model.addWeight("proj.weight", {config.vocab, directions * config.hidden});
   model.addWeight("proj.bias", {config.vocab});
 
   return model.build("lstm-lm", [&](OpBuilder &builder, ValueRange args) {
     Location loc = builder.getUnknownLoc();
     Value tokens = args[0];
+    if (config.batchFirst)
+      tokens = swapTimeAndBatch(builder, loc, tokens);
     ValueRange rest = args.drop_front(config.train ? 2 : 1);
-    ValueRange state = rest.take_front(config.state ? 2 * config.layers : 0);
+    ValueRange state =
+        rest.take_front(config.state ? 2 * directions * config.layers : 0);
     ValueRange weights = rest.drop_front(state.size());
     Value table = weights[0];
-    ValueRange lstmWeights = weights.slice(1, 4 * config.layers);
-    Value projWeight = weights[1 + 4 * config.layers];
-    Value projBias = weights[2 + 4 * config.layers];
+    ValueRange lstmWeights = weights.slice(1, weights.size() - 3);
+    Value projWeight = weights[weights.size() - 2];
+    Value projBias = weights.back();
     Value x = EmbeddingOp::create(builder, loc, table, tokens);
-    SmallVector<ModelBuilder::Output> outputs =
-        buildLstmLayers(builder, loc, x, lstmWeights, state, "logits");
-    Value logits = LinearOp::create(builder, loc, outputs.front().value,
-                                    projWeight, projBias);
+    SmallVector<ModelBuilder::Output> outputs = buildLstmLayers(
+        builder, loc, config, config.layers, x, lstmWeights, state, "logits");
+    // Transposed before the projection, where rows are narrowest.
+    Value y = outputs.front().value;
+    if (config.batchFirst)
+      y = swapTimeAndBatch(builder, loc, y);
+    Value logits = LinearOp::create(builder, loc, y, projWeight, projBias);
     outputs.front().value = logits;
     if (config.logSoftmax)
       outputs.front() = {"log_probs",
@@ -256,14 +320,25 @@ mlir::recur::buildLstmStack(MLIRContext &context,
   assert(validate(config).empty() && "invalid LSTM stack configuration");
   ModelBuilder model(context, config);
   model.addInput(
-      "input", RankedTensorType::get({model.seq(), model.batch(), config.input},
-                                     model.floats()));
+      "input", sequenceType(config, {model.seq(), model.batch(), config.input},
+                            model.floats()));
   addStateInputs(model, config, config.hidden, config.layers);
-  addLstmWeights(model, "", config.input, config.hidden, config.layers);
+  addLstmWeights(model, config, "", config.input, config.hidden, config.layers);
 
   return model.build("lstm", [&](OpBuilder &builder, ValueRange args) {
-    ValueRange state = args.slice(1, config.state ? 2 * config.layers : 0);
-    return buildLstmLayers(builder, builder.getUnknownLoc(), args[0],
-                           args.drop_front(1 + state.size()), state, "output");
+    Location loc = builder.getUnknownLoc();
+    int64_t directions = config.bidirectional ? 2 : 1;
+    ValueRange state =
+        args.slice(1, config.state ? 2 * directions * config.layers : 0);
+    Value x = args[0];
+    if (config.batchFirst)
+      x = swapTimeAndBatch(builder, loc, x);
+    SmallVector<ModelBuilder::Output> outputs =
+        buildLstmLayers(builder, loc, config, config.layers, x,
+                        args.drop_front(1 + state.size()), state, "output");
+    if (config.batchFirst)
+      outputs.front().value =
+          swapTimeAndBatch(builder, loc, outputs.front().value);
+    return outputs;
   });
 }

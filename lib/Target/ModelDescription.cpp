@@ -31,7 +31,8 @@ static FailureOr<std::string> dtypeName(Type type) {
 }
 
 /// What an index operand carries: followed back through ops that only view
-/// or move values (casts, reshapes, slices) to where the values come from.
+/// or move values (casts, reshapes, slices, transposes) to where the values
+/// come from.
 static Value indexSource(Value value) {
   while (Operation *def = value.getDefiningOp()) {
     if (auto cast = dyn_cast<tensor::CastOp>(def))
@@ -44,6 +45,8 @@ static Value indexSource(Value value) {
       value = reshape.getSource();
     else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def))
       value = slice.getSource();
+    else if (auto transpose = dyn_cast<TransposeOp>(def))
+      value = transpose.getInput();
     else
       break;
   }
@@ -98,7 +101,8 @@ indexBounds(func::FuncOp entry) {
     else
       diag << "a weight or a block argument";
     diag << ", which the runtime cannot range-check: indices must come from a "
-            "model input (through casts, reshapes or slices) or a constant";
+            "model input (through casts, reshapes, slices or transposes) or a "
+            "constant";
     ok = false;
   };
   entry.walk([&](Operation *op) {
@@ -177,19 +181,47 @@ static LogicalResult checkStaticSizes(func::FuncOp entry) {
   return failure(walk.wasInterrupted());
 }
 
-/// The batch-major tensors among the recur operands: initial LSTM states are
-/// [B, H]; everything else that is dynamic is time-major [T, B, ...].
-static bool isBatchMajor(Value argument) {
-  return llvm::any_of(argument.getUses(), [](OpOperand &use) {
-    auto lstm = dyn_cast<LSTMOp>(use.getOwner());
-    return lstm && (use.get() == lstm.getH0() || use.get() == lstm.getC0());
-  });
+/// Whether `transpose` swaps the first two dimensions (batch-first <->
+/// time-major) and keeps the others.
+static bool swapsTimeAndBatch(TransposeOp transpose) {
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  if (permutation.size() < 2 || permutation[0] != 1 || permutation[1] != 0)
+    return false;
+  for (size_t dim = 2; dim < permutation.size(); ++dim)
+    if (permutation[dim] != int64_t(dim))
+      return false;
+  return true;
 }
 
-/// {"name", "dtype", "shape", "dims"} of one tensor; `what` names it in errors.
+/// The symbols of a model tensor's leading dimensions, which alone may be
+/// dynamic: an initial LSTM state is [B, H]; a batch-first tensor (an input
+/// that a recur.transpose makes time-major, or an output computed from a
+/// transposed time-major one) [B, T, ...]; everything else time-major [T, B,
+/// ...].
+static SmallVector<StringRef, 2> leadingSymbols(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    auto lstm = dyn_cast<LSTMOp>(use.getOwner());
+    if (lstm && (use.get() == lstm.getH0() || use.get() == lstm.getC0()))
+      return {"B"};
+    auto transpose = dyn_cast<TransposeOp>(use.getOwner());
+    if (transpose && swapsTimeAndBatch(transpose))
+      return {"B", "T"};
+  }
+  // Outputs: row-wise ops keep their input's leading dimensions.
+  Operation *producer = value.getDefiningOp();
+  while (producer && isa<LinearOp, LogSoftmaxOp, tensor::CastOp>(producer))
+    producer = producer->getOperand(0).getDefiningOp();
+  if (auto transpose = dyn_cast_or_null<TransposeOp>(producer);
+      transpose && swapsTimeAndBatch(transpose))
+    return {"B", "T"};
+  return {"T", "B"};
+}
+
+/// {"name", "dtype", "shape", "dims"} of one tensor; `what` names it in errors
+/// and `symbols` are those of its leading dimensions (leadingSymbols).
 static FailureOr<llvm::json::Object>
 describeTensor(func::FuncOp entry, const std::string &what, StringRef name,
-               Type type, bool dynamicAllowed, bool batchMajor = false,
+               Type type, bool dynamicAllowed, ArrayRef<StringRef> symbols,
                bool isInput = false) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
@@ -203,27 +235,30 @@ describeTensor(func::FuncOp entry, const std::string &what, StringRef name,
   llvm::json::Array shape, dims;
   for (auto [index, size] : llvm::enumerate(tensor.getShape())) {
     shape.push_back(ShapedType::isDynamic(size) ? -1 : size);
-    // B of a batch-major initial state; T and B of a time-major tensor.
-    const char *symbol = batchMajor  ? (index == 0 ? "B" : nullptr)
-                         : index < 2 ? (index == 0 ? "T" : "B")
-                                     : nullptr;
+    StringRef symbol = index < symbols.size() ? symbols[index] : StringRef();
     if (!ShapedType::isDynamic(size)) {
       // An input's static T and B are named too, so that tools (recur-run's
-      // sequences/s) find the batch of a model compiled for fixed sizes.
-      bool named = isInput && (batchMajor || tensor.getRank() >= 2);
-      dims.push_back(named && symbol ? llvm::json::Value(symbol) : nullptr);
+      // sequences/s) find the batch of a model compiled for fixed sizes; a
+      // rank-1 input is no sequence.
+      bool named = isInput && (symbols.size() == 1 || tensor.getRank() >= 2);
+      dims.push_back(named && !symbol.empty() ? llvm::json::Value(symbol)
+                                              : nullptr);
       continue;
     }
     if (!dynamicAllowed)
       return entry.emitError()
              << what << " must have a static shape, got " << type;
-    if (!symbol)
-      return entry.emitError()
-             << what << " has a dynamic dimension " << index
-             << (batchMajor
-                     ? "; only dimension 0 (B) of an initial state may be "
-                       "dynamic"
-                     : "; only dimensions 0 (T) and 1 (B) may be dynamic");
+    if (symbol.empty()) {
+      InFlightDiagnostic diag = entry.emitError()
+                                << what << " has a dynamic dimension " << index
+                                << "; only dimension";
+      if (symbols.size() == 2)
+        diag << "s 0 (" << symbols[0] << ") and 1 (" << symbols[1]
+             << ") may be dynamic";
+      else
+        diag << " 0 (B) of an initial state may be dynamic";
+      return diag;
+    }
     dims.push_back(symbol);
   }
   return llvm::json::Object{{"name", name},
@@ -282,6 +317,26 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
           outputs.push_back(nameOf(value));
       continue;
     }
+    auto defineResults = [&](llvm::json::Object description) {
+      llvm::json::Array results;
+      for (Value result : op.getResults()) {
+        names[result] = "%" + std::to_string(nextValue++);
+        results.push_back(names[result]);
+      }
+      description["results"] = std::move(results);
+      ops.push_back(std::move(description));
+    };
+    // Bidirectional layers join their directions' outputs.
+    if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+      llvm::json::Array inputs;
+      for (Value input : concat.getInputs())
+        inputs.push_back(nameOf(input));
+      defineResults(llvm::json::Object{
+          {"op", "concat"},
+          {"dim", int64_t(concat.getDim())},
+          {"operands", llvm::json::Object{{"inputs", std::move(inputs)}}}});
+      continue;
+    }
     // Operands by their ODS names, whatever the op: the reference
     // interpreter reads them by name.
     auto named = dyn_cast<NamedOperands>(op);
@@ -302,14 +357,13 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
     }
     if (auto loss = dyn_cast<CrossEntropyOp>(op))
       description["reduction"] = stringifyReduction(loss.getReduction());
-    llvm::json::Array results;
-    for (Value result : op.getResults()) {
-      names[result] = "%" + std::to_string(nextValue++);
-      results.push_back(names[result]);
-    }
+    if (auto lstm = dyn_cast<LSTMOp>(op); lstm && lstm.getReverse())
+      description["reverse"] = true;
+    if (auto transpose = dyn_cast<TransposeOp>(op))
+      description["permutation"] =
+          llvm::json::Array(transpose.getPermutation());
     description["operands"] = std::move(operands);
-    description["results"] = std::move(results);
-    ops.push_back(std::move(description));
+    defineResults(std::move(description));
   }
   return llvm::json::Object{{"ops", std::move(ops)},
                             {"outputs", std::move(outputs)}};
@@ -331,7 +385,8 @@ static LogicalResult describePrologue(func::FuncOp entry, func::FuncOp compiled,
              << " was added by fusion but is not a derived tensor";
     FailureOr<llvm::json::Object> description = describeTensor(
         compiled, "derived tensor '" + name.getValue().str() + "'", name,
-        compiled.getArgument(index).getType(), /*dynamicAllowed=*/false);
+        compiled.getArgument(index).getType(), /*dynamicAllowed=*/false,
+        /*symbols=*/{});
     if (failed(description))
       return failure();
     description->insert({"kind", "derived"});
@@ -388,7 +443,7 @@ mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
     std::string what = (input ? "input '" : "weight '") + name.str() + "'";
     FailureOr<llvm::json::Object> description =
         describeTensor(entry, what, name, argument.getType(),
-                       /*dynamicAllowed=*/bool(input), isBatchMajor(argument),
+                       /*dynamicAllowed=*/bool(input), leadingSymbols(argument),
                        /*isInput=*/bool(input));
     if (failed(description))
       return failure();
@@ -397,6 +452,7 @@ mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
       description->insert({"range", llvm::json::Array{0, bound->second}});
     arguments.push_back(std::move(*description));
   }
+  auto returned = cast<func::ReturnOp>(entry.getBody().front().getTerminator());
   for (auto [index, type] : llvm::enumerate(entry.getResultTypes())) {
     // A training step's new weights (IR printed after recur-differentiate)
     // are not outputs: the run writes them over the bound weights.
@@ -409,9 +465,9 @@ mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
              << "result #" << index << " of @" << entry.getSymName()
              << " has no name: give it a '" << RecurDialect::kOutputAttrName
              << "' attribute";
-    FailureOr<llvm::json::Object> description =
-        describeTensor(entry, "output '" + name.getValue().str() + "'",
-                       name.getValue(), type, /*dynamicAllowed=*/true);
+    FailureOr<llvm::json::Object> description = describeTensor(
+        entry, "output '" + name.getValue().str() + "'", name.getValue(), type,
+        /*dynamicAllowed=*/true, leadingSymbols(returned.getOperand(index)));
     if (failed(description))
       return failure();
     outputs.push_back(std::move(*description));

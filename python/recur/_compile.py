@@ -83,18 +83,9 @@ def _is_log_softmax(node, last):
 
 def _check_lstm(lstm):
     """The nn.LSTM options Recur compiles; anything else is refused by name."""
-    unsupported = []
-    if lstm.batch_first:
-        unsupported.append("batch_first=True")
-    if not lstm.bias:
-        unsupported.append("bias=False")
     if getattr(lstm, "proj_size", 0):
-        unsupported.append(f"proj_size={lstm.proj_size}")
-    if lstm.bidirectional:
-        unsupported.append("bidirectional=True")
-    if unsupported:
-        raise RecurError(f"nn.LSTM option {', '.join(unsupported)} is not supported yet "
-                         f"(Recur compiles unidirectional, sequence-first LSTMs with biases)")
+        raise RecurError(f"nn.LSTM option proj_size={lstm.proj_size} is not supported yet "
+                         f"(Recur compiles LSTMs without projections)")
     if lstm.dropout and lstm.training:
         raise RecurError(f"nn.LSTM dropout={lstm.dropout} in train mode: Recur runs inference; "
                          f"call .eval() (dropout is then the identity)")
@@ -204,7 +195,9 @@ def _recognise(module):
         raise RecurError("nn.Embedding option max_norm is not supported (it renormalizes rows)")
     if linear.bias is None:
         raise RecurError("nn.Linear option bias=False is not supported yet")
-    if lstm.input_size != embedding.embedding_dim or linear.in_features != lstm.hidden_size:
+    directions = 2 if lstm.bidirectional else 1
+    if lstm.input_size != embedding.embedding_dim or \
+            linear.in_features != directions * lstm.hidden_size:
         raise RecurError("the embedding, LSTM and projection sizes do not chain")
     return _LanguageModel(embedding, lstm, linear,
                           {key: target for key, (target, _, _) in found.items()}, stateful,
@@ -216,10 +209,12 @@ class _Compiled:
     Model; `library` the compiled file; `cache_hit` whether it came from the
     cache."""
 
-    def __init__(self, model, library, cache_hit, layers, hidden, state, flatten=False):
+    def __init__(self, model, library, cache_hit, lstm, state, flatten=False):
         self.model, self.library, self.cache_hit = model, library, cache_hit
-        self._layers, self._hidden, self._state = layers, hidden, state
-        self._flatten = flatten
+        # The state's first dimension, as nn.LSTM's: layers × directions.
+        self._states = lstm.num_layers * (2 if lstm.bidirectional else 1)
+        self._hidden, self._batch_first = lstm.hidden_size, lstm.batch_first
+        self._state, self._flatten = state, flatten
 
     def _shaped(self, result):
         """The module's view of the result: [T·B, V] when it flattens."""
@@ -227,27 +222,28 @@ class _Compiled:
 
     def _run(self, first, hx):
         """Runs on `first` (tokens or the input sequence) and, for a model
-        with the state, hx = (h0, c0) [L, B, H] (zeros if None); returns the
-        result, and (h_n, c_n) stacked as nn.LSTM returns them."""
+        with the state, hx = (h0, c0) [L·D, B, H] (zeros if None); returns
+        the result, and (h_n, c_n) stacked as nn.LSTM returns them."""
         if not self._state:
             if hx is not None:
                 raise RecurError("this model was compiled without the LSTM's state: "
                                  "compile with state=True to pass (h0, c0)")
             return self._shaped(self.model.run(first))
         import torch
-        batch = first.shape[1]
+        batch = first.shape[0 if self._batch_first else 1]
         if hx is None:
-            zeros = torch.zeros(self._layers, batch, self._hidden, device=first.device)
+            zeros = torch.zeros(self._states, batch, self._hidden, device=first.device)
             hx = (zeros, zeros)
         h0, c0 = hx
-        expected = (self._layers, batch, self._hidden)
+        expected = (self._states, batch, self._hidden)
         for name, value in (("h0", h0), ("c0", c0)):
             if tuple(value.shape) != expected:
                 raise RecurError(f"{name} has shape {list(value.shape)}, expected "
-                                 f"{list(expected)} (layers, batch, hidden)")
+                                 f"{list(expected)} (layers × directions, batch, hidden)")
+        # The model's state inputs come by layer, then direction: nn.LSTM's order.
         inputs = [first]
-        for layer in range(self._layers):
-            inputs += [h0[layer], c0[layer]]
+        for index in range(self._states):
+            inputs += [h0[index], c0[index]]
         result, *state = self.model.run(*inputs)
         return self._shaped(result), (torch.stack(state[0::2]), torch.stack(state[1::2]))
 
@@ -311,6 +307,8 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
             (["--log-softmax"] if lm.log_softmax else [])
         names = {f"{key}.": target_name for key, target_name in lm.names.items()}
     gen += ["--hidden", str(lstm.hidden_size), "--layers", str(lstm.num_layers)]
+    gen += [flag for flag, on in (("--batch-first", lstm.batch_first), ("--no-bias", not lstm.bias),
+                                  ("--bidirectional", lstm.bidirectional)) if on]
     if seq is not None:
         gen += ["--seq", str(int(seq))]
     if batch is not None:
@@ -347,5 +345,4 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
         for name, parameter in module.get_submodule(target_name).named_parameters():
             parameters[prefix + name] = parameter
     model.bind(parameters)
-    return result(model, library, cache_hit, lstm.num_layers, lstm.hidden_size, state,
-                  flatten)
+    return result(model, library, cache_hit, lstm, state, flatten)

@@ -189,6 +189,57 @@ def test_lstm_matches_pytorch(input, hidden, layers, seq, batch, dropout):
                 assert_close(g, w)
 
 
+# Every combination of batch_first, bias and bidirectional, with the state
+# and without, on odd sizes (I != H, B != T).
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_lstm_options_match_pytorch(batch_first, bias, bidirectional):
+    torch.manual_seed(7 + 2 * batch_first + 4 * bias + 8 * bidirectional)
+    input, hidden, layers, seq, batch = 5, 6, 2 + bidirectional, 7, 3
+    module = nn.LSTM(input, hidden, layers, batch_first=batch_first, bias=bias,
+                     bidirectional=bidirectional).eval()
+    compiled = recur.compile(module, threads=1)
+    x = torch.randn((batch, seq, input) if batch_first else (seq, batch, input))
+    states = layers * (2 if bidirectional else 1)
+    state = (torch.randn(states, batch, hidden), torch.randn(states, batch, hidden))
+    with torch.no_grad():
+        for hx in (None, state):
+            want, (want_h, want_c) = module(x, hx)
+            got, (got_h, got_c) = compiled(x, hx)
+            for g, w in ((got, want), (got_h, want_h), (got_c, want_c)):
+                assert_close(g, w)
+
+
+class OptionsLM(nn.Module):
+    """An LM whose LSTM is batch-first, bidirectional and without biases."""
+
+    def __init__(self, vocab, embed, hidden, layers):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, embed)
+        self.lstm = nn.LSTM(embed, hidden, layers, batch_first=True, bias=False,
+                            bidirectional=True)
+        self.proj = nn.Linear(2 * hidden, vocab)
+
+    def forward(self, tokens, hidden):
+        output, hidden = self.lstm(self.embedding(tokens), hidden)
+        return self.proj(output), hidden
+
+
+def test_lm_with_lstm_options_matches_pytorch():
+    torch.manual_seed(8)
+    module = OptionsLM(31, 5, 6, 2).eval()
+    compiled = recur.compile(module)
+    tokens = torch.randint(0, 31, (3, 7))  # [B, T]
+    hidden = (torch.randn(4, 3, 6), torch.randn(4, 3, 6))
+    with torch.no_grad():
+        want, (want_h, want_c) = module(tokens, hidden)
+    got, (got_h, got_c) = compiled(tokens, hidden)
+    assert got.shape == (3, 7, 31)
+    for g, w in ((got, want), (got_h, want_h), (got_c, want_c)):
+        assert_close(g, w)
+
+
 def test_stateful_lm_carries_the_state_across_batches():
     torch.manual_seed(3)
     module = PlainLM(29, 6, 8, 2).eval()
@@ -246,9 +297,6 @@ def test_lm_that_takes_and_returns_its_state_is_recognised(cls, shape):
 
 
 @pytest.mark.parametrize("option,message", [
-    ({"batch_first": True}, "batch_first=True"),
-    ({"bidirectional": True}, "bidirectional=True"),
-    ({"bias": False}, "bias=False"),
     ({"proj_size": 3}, "proj_size=3"),
 ])
 def test_unsupported_lstm_options_are_refused_by_name(option, message):

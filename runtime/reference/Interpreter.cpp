@@ -70,11 +70,11 @@ recur::reference::interpret(const json &program,
         env.define(out.at(0), embedding(env.floats(in.at("table")),
                                         env.ids(in.at("ids"))));
       } else if (name == "lstm") {
-        LstmResult result =
-            lstm(env.floats(in.at("input")), env.floats(in.at("w_ih")),
-                 env.floats(in.at("w_hh")), env.floats(in.at("b_ih")),
-                 env.floats(in.at("b_hh")), env.optionalFloats(in.at("h0")),
-                 env.optionalFloats(in.at("c0")));
+        LstmResult result = lstm(
+            env.floats(in.at("input")), env.floats(in.at("w_ih")),
+            env.floats(in.at("w_hh")), env.optionalFloats(in.at("b_ih")),
+            env.optionalFloats(in.at("b_hh")), env.optionalFloats(in.at("h0")),
+            env.optionalFloats(in.at("c0")), op.value("reverse", false));
         env.define(out.at(0), std::move(result.y));
         env.define(out.at(1), std::move(result.hN));
         env.define(out.at(2), std::move(result.cN));
@@ -82,6 +82,19 @@ recur::reference::interpret(const json &program,
         env.define(out.at(0), linear(env.floats(in.at("input")),
                                      env.floats(in.at("weight")),
                                      env.optionalFloats(in.at("bias"))));
+      } else if (name == "transpose") {
+        std::vector<int64_t> permutation = op.at("permutation");
+        const Value &input = env.required(in.at("input"));
+        if (const auto *ids = std::get_if<IdTensor>(&input))
+          env.define(out.at(0), transpose(*ids, permutation));
+        else
+          env.define(out.at(0),
+                     transpose(std::get<FloatTensor>(input), permutation));
+      } else if (name == "concat") {
+        std::vector<const FloatTensor *> inputs;
+        for (const json &input : in.at("inputs"))
+          inputs.push_back(&env.floats(input));
+        env.define(out.at(0), concat(inputs, op.at("dim")));
       } else if (name == "log_softmax") {
         env.define(out.at(0), logSoftmax(env.floats(in.at("input"))));
       } else if (name == "cross_entropy") {

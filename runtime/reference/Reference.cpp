@@ -85,9 +85,9 @@ FloatTensor embedding(const FloatTensor &table, const IdTensor &ids) {
 }
 
 LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
-                const FloatTensor &wHh, const FloatTensor &bIh,
-                const FloatTensor &bHh, const FloatTensor *h0,
-                const FloatTensor *c0) {
+                const FloatTensor &wHh, const FloatTensor *bIh,
+                const FloatTensor *bHh, const FloatTensor *h0,
+                const FloatTensor *c0, bool reverse) {
   if (input.shape.size() != 3)
     throw std::invalid_argument(
         "'input' expected rank 3 [T, B, I], got shape " +
@@ -99,8 +99,13 @@ LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
   int64_t hidden = wHh.dim(1);
   expectShape("w_ih", wIh, {4 * hidden, inputSize});
   expectShape("w_hh", wHh, {4 * hidden, hidden});
-  expectShape("b_ih", bIh, {4 * hidden});
-  expectShape("b_hh", bHh, {4 * hidden});
+  if (bool(bIh) != bool(bHh))
+    throw std::invalid_argument("an LSTM takes both biases b_ih and b_hh or "
+                                "neither");
+  if (bIh) {
+    expectShape("b_ih", *bIh, {4 * hidden});
+    expectShape("b_hh", *bHh, {4 * hidden});
+  }
   if (h0)
     expectShape("h0", *h0, {batch, hidden});
   if (c0)
@@ -115,18 +120,92 @@ LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
   LstmResult result{FloatTensor({steps, batch, hidden}),
                     FloatTensor({batch, hidden}), FloatTensor({batch, hidden})};
   std::vector<double> gates(4 * hidden), nextH(batch * hidden);
-  for (int64_t t = 0; t < steps; ++t) {
+  for (int64_t step = 0; step < steps; ++step) {
+    int64_t t = reverse ? steps - 1 - step : step;
     for (int64_t b = 0; b < batch; ++b)
-      lstmCellStep(wIh.data.data(), wHh.data.data(), bIh.data.data(),
-                   bHh.data.data(), inputSize, hidden,
-                   &input.data[(t * batch + b) * inputSize], &h[b * hidden],
-                   &c[b * hidden], gates.data(), &c[b * hidden],
-                   &nextH[b * hidden]);
+      lstmCellStep(
+          wIh.data.data(), wHh.data.data(), bIh ? bIh->data.data() : nullptr,
+          bHh ? bHh->data.data() : nullptr, inputSize, hidden,
+          &input.data[(t * batch + b) * inputSize], &h[b * hidden],
+          &c[b * hidden], gates.data(), &c[b * hidden], &nextH[b * hidden]);
     h.swap(nextH);
     std::copy(h.begin(), h.end(), &result.y.data[t * batch * hidden]);
   }
   std::copy(h.begin(), h.end(), result.hN.data.begin());
   std::copy(c.begin(), c.end(), result.cN.data.begin());
+  return result;
+}
+
+template <typename T>
+Tensor<T> transpose(const Tensor<T> &input,
+                    const std::vector<int64_t> &permutation) {
+  size_t rank = input.shape.size();
+  std::vector<bool> seen(rank, false);
+  bool valid = permutation.size() == rank;
+  for (int64_t dim : permutation) {
+    valid = valid && dim >= 0 && dim < int64_t(rank) && !seen[dim];
+    if (valid)
+      seen[dim] = true;
+  }
+  if (!valid)
+    throw std::invalid_argument("permutation " + formatShape(permutation) +
+                                " does not permute the dimensions of 'input' " +
+                                formatShape(input.shape));
+  std::vector<int64_t> shape(rank), inputStrides(rank, 1);
+  for (size_t k = rank; k-- > 1;)
+    inputStrides[k - 1] = inputStrides[k] * input.shape[k];
+  for (size_t k = 0; k < rank; ++k)
+    shape[k] = input.shape[permutation[k]];
+  Tensor<T> result(shape);
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < result.numElements(); ++i) {
+    int64_t source = 0;
+    for (size_t k = 0; k < rank; ++k)
+      source += index[k] * inputStrides[permutation[k]];
+    result.data[i] = input.data[source];
+    for (size_t k = rank; k-- > 0;) {
+      if (++index[k] < shape[k])
+        break;
+      index[k] = 0;
+    }
+  }
+  return result;
+}
+template FloatTensor transpose(const FloatTensor &,
+                               const std::vector<int64_t> &);
+template IdTensor transpose(const IdTensor &, const std::vector<int64_t> &);
+
+FloatTensor concat(const std::vector<const FloatTensor *> &inputs,
+                   int64_t dim) {
+  if (inputs.empty())
+    throw std::invalid_argument("concat needs at least one input");
+  std::vector<int64_t> shape = inputs.front()->shape;
+  if (dim < 0 || dim >= int64_t(shape.size()))
+    throw std::invalid_argument("concat dimension " + std::to_string(dim) +
+                                " is outside the inputs' rank " +
+                                std::to_string(shape.size()));
+  shape[dim] = 0;
+  for (const FloatTensor *input : inputs) {
+    std::vector<int64_t> expected = inputs.front()->shape;
+    expected[dim] =
+        input->shape.size() == expected.size() ? input->dim(dim) : 0;
+    expectShape("inputs", *input, expected);
+    shape[dim] += input->dim(dim);
+  }
+  // Rows of the dimensions before `dim`, each the inputs' slabs one after
+  // another.
+  int64_t rows = 1, inner = 1;
+  for (int64_t k = 0; k < dim; ++k)
+    rows *= shape[k];
+  for (size_t k = dim + 1; k < shape.size(); ++k)
+    inner *= shape[k];
+  FloatTensor result(shape);
+  float *out = result.data.data();
+  for (int64_t row = 0; row < rows; ++row)
+    for (const FloatTensor *input : inputs) {
+      int64_t slab = input->dim(dim) * inner;
+      out = std::copy_n(&input->data[row * slab], slab, out);
+    }
   return result;
 }
 
@@ -221,8 +300,8 @@ FloatTensor lstmLm(const std::map<std::string, FloatTensor> &weights,
     std::string suffix = "_l" + std::to_string(k);
     x = lstm(x, weight(weights, "lstm.weight_ih" + suffix),
              weight(weights, "lstm.weight_hh" + suffix),
-             weight(weights, "lstm.bias_ih" + suffix),
-             weight(weights, "lstm.bias_hh" + suffix))
+             &weight(weights, "lstm.bias_ih" + suffix),
+             &weight(weights, "lstm.bias_hh" + suffix))
             .y;
   }
   return linear(x, weight(weights, "proj.weight"),

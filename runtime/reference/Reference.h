@@ -62,11 +62,22 @@ struct LstmResult {
   FloatTensor cN; // [B, H]
 };
 
-/// One LSTM layer over `input [T, B, I]`; absent (null) h0/c0 are zero.
+/// One LSTM layer over `input [T, B, I]`; absent (null) biases and h0/c0
+/// are zero. `reverse` runs the steps from T-1 down to 0 (a bidirectional
+/// layer's backward direction).
 LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
-                const FloatTensor &wHh, const FloatTensor &bIh,
-                const FloatTensor &bHh, const FloatTensor *h0 = nullptr,
-                const FloatTensor *c0 = nullptr);
+                const FloatTensor &wHh, const FloatTensor *bIh,
+                const FloatTensor *bHh, const FloatTensor *h0 = nullptr,
+                const FloatTensor *c0 = nullptr, bool reverse = false);
+
+/// `input` with dimension k of the result dimension `permutation[k]` of the
+/// input (torch.permute).
+template <typename T>
+Tensor<T> transpose(const Tensor<T> &input,
+                    const std::vector<int64_t> &permutation);
+
+/// `inputs` joined along `dim` (torch.cat); their other dimensions agree.
+FloatTensor concat(const std::vector<const FloatTensor *> &inputs, int64_t dim);
 
 /// `input [..., K] · weightᵀ [K, N] + bias [N]`; a null bias is zero.
 FloatTensor linear(const FloatTensor &input, const FloatTensor &weight,

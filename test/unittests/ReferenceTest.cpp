@@ -99,7 +99,7 @@ LstmResult biasOnlyLstm(std::vector<float> bias, float c0) {
   FloatTensor b({4}, bias);
   FloatTensor zero({4});
   FloatTensor h0({1, 1}, {0}), c({1, 1}, {c0});
-  return lstm(x, w, w, b, zero, &h0, &c);
+  return lstm(x, w, w, &b, &zero, &h0, &c);
 }
 
 TEST(ReferenceTest, LstmGateOrderIsInputForgetCellOutput) {
@@ -139,7 +139,7 @@ TEST(ReferenceTest, LstmMatchesScalarFormulasOverTwoSteps) {
   FloatTensor wIh({4, 1}, floats(wi, 4)), wHh({4, 1}, floats(wh, 4));
   FloatTensor bIh({4}, floats(bi, 4)), bHh({4}, floats(bh, 4));
   FloatTensor h0({1, 1}, {0.25}), c0({1, 1}, {-0.5});
-  LstmResult result = lstm(x, wIh, wHh, bIh, bHh, &h0, &c0);
+  LstmResult result = lstm(x, wIh, wHh, &bIh, &bHh, &h0, &c0);
   ASSERT_EQ(result.y.shape, (std::vector<int64_t>{2, 1, 1}));
   EXPECT_NEAR(result.y.data[0], hs[0], 1e-6);
   EXPECT_NEAR(result.y.data[1], hs[1], 1e-6);
@@ -161,20 +161,51 @@ TEST(ReferenceTest, LstmStateCarriesAcrossCalls) {
   FloatTensor wIh = ramp({4 * hidden, in}, 0.5f),
               wHh = ramp({4 * hidden, hidden}, 0.7f);
   FloatTensor bIh = ramp({4 * hidden}, 0.3f), bHh = ramp({4 * hidden}, 0.2f);
-  LstmResult whole = lstm(x, wIh, wHh, bIh, bHh);
+  LstmResult whole = lstm(x, wIh, wHh, &bIh, &bHh);
 
   FloatTensor first({1, batch, in},
                     {x.data.begin(), x.data.begin() + batch * in});
   FloatTensor rest({2, batch, in}, {x.data.begin() + batch * in, x.data.end()});
-  LstmResult a = lstm(first, wIh, wHh, bIh, bHh);
-  LstmResult b = lstm(rest, wIh, wHh, bIh, bHh, &a.hN, &a.cN);
+  LstmResult a = lstm(first, wIh, wHh, &bIh, &bHh);
+  LstmResult b = lstm(rest, wIh, wHh, &bIh, &bHh, &a.hN, &a.cN);
   for (int64_t i = 0; i < batch * hidden; ++i) {
     EXPECT_FLOAT_EQ(whole.hN.data[i], b.hN.data[i]);
     EXPECT_FLOAT_EQ(whole.cN.data[i], b.cN.data[i]);
     EXPECT_FLOAT_EQ(whole.y.data[i], a.y.data[i]);
   }
-  expectError([&] { lstm(x, wIh, wHh, bIh, bHh, &a.cN, &x); },
+  expectError([&] { lstm(x, wIh, wHh, &bIh, &bHh, &a.cN, &x); },
               "'c0' expected shape [2, 2], got [3, 2, 3]");
+}
+
+TEST(ReferenceTest, ReverseLstmRunsTheFlippedSequence) {
+  // A reversed layer over x equals a forward layer over x flipped in time,
+  // with y flipped back; no biases equal zero biases.
+  const int64_t steps = 3, batch = 2, in = 3, hidden = 2;
+  auto ramp = [](std::vector<int64_t> shape, float scale) {
+    FloatTensor t(shape);
+    for (size_t i = 0; i < t.data.size(); ++i)
+      t.data[i] = scale * std::sin(float(i) + scale);
+    return t;
+  };
+  FloatTensor x = ramp({steps, batch, in}, 0.9f);
+  FloatTensor wIh = ramp({4 * hidden, in}, 0.5f),
+              wHh = ramp({4 * hidden, hidden}, 0.7f);
+  FloatTensor zero({4 * hidden});
+  FloatTensor flipped = x;
+  for (int64_t t = 0; t < steps; ++t)
+    std::copy_n(&x.data[(steps - 1 - t) * batch * in], batch * in,
+                &flipped.data[t * batch * in]);
+  LstmResult reversed = lstm(x, wIh, wHh, nullptr, nullptr, nullptr, nullptr,
+                             /*reverse=*/true);
+  LstmResult forward = lstm(flipped, wIh, wHh, &zero, &zero);
+  for (int64_t t = 0; t < steps; ++t)
+    for (int64_t i = 0; i < batch * hidden; ++i)
+      EXPECT_FLOAT_EQ(reversed.y.data[t * batch * hidden + i],
+                      forward.y.data[(steps - 1 - t) * batch * hidden + i]);
+  EXPECT_EQ(reversed.hN.data, forward.hN.data);
+  EXPECT_EQ(reversed.cN.data, forward.cN.data);
+  expectError([&] { lstm(x, wIh, wHh, &zero, nullptr); },
+              "an LSTM takes both biases b_ih and b_hh or neither");
 }
 
 TEST(ReferenceTest, LstmLmChainsTheOpsByStateDictName) {

@@ -2,10 +2,11 @@
 //
 //   recur-gen lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3 \
 //                     [--seq T] [--batch B] [--dtype f32] [--state]
+//                     [--batch-first] [--no-bias] [--bidirectional]
 //                     [--log-softmax] [-o model.mlir]
 //                     [--train [--lr 20] [--clip-norm 0.25]]
 //   recur-gen lstm --input 512 --hidden 512 --layers 1 [--seq T] [--batch B]
-//                  [--state]
+//                  [--state] [--batch-first] [--no-bias] [--bidirectional]
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,6 +71,22 @@ static cl::opt<bool> state(
              "(h_n, c_n): inputs h0_l<k>, c0_l<k> and outputs h_n_l<k>, "
              "c_n_l<k>, [B, hidden] per layer"),
     cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
+static cl::opt<bool> batchFirst(
+    "batch-first",
+    cl::desc("Sequences are batch-first, as nn.LSTM(batch_first=True): "
+             "input [B, T, input] and output [B, T, hidden] (the LM's tokens "
+             "[B, T] and logits [B, T, vocab]); the state stays [B, hidden]"),
+    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
+static cl::opt<bool> noBias(
+    "no-bias", cl::desc("LSTM layers without biases, as nn.LSTM(bias=False)"),
+    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
+static cl::opt<bool> bidirectional(
+    "bidirectional",
+    cl::desc("Bidirectional LSTM layers, as nn.LSTM(bidirectional=True): "
+             "each layer also runs backward in time (weights and state "
+             "..._l<k>_reverse) and returns both directions' hidden states "
+             "side by side, [..., 2 * hidden]"),
+    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
 static cl::opt<bool> logSoftmax(
     "log-softmax",
     cl::desc("Return log_softmax(logits) over the vocabulary as log_probs, "
@@ -114,6 +131,9 @@ static int generate(Config config, BuildFn build) {
     config.layers = layers;
   config.dtype = dtype;
   config.state = state;
+  config.batchFirst = batchFirst;
+  config.bias = !noBias;
+  config.bidirectional = bidirectional;
   if (std::string error = validate(config); !error.empty())
     return fail(error);
 

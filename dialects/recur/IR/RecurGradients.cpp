@@ -64,6 +64,13 @@ LogicalResult LSTMOp::buildGradients(OpBuilder &builder,
   if (getH0() || getC0())
     return emitOpError() << "has an initial state, which recur-differentiate "
                             "does not support yet";
+  if (!getBIh())
+    return emitOpError() << "has no biases, which recur-differentiate does "
+                            "not support yet";
+  if (getReverse())
+    return emitOpError() << "runs in reverse (a bidirectional layer's "
+                            "backward direction), which recur-differentiate "
+                            "does not support yet";
   if (resultGradients[1] || resultGradients[2])
     return emitOpError() << "is differentiated through its final state h_n "
                             "or c_n, which recur-differentiate does not "
@@ -77,8 +84,8 @@ LogicalResult LSTMOp::buildGradients(OpBuilder &builder,
       {getInputMutable(), grad.getDInput()},
       {getWIhMutable(), grad.getDWIh()},
       {getWHhMutable(), grad.getDWHh()},
-      {getBIhMutable(), grad.getDBias()},
-      {getBHhMutable(), grad.getDBias()}};
+      {getBIhMutable()[0], grad.getDBias()},
+      {getBHhMutable()[0], grad.getDBias()}};
   for (auto &[operand, gradient] : rules)
     if (needed[operand.getOperandNumber()])
       gradients[operand.getOperandNumber()] = gradient;

@@ -7,6 +7,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "recur/IR/ShapeChecker.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 using namespace mlir::recur;
@@ -147,24 +148,26 @@ checkLSTM(ShapeChecker &checker, Type input, Type wIh, Type wHh, Type bIh,
           Type bHh, Type h0, Type c0) {
   // The input fixes T, B and I; w_ih then fixes H, which w_hh and the biases
   // must agree with.
-  return checkLSTMOperands(checker,
-                           {
-                               {"input", input, {"T", "B", "I"}, false},
-                               {"w_ih", wIh, {{"H", 4}, "I"}, true},
-                               {"w_hh", wHh, {{"H", 4}, "H"}, true},
-                               {"b_ih", bIh, {{"H", 4}}, true},
-                               {"b_hh", bHh, {{"H", 4}}, true},
-                           },
-                           h0, c0);
+  SmallVector<ExpectedOperand> operands = {
+      {"input", input, {"T", "B", "I"}, false},
+      {"w_ih", wIh, {{"H", 4}, "I"}, true},
+      {"w_hh", wHh, {{"H", 4}, "H"}, true}};
+  if (bIh)
+    operands.push_back({"b_ih", bIh, {{"H", 4}}, true});
+  if (bHh)
+    operands.push_back({"b_hh", bHh, {{"H", 4}}, true});
+  return checkLSTMOperands(checker, std::move(operands), h0, c0);
 }
 
 static Type typeOrNull(Value value) { return value ? value.getType() : Type(); }
 
 LogicalResult LSTMOp::verify() {
+  if (bool(getBIh()) != bool(getBHh()))
+    return emitOpError("takes both biases b_ih and b_hh or neither");
   ShapeChecker checker = verifyingChecker(*this);
   auto shapes =
       checkLSTM(checker, getInput().getType(), getWIh().getType(),
-                getWHh().getType(), getBIh().getType(), getBHh().getType(),
+                getWHh().getType(), typeOrNull(getBIh()), typeOrNull(getBHh()),
                 typeOrNull(getH0()), typeOrNull(getC0()));
   return failure(
       failed(shapes) ||
@@ -176,22 +179,23 @@ SmallVector<Type> LSTMOp::inferResultTypes() {
   return resultTypes(getContext(), checker,
                      checkLSTM(checker, getInput().getType(),
                                getWIh().getType(), getWHh().getType(),
-                               getBIh().getType(), getBHh().getType(),
+                               typeOrNull(getBIh()), typeOrNull(getBHh()),
                                typeOrNull(getH0()), typeOrNull(getC0())),
                      3);
 }
 
 void LSTMOp::build(OpBuilder &builder, OperationState &state, Value input,
                    Value wIh, Value wHh, Value bIh, Value bHh, Value h0,
-                   Value c0) {
+                   Value c0, bool reverse) {
   ShapeChecker checker;
-  auto types = resultTypes(
-      builder.getContext(), checker,
-      checkLSTM(checker, input.getType(), wIh.getType(), wHh.getType(),
-                bIh.getType(), bHh.getType(), typeOrNull(h0), typeOrNull(c0)),
-      3);
+  auto types =
+      resultTypes(builder.getContext(), checker,
+                  checkLSTM(checker, input.getType(), wIh.getType(),
+                            wHh.getType(), typeOrNull(bIh), typeOrNull(bHh),
+                            typeOrNull(h0), typeOrNull(c0)),
+                  3);
   build(builder, state, types[0], types[1], types[2], input, wIh, wHh, bIh, bHh,
-        h0, c0);
+        h0, c0, reverse);
 }
 
 namespace {
@@ -478,7 +482,7 @@ SmallVector<Type> LSTMRecurrenceOp::inferResultTypes() {
 
 void LSTMRecurrenceOp::build(OpBuilder &builder, OperationState &state,
                              Value inputGates, Value wHh, Value h0, Value c0,
-                             CellSchedule cell) {
+                             CellSchedule cell, bool reverse) {
   ShapeChecker checker;
   auto types = resultTypes(builder.getContext(), checker,
                            checkLSTMRecurrence(checker, inputGates.getType(),
@@ -486,7 +490,7 @@ void LSTMRecurrenceOp::build(OpBuilder &builder, OperationState &state,
                                                typeOrNull(c0)),
                            3);
   build(builder, state, types[0], types[1], types[2], inputGates, wHh, h0, c0,
-        /*gate_tile=*/IntegerAttr(), cell);
+        /*gate_tile=*/IntegerAttr(), cell, reverse);
 }
 
 void LSTMRecurrenceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
@@ -643,6 +647,73 @@ struct DropZeroBias : OpRewritePattern<LinearOp> {
 void LinearOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                            MLIRContext *context) {
   patterns.add<DropZeroBias>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// TransposeOp
+//===----------------------------------------------------------------------===//
+
+/// `input` with its dimensions permuted, or null unless `permutation` is a
+/// permutation of its rank.
+static RankedTensorType transposedType(Type input,
+                                       ArrayRef<int64_t> permutation) {
+  auto type = dyn_cast<RankedTensorType>(input);
+  if (!type || int64_t(permutation.size()) != type.getRank())
+    return {};
+  llvm::SmallBitVector seen(permutation.size());
+  for (int64_t dim : permutation) {
+    if (dim < 0 || dim >= type.getRank() || seen.test(dim))
+      return {};
+    seen.set(dim);
+  }
+  SmallVector<int64_t> shape = llvm::map_to_vector(
+      permutation, [&](int64_t dim) { return type.getDimSize(dim); });
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+LogicalResult TransposeOp::verify() {
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  RankedTensorType expected = transposedType(inputType, getPermutation());
+  if (!expected)
+    return emitOpError() << "permutation [" << getPermutation()
+                         << "] is not a permutation of the "
+                         << inputType.getRank() << " dimensions of "
+                         << operandName("input");
+  if (getResult().getType() != expected)
+    return emitOpError() << resultName("result") << " expected type "
+                         << expected << ", got " << getResult().getType();
+  return success();
+}
+
+SmallVector<Type> TransposeOp::inferResultTypes() {
+  RankedTensorType type =
+      transposedType(getInput().getType(), getPermutation());
+  return {type ? Type(type) : getResult().getType()};
+}
+
+void TransposeOp::build(OpBuilder &builder, OperationState &state, Value input,
+                        ArrayRef<int64_t> permutation) {
+  RankedTensorType type = transposedType(input.getType(), permutation);
+  build(builder, state, type ? Type(type) : input.getType(), input,
+        permutation);
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  ArrayRef<int64_t> permutation = getPermutation();
+  if (llvm::equal(permutation, llvm::seq<int64_t>(0, permutation.size())) &&
+      getInput().getType() == getType())
+    return getInput();
+  // A transpose undoing the one that produced its input.
+  if (auto inner = getInput().getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> first = inner.getPermutation();
+    bool undoes =
+        llvm::all_of(llvm::seq<size_t>(0, permutation.size()), [&](size_t k) {
+          return first[permutation[k]] == int64_t(k);
+        });
+    if (undoes && inner.getInput().getType() == getType())
+      return inner.getInput();
+  }
+  return {};
 }
 
 //===----------------------------------------------------------------------===//

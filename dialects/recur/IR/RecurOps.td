@@ -45,10 +45,15 @@ def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments,
     ```
 
     Weights: `w_ih [4H, I]`, `w_hh [4H, H]`, `b_ih [4H]`, `b_hh [4H]`, all with
-    static shapes. The initial state `h0`, `c0 [B, H]` is optional; an absent one
-    is zero (the canonical form drops an explicit zero). Results: every step's
-    hidden state `y [T, B, H]`, and the last step's hidden and cell state
-    `h_n`, `c_n [B, H]` (h_T and c_T). `T` and `B` may be dynamic.
+    static shapes. The biases come both or not at all (`nn.LSTM(bias=False)`:
+    absent biases are zero). The initial state `h0`, `c0 [B, H]` is optional;
+    an absent one is zero (the canonical form drops an explicit zero). Results:
+    every step's hidden state `y [T, B, H]`, and the last step's hidden and
+    cell state `h_n`, `c_n [B, H]` (h_T and c_T). `T` and `B` may be dynamic.
+
+    `reverse` runs the steps from `t = T-1` down to 0, the backward direction
+    of a bidirectional `nn.LSTM`: `y[t]` is still the hidden state after
+    reading `x_t`, and `h_n`, `c_n` are those after `x_0`.
 
     ```mlir
     %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b_ih, %b_hh
@@ -58,19 +63,21 @@ def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments,
     ```
   }];
   let arguments = (ins AnyTensor:$input, AnyTensor:$w_ih, AnyTensor:$w_hh,
-                       AnyTensor:$b_ih, AnyTensor:$b_hh,
-                       Optional<AnyTensor>:$h0, Optional<AnyTensor>:$c0);
+                       Optional<AnyTensor>:$b_ih, Optional<AnyTensor>:$b_hh,
+                       Optional<AnyTensor>:$h0, Optional<AnyTensor>:$c0,
+                       UnitAttr:$reverse);
   let results = (outs AnyTensor:$y, AnyTensor:$h_n, AnyTensor:$c_n);
   let assemblyFormat = [{
-    $input `,` $w_ih `,` $w_hh `,` $b_ih `,` $b_hh
-    (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)?
+    $input `,` $w_ih `,` $w_hh (`,` $b_ih^ `,` $b_hh)?
+    (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)? (`reverse` $reverse^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
   let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$w_ih,
       "::mlir::Value":$w_hh, "::mlir::Value":$b_ih, "::mlir::Value":$b_hh,
-      CArg<"::mlir::Value", "{}">:$h0, CArg<"::mlir::Value", "{}">:$c0)>];
+      CArg<"::mlir::Value", "{}">:$h0, CArg<"::mlir::Value", "{}">:$c0,
+      CArg<"bool", "false">:$reverse)>];
   let recurClassDeclaration = [{
     /// The hidden size H.
     int64_t getHiddenSize() {
@@ -96,7 +103,8 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
 
     `w_hh [4H, H]` is static; `h0`, `c0 [B, H]` are optional (absent is
     zero); the results are those of `recur.lstm`: `y [T, B, H]`, `h_n`,
-    `c_n [B, H]`.
+    `c_n [B, H]`. `reverse` runs the steps from `T-1` down to 0, as
+    `recur.lstm`'s.
 
     `cell` is the loop schedule of a step, decided by `recur-fuse-lstm-cell`:
     `separate` (the default) computes the `[B, 4H]` gate tensor with one
@@ -127,12 +135,14 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
                        Optional<AnyTensor>:$h0, Optional<AnyTensor>:$c0,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$gate_tile,
       DefaultValuedAttr<Recur_CellScheduleAttr,
-                        "::mlir::recur::CellSchedule::separate">:$cell);
+                        "::mlir::recur::CellSchedule::separate">:$cell,
+      UnitAttr:$reverse);
   let results = (outs AnyTensor:$y, AnyTensor:$h_n, AnyTensor:$c_n);
   let assemblyFormat = [{
     $input_gates `,` $w_hh (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)?
     (`interleaved` `(` $gate_tile^ `)`)?
-    (`cell` `` $cell^)? attr-dict `:` functional-type(operands, results)
+    (`cell` `` $cell^)? (`reverse` $reverse^)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
@@ -140,7 +150,8 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
       "::mlir::Value":$w_hh, CArg<"::mlir::Value", "{}">:$h0,
       CArg<"::mlir::Value", "{}">:$c0,
       CArg<"::mlir::recur::CellSchedule",
-           "::mlir::recur::CellSchedule::separate">:$cell)>];
+           "::mlir::recur::CellSchedule::separate">:$cell,
+      CArg<"bool", "false">:$reverse)>];
   let recurClassDeclaration = [{
     /// The hidden size H.
     int64_t getHiddenSize() {
@@ -317,6 +328,33 @@ def Recur_LinearOp : Recur_Op<"linear", [Pure, DeclareOpInterfaceMethods<Recur_D
   let hasCanonicalizer = 1;
   let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight,
       CArg<"::mlir::Value", "{}">:$bias)>];
+}
+
+def Recur_TransposeOp : Recur_Op<"transpose", [Pure]> {
+  let summary = "permutes a tensor's dimensions";
+  let description = [{
+    Dimension `k` of the result is dimension `permutation[k]` of the input,
+    as in `torch.permute`. Any element type; the result type follows from the
+    input's.
+
+    Batch-first models (`nn.LSTM(batch_first=True)`) read `[B, T, ...]`
+    tensors, and the LSTM forms are time-major: `recur-gen --batch-first`
+    swaps the first two dimensions of the input and of the output with it.
+    Two transposes that undo each other fold away.
+
+    ```mlir
+    %tm = recur.transpose %x [1, 0, 2] : tensor<?x?x128xf32> -> tensor<?x?x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input,
+      "::llvm::ArrayRef<int64_t>":$permutation)>];
 }
 
 def Recur_LogSoftmaxOp : Recur_Op<"log_softmax", [Pure]> {

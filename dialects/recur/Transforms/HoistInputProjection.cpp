@@ -26,11 +26,14 @@ struct HoistLSTMInputProjection : OpRewritePattern<LSTMOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     // Both biases are weights: their sum is computed once, not per row.
-    Value bias = arith::AddFOp::create(rewriter, loc, op.getBIh(), op.getBHh());
+    Value bias;
+    if (op.getBIh())
+      bias = arith::AddFOp::create(rewriter, loc, op.getBIh(), op.getBHh());
     Value gates =
         LinearOp::create(rewriter, loc, op.getInput(), op.getWIh(), bias);
     auto recurrence = LSTMRecurrenceOp::create(
-        rewriter, loc, gates, op.getWHh(), op.getH0(), op.getC0());
+        rewriter, loc, gates, op.getWHh(), op.getH0(), op.getC0(),
+        CellSchedule::separate, op.getReverse());
     // The results are as static as the op promised, or the op was invalid.
     SmallVector<Value> results;
     for (auto [value, type] :

@@ -97,8 +97,9 @@ def HoistInputProjection : Pass<"recur-hoist-input-projection"> {
     ```
 
     one large GEMM over all `T·B` rows with both biases folded in (computed
-    once), and the recurrence over the precomputed gates. No `recur.lstm`
-    remains.
+    once; a layer without biases gets a projection without one), and the
+    recurrence over the precomputed gates, in the layer's direction
+    (`reverse` carries over). No `recur.lstm` remains.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
@@ -188,9 +189,9 @@ def Wavefront : Pass<"recur-wavefront"> {
     like its `w_hh`.
 
     Left alone: a single recurrence; a layer whose output is also used
-    elsewhere, or whose projection has no bias; and neighbours that differ
-    in their cell schedule, in having initial states, or whose states are
-    used before the stack ends.
+    elsewhere, or whose projection has no bias; a layer that runs in
+    `reverse`; and neighbours that differ in their cell schedule, in having
+    initial states, or whose states are used before the stack ends.
   }];
 }
 

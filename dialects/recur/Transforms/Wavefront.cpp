@@ -54,8 +54,10 @@ std::optional<Link> nextLayer(LSTMRecurrenceOp first, LSTMRecurrenceOp last,
   if (!next || next.getInputGates() != projection.getResult() ||
       next->getBlock() != last->getBlock())
     return std::nullopt;
-  // One schedule and one kind of initial state for the whole stack.
-  if (next.getCell() != first.getCell() ||
+  // One schedule and one kind of initial state for the whole stack, whose
+  // steps all run forward.
+  if (first.getReverse() || next.getReverse() ||
+      next.getCell() != first.getCell() ||
       next.getGateTile().has_value() != first.getGateTile().has_value() ||
       bool(next.getH0()) != bool(first.getH0()) ||
       bool(next.getC0()) != bool(first.getC0()))

@@ -29,6 +29,15 @@ struct SequenceConfig {
   /// model's others, outputs `h_n_l<k>`, `c_n_l<k>` after its result. A
   /// long text then runs batch after batch with the state carried.
   bool state = false;
+  /// nn.LSTM's options. `batchFirst`: the sequence input and output are
+  /// [B, T, ...] (the LM's tokens [B, T], logits [B, T, vocab]); the state
+  /// stays [B, hidden]. `bias = false`: no bias_ih/bias_hh weights.
+  /// `bidirectional`: each layer also runs backward in time, with weights
+  /// and state named `..._l<k>_reverse`, and returns both directions' hidden
+  /// states side by side ([..., 2 * hidden]).
+  bool batchFirst = false;
+  bool bias = true;
+  bool bidirectional = false;
 };
 
 /// A training step's optimizer: SGD, after clipping the gradients' global

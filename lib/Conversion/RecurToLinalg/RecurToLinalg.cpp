@@ -487,18 +487,30 @@ Value initialState(Emitter &emit, Value initial, OpFoldResult batch,
   return emit.filled({batch, emit.b.getIndexAttr(hidden)}, elementType, 0.0);
 }
 
+/// The time step that iteration `iteration` of a loop over `steps` steps
+/// computes: the iteration itself, or `steps - 1 - iteration` when the layer
+/// runs in reverse.
+Value stepTime(OpBuilder &b, Location loc, Value iteration, Value steps,
+               bool reverse) {
+  if (!reverse)
+    return iteration;
+  Value last = arith::SubIOp::create(b, loc, steps,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  return arith::SubIOp::create(b, loc, last, iteration);
+}
+
 /// The time loop shared by the LSTM forms: an scf.for over T (never
 /// unrolled) carrying h, c, the output sequence [T, B, H] and `scratch`
 /// (tensors a step reuses; each must be yielded in place, so that no buffer
-/// is allocated per step). `step` gets the step index and {h_{t-1},
-/// c_{t-1}, scratch...} and returns {h_t, c_t, scratch...}. Returns {y, h_T,
-/// c_T}.
+/// is allocated per step). `step` gets the step's time (T-1 down to 0 with
+/// `reverse`) and {h_{t-1}, c_{t-1}, scratch...} and returns {h_t, c_t,
+/// scratch...}. Returns {y, h_T, c_T}.
 using StepFn = function_ref<SmallVector<Value>(OpBuilder &, Location, Value t,
                                                ValueRange state)>;
 SmallVector<Value> emitTimeLoop(OpBuilder &b, Location loc, OpFoldResult seq,
                                 OpFoldResult batch, int64_t hidden,
                                 Type elementType, Value h0, Value c0,
-                                ValueRange scratch, StepFn step) {
+                                ValueRange scratch, bool reverse, StepFn step) {
   Emitter emit(b, loc);
   h0 = initialState(emit, h0, batch, hidden, elementType);
   c0 = initialState(emit, c0, batch, hidden, elementType);
@@ -510,7 +522,8 @@ SmallVector<Value> emitTimeLoop(OpBuilder &b, Location loc, OpFoldResult seq,
   Value steps = getValueOrCreateConstantIndexOp(b, loc, seq);
   auto loop = scf::ForOp::create(
       b, loc, zero, steps, one, inits,
-      [&](OpBuilder &nested, Location loc, Value t, ValueRange state) {
+      [&](OpBuilder &nested, Location loc, Value iteration, ValueRange state) {
+        Value t = stepTime(nested, loc, iteration, steps, reverse);
         SmallVector<Value> next = step(nested, loc, t, state.drop_front());
         next.insert(next.begin(), insertStep(nested, loc, next[0], state[0], t,
                                              batch, hidden));
@@ -831,8 +844,9 @@ SmallVector<Value> fusedPackedTimeLoop(OpBuilder &b, Location loc,
   // Carried besides h: c, gates, y.
   SmallVector<Value> results = emitDoubleBufferedLoop(
       b, loc, steps, h0, hOther, {c0, gates, y},
-      [&](OpBuilder &nb, Location loc, Value t, Value hIn, Value hOut,
+      [&](OpBuilder &nb, Location loc, Value iteration, Value hIn, Value hOut,
           ValueRange carried) {
+        Value t = stepTime(nb, loc, iteration, steps, op.getReverse());
         SmallVector<Value> next = fusedPackedStep(
             nb, loc, op.getInputGates(), t, op.getWHh(), *op.getGateTile(), hIn,
             hOut, carried[0], carried[1], batch, hidden);
@@ -858,19 +872,23 @@ struct LowerLSTM : OpRewritePattern<LSTMOp> {
     SmallVector<OpFoldResult> gateSizes = {batch,
                                            rewriter.getIndexAttr(4 * hidden)};
     // Both biases are folded into one vector.
-    Value bias = emit.elementwise(
-        {op.getBIh(), op.getBHh()}, op.getBIh(),
-        [](OpBuilder &nested, Location loc, ValueRange args) {
-          return arith::AddFOp::create(nested, loc, args[0], args[1])
-              .getResult();
-        });
+    Value bias;
+    if (op.getBIh())
+      bias = emit.elementwise(
+          {op.getBIh(), op.getBHh()}, op.getBIh(),
+          [](OpBuilder &nested, Location loc, ValueRange args) {
+            return arith::AddFOp::create(nested, loc, args[0], args[1])
+                .getResult();
+          });
     SmallVector<Value> results = emitTimeLoop(
         rewriter, loc, inputSizes[0], batch, hidden, inputType.getElementType(),
-        op.getH0(), op.getC0(), {},
+        op.getH0(), op.getC0(), {}, op.getReverse(),
         [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
           Emitter emit(b, loc);
           Value x = timeSlice(b, loc, op.getInput(), t, batch, 0, inputSize);
-          Value gates = emit.broadcastLast(bias, gateSizes);
+          Value gates =
+              bias ? emit.broadcastLast(bias, gateSizes)
+                   : emit.filled(gateSizes, inputType.getElementType(), 0.0);
           gates = emit.accumulateMatmulTransposed(x, op.getWIh(), gates);
           return separateStep(b, loc, gates, op.getWHh(), state[0], state[1],
                               batch, hidden);
@@ -903,7 +921,7 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
                                    gatesType.getElementType()));
     SmallVector<Value> results = emitTimeLoop(
         rewriter, loc, sizes[0], batch, hidden, gatesType.getElementType(),
-        op.getH0(), op.getC0(), scratch,
+        op.getH0(), op.getC0(), scratch, op.getReverse(),
         [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
           if (fused)
             return fusedStep(b, loc, op.getInputGates(), t, op.getWHh(),
@@ -1278,6 +1296,24 @@ struct LowerPackPanels : OpRewritePattern<PackPanelsOp> {
                                 PatternRewriter &rewriter) const override {
     rewriter.replaceOp(
         op, packPanels(rewriter, op.getLoc(), op.getInput(), op.getTile()));
+    return success();
+  }
+};
+
+struct LowerTranspose : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<OpFoldResult> inputSizes =
+        tensor::getMixedSizes(rewriter, loc, op.getInput());
+    SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+        op.getPermutation(), [&](int64_t dim) { return inputSizes[dim]; });
+    Value init =
+        Emitter(rewriter, loc).empty(sizes, op.getType().getElementType());
+    auto transpose = linalg::TransposeOp::create(rewriter, loc, op.getInput(),
+                                                 init, op.getPermutation());
+    replaceWithCasts(rewriter, op, transpose.getResult());
     return success();
   }
 };
@@ -1914,12 +1950,11 @@ struct ConvertRecurToLinalgPass
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    patterns
-        .add<LowerEmbedding, LowerLinear, LowerLSTM, LowerLSTMRecurrence,
-             LowerLSTMWavefront, LowerInterleaveGates, LowerPackPanels,
-             LowerLogSoftmax, LowerCrossEntropy, LowerCrossEntropyGrad,
-             LowerLinearGrad, LowerLSTMGrad, LowerClipGradNorm, LowerSGDUpdate>(
-            context);
+    patterns.add<LowerEmbedding, LowerLinear, LowerLSTM, LowerLSTMRecurrence,
+                 LowerLSTMWavefront, LowerInterleaveGates, LowerPackPanels,
+                 LowerLogSoftmax, LowerCrossEntropy, LowerCrossEntropyGrad,
+                 LowerLinearGrad, LowerLSTMGrad, LowerClipGradNorm,
+                 LowerSGDUpdate, LowerTranspose>(context);
     patterns.add<LowerEmbeddingGrad>(context, embeddingGradRowBlocks);
     // Diagnose every op that cannot be lowered before changing anything.
     bool lowerable = true;

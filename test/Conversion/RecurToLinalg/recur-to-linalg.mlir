@@ -400,3 +400,49 @@ func.func @lstm_wavefront_separate(%gates: tensor<?x?x16xf32>, %w0: tensor<16x4x
       -> (tensor<?x?x3xf32>, tensor<?x4xf32>, tensor<?x3xf32>, tensor<?x4xf32>, tensor<?x3xf32>)
   return %y, %s#2 : tensor<?x?x3xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// A reversed layer's iteration i computes step t = T - 1 - i: it reads the
+// gates of step t and writes y[t].
+// CHECK-LABEL: func.func @lstm_recurrence_reverse
+// CHECK-SAME: (%[[G:.*]]: tensor<?x?x24xf32>
+// CHECK: %[[T:.*]] = tensor.dim %[[G]], %c0
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[T]] step %{{.*}} iter_args(%[[Y:[^ ]*]] =
+// CHECK: %[[LAST:.*]] = arith.subi %[[T]], %{{.*}} : index
+// CHECK: %[[STEP:.*]] = arith.subi %[[LAST]], %[[I]] : index
+// CHECK: tensor.extract_slice %[[G]][%[[STEP]], 0, 0]
+// CHECK: tensor.insert_slice %{{.*}} into %[[Y]][%[[STEP]], 0, 0]
+func.func @lstm_recurrence_reverse(%g: tensor<?x?x24xf32>, %w: tensor<24x6xf32>) -> tensor<?x?x6xf32> {
+  %y, %h, %c = recur.lstm_recurrence %g, %w reverse
+      : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  return %y : tensor<?x?x6xf32>
+}
+
+// -----
+
+// Without biases the unfused step starts each step's gates at zero.
+// CHECK-LABEL: func.func @lstm_without_biases
+// CHECK-NOT: arith.addf
+// CHECK: scf.for
+// CHECK: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x24xf32>)
+// CHECK: linalg.generic {{.*}} outs(%[[ZERO]] : tensor<?x24xf32>)
+func.func @lstm_without_biases(%x: tensor<?x?x4xf32>, %wih: tensor<24x4xf32>, %whh: tensor<24x6xf32>)
+    -> tensor<?x?x6xf32> {
+  %y, %h, %c = recur.lstm %x, %wih, %whh
+      : (tensor<?x?x4xf32>, tensor<24x4xf32>, tensor<24x6xf32>)
+      -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  return %y : tensor<?x?x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose
+// CHECK-SAME: (%[[X:.*]]: tensor<?x7x8xf32>)
+// CHECK: %[[B:.*]] = tensor.dim %[[X]], %c0
+// CHECK: %[[INIT:.*]] = tensor.empty(%[[B]]) : tensor<7x?x8xf32>
+// CHECK: linalg.transpose ins(%[[X]] : tensor<?x7x8xf32>) outs(%[[INIT]] : tensor<7x?x8xf32>) permutation = [1, 0, 2]
+func.func @transpose(%x: tensor<?x7x8xf32>) -> tensor<7x?x8xf32> {
+  %0 = recur.transpose %x [1, 0, 2] : tensor<?x7x8xf32> -> tensor<7x?x8xf32>
+  return %0 : tensor<7x?x8xf32>
+}

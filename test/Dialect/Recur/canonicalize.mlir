@@ -103,3 +103,21 @@ func.func @recurrence_drops_zero_initial_state(%g: tensor<3x2x16xf32>, %whh: ten
       -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return %y : tensor<3x2x4xf32>
 }
+
+// -----
+
+// Two transposes that undo each other fold away; an identity one too.
+// CHECK-LABEL: func.func @transposes_fold
+// CHECK-SAME: (%[[X:.*]]: tensor<?x3x8xf32>)
+func.func @transposes_fold(%x: tensor<?x3x8xf32>) -> (tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<8x?x3xf32>) {
+  %0 = recur.transpose %x [1, 0, 2] : tensor<?x3x8xf32> -> tensor<3x?x8xf32>
+  %1 = recur.transpose %0 [1, 0, 2] : tensor<3x?x8xf32> -> tensor<?x3x8xf32>
+  %2 = recur.transpose %x [0, 1, 2] : tensor<?x3x8xf32> -> tensor<?x3x8xf32>
+  // A rotation is not undone by itself.
+  // CHECK: %[[R:.*]] = recur.transpose %[[X]] [1, 2, 0]
+  // CHECK: %[[R2:.*]] = recur.transpose %[[R]] [1, 2, 0]
+  %3 = recur.transpose %x [1, 2, 0] : tensor<?x3x8xf32> -> tensor<3x8x?xf32>
+  %5 = recur.transpose %3 [1, 2, 0] : tensor<3x8x?xf32> -> tensor<8x?x3xf32>
+  // CHECK: return %[[X]], %[[X]], %[[R2]]
+  return %1, %2, %5 : tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<8x?x3xf32>
+}

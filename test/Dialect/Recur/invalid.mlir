@@ -790,3 +790,30 @@ func.func @update_twice(%b: tensor<4xf32> {recur.weight = "b"})
     -> (tensor<4xf32> {recur.update = "b"}, tensor<4xf32> {recur.update = "b"}) {
   return %b, %b : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+func.func @lstm_one_bias(%x: tensor<5x2x8xf32>, %w_ih: tensor<16x8xf32>, %w_hh: tensor<16x4xf32>,
+    %b: tensor<16xf32>) -> tensor<5x2x4xf32> {
+  // expected-error @below {{'recur.lstm' op takes both biases b_ih and b_hh or neither}}
+  %y, %h, %c = "recur.lstm"(%x, %w_ih, %w_hh, %b) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>}>
+      : (tensor<5x2x8xf32>, tensor<16x8xf32>, tensor<16x4xf32>, tensor<16xf32>)
+      -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return %y : tensor<5x2x4xf32>
+}
+
+// -----
+
+func.func @transpose_not_a_permutation(%x: tensor<5x2x8xf32>) -> tensor<2x5x8xf32> {
+  // expected-error @below {{'recur.transpose' op permutation [1, 1, 2] is not a permutation of the 3 dimensions of operand 'input'}}
+  %0 = recur.transpose %x [1, 1, 2] : tensor<5x2x8xf32> -> tensor<2x5x8xf32>
+  return %0 : tensor<2x5x8xf32>
+}
+
+// -----
+
+func.func @transpose_wrong_result(%x: tensor<5x2x8xf32>) -> tensor<5x2x8xf32> {
+  // expected-error @below {{'recur.transpose' op result 'result' expected type 'tensor<2x5x8xf32>', got 'tensor<5x2x8xf32>'}}
+  %0 = recur.transpose %x [1, 0, 2] : tensor<5x2x8xf32> -> tensor<5x2x8xf32>
+  return %0 : tensor<5x2x8xf32>
+}

@@ -218,3 +218,29 @@ func.func @train_step_no_clip(%loss: tensor<f32>) -> tensor<f32>
     attributes {recur.train = #recur.sgd<lr = 0.1>} {
   return %loss : tensor<f32>
 }
+
+// nn.LSTM(bias=False) and a bidirectional layer's backward direction.
+// CHECK-LABEL: func.func @lstm_without_biases_in_reverse
+func.func @lstm_without_biases_in_reverse(%x: tensor<?x?x8xf32>, %w_ih: tensor<16x8xf32>,
+    %w_hh: tensor<16x4xf32>, %gates: tensor<?x?x16xf32>)
+    -> (tensor<?x?x4xf32>, tensor<?x?x4xf32>) {
+  // CHECK: recur.lstm %{{.*}}, %{{.*}}, %{{.*}} reverse : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x4xf32>) ->
+  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh reverse
+      : (tensor<?x?x8xf32>, tensor<16x8xf32>, tensor<16x4xf32>)
+      -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>)
+  // CHECK: recur.lstm_recurrence %{{.*}}, %{{.*}} reverse :
+  %y2, %h2, %c2 = recur.lstm_recurrence %gates, %w_hh reverse
+      : (tensor<?x?x16xf32>, tensor<16x4xf32>)
+      -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>)
+  return %y, %y2 : tensor<?x?x4xf32>, tensor<?x?x4xf32>
+}
+
+// CHECK-LABEL: func.func @transpose
+func.func @transpose(%x: tensor<?x7x8xf32>, %ids: tensor<3x?xi64>)
+    -> (tensor<7x?x8xf32>, tensor<?x3xi64>) {
+  // CHECK: recur.transpose %{{.*}} [1, 0, 2] : tensor<?x7x8xf32> -> tensor<7x?x8xf32>
+  %0 = recur.transpose %x [1, 0, 2] : tensor<?x7x8xf32> -> tensor<7x?x8xf32>
+  // CHECK: recur.transpose %{{.*}} [1, 0] : tensor<3x?xi64> -> tensor<?x3xi64>
+  %1 = recur.transpose %ids [1, 0] : tensor<3x?xi64> -> tensor<?x3xi64>
+  return %0, %1 : tensor<7x?x8xf32>, tensor<?x3xi64>
+}

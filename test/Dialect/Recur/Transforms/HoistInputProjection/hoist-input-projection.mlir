@@ -54,3 +54,20 @@ func.func @nothing_to_hoist(%g: tensor<3x2x24xf32>, %whh: tensor<24x6xf32>, %w: 
   %p = recur.linear %y, %w : (tensor<3x2x6xf32>, tensor<5x6xf32>) -> tensor<3x2x5xf32>
   return %p : tensor<3x2x5xf32>
 }
+
+// -----
+
+// Without biases (nn.LSTM(bias=False)) the projection has none; a layer
+// that runs in reverse keeps doing so.
+// CHECK-LABEL: func.func @reverse_without_biases
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x4xf32>, %[[WIH:[^:]*]]: tensor<24x4xf32>, %[[WHH:[^:]*]]: tensor<24x6xf32>)
+func.func @reverse_without_biases(%x: tensor<?x?x4xf32>, %wih: tensor<24x4xf32>, %whh: tensor<24x6xf32>)
+    -> tensor<?x?x6xf32> {
+  // CHECK-NOT: arith.addf
+  // CHECK: %[[GATES:.*]] = recur.linear %[[X]], %[[WIH]] : (tensor<?x?x4xf32>, tensor<24x4xf32>) -> tensor<?x?x24xf32>
+  // CHECK: recur.lstm_recurrence %[[GATES]], %[[WHH]] reverse :
+  %y, %h, %c = recur.lstm %x, %wih, %whh reverse
+      : (tensor<?x?x4xf32>, tensor<24x4xf32>, tensor<24x6xf32>)
+      -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  return %y : tensor<?x?x6xf32>
+}

@@ -81,7 +81,8 @@ func.func @inner_output_used(%g: tensor<?x?x24xf32>, %w: tensor<24x6xf32>, %u: t
 
 // -----
 
-// A projection without a bias is not the hoisted form of an LSTM layer.
+// A projection without a bias (the hoisted form of an nn.LSTM(bias=False)
+// layer) does not join a wavefront, whose step adds each layer's bias.
 // CHECK-LABEL: func.func @projection_without_bias
 // CHECK-COUNT-2: recur.lstm_recurrence
 // CHECK-NOT: recur.lstm_wavefront
@@ -140,5 +141,23 @@ func.func @state_read_inside_stack(%g: tensor<?x?x24xf32>, %w: tensor<24x6xf32>,
       : (tensor<?x?x6xf32>, tensor<24x6xf32>, tensor<24xf32>) -> tensor<?x?x24xf32>
   %y1, %h1, %c1 = recur.lstm_recurrence %g1, %w h0(%h0)
       : (tensor<?x?x24xf32>, tensor<24x6xf32>, tensor<?x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  return %y1 : tensor<?x?x6xf32>
+}
+
+// -----
+
+// Layers that run in reverse (bidirectional ones) are not stacked: a
+// wavefront's steps all run forward.
+// CHECK-LABEL: func.func @reversed_layers
+// CHECK-COUNT-2: recur.lstm_recurrence
+// CHECK-NOT: recur.lstm_wavefront
+func.func @reversed_layers(%g: tensor<?x?x24xf32>, %w: tensor<24x6xf32>, %u: tensor<24x6xf32>,
+    %b: tensor<24xf32>) -> tensor<?x?x6xf32> {
+  %y0, %h0, %c0 = recur.lstm_recurrence %g, %w reverse
+      : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  %g1 = recur.linear %y0, %u bias(%b)
+      : (tensor<?x?x6xf32>, tensor<24x6xf32>, tensor<24xf32>) -> tensor<?x?x24xf32>
+  %y1, %h1, %c1 = recur.lstm_recurrence %g1, %w
+      : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
   return %y1 : tensor<?x?x6xf32>
 }
