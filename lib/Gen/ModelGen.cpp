@@ -40,11 +40,12 @@ static std::string validateTraining(const LstmLmConfig &config) {
            "through the LSTM's state yet";
   for (auto [set, flag] : {std::pair{config.batchFirst, "--batch-first"},
                            std::pair{!config.bias, "--no-bias"},
-                           std::pair{config.bidirectional, "--bidirectional"}})
+                           std::pair{config.bidirectional, "--bidirectional"},
+                           std::pair{config.projSize != 0, "--proj-size"}})
     if (set)
       return std::string("--train with ") + flag +
              ": training steps are compiled for time-major, biased, "
-             "unidirectional LSTMs only";
+             "unidirectional LSTMs without projections only";
   if (config.logSoftmax)
     return "--train with --log-softmax: a training step returns its loss";
   if (config.dtype != "f32")
@@ -60,11 +61,22 @@ static std::string validateTraining(const LstmLmConfig &config) {
   return "";
 }
 
+/// nn.LSTM's rule: 0 <= proj_size < hidden.
+static std::string validateProjection(const SequenceConfig &config,
+                                      int64_t hidden) {
+  if (config.projSize < 0 || config.projSize >= hidden)
+    return "--proj-size must be at least 0 (0: no projection) and smaller "
+           "than --hidden " +
+           std::to_string(hidden) + ", got " + std::to_string(config.projSize);
+  return "";
+}
+
 std::string mlir::recur::validate(const LstmLmConfig &config) {
   for (const std::string &error :
        {checkSize("vocab", config.vocab), checkSize("embed", config.embed),
         checkSize("hidden", config.hidden), checkSize("layers", config.layers),
-        validateSequence(config), validateTraining(config)})
+        validateSequence(config), validateProjection(config, config.hidden),
+        validateTraining(config)})
     if (!error.empty())
       return error;
   return "";
@@ -73,7 +85,8 @@ std::string mlir::recur::validate(const LstmLmConfig &config) {
 std::string mlir::recur::validate(const LstmStackConfig &config) {
   for (const std::string &error :
        {checkSize("input", config.input), checkSize("hidden", config.hidden),
-        checkSize("layers", config.layers), validateSequence(config)})
+        checkSize("layers", config.layers), validateSequence(config),
+        validateProjection(config, config.hidden)})
     if (!error.empty())
       return error;
   return "";
@@ -173,40 +186,52 @@ directionSuffixes(const SequenceConfig &config) {
   return {""};
 }
 
+/// The size of an LSTM layer's hidden state and output: the projection's,
+/// or `hidden`.
+static int64_t outputSize(const SequenceConfig &config, int64_t hidden) {
+  return config.projSize ? config.projSize : hidden;
+}
+
 /// Adds the weights of an nn.LSTM whose state_dict keys start with `prefix`,
 /// in state_dict order (by layer, then direction).
 static void addLstmWeights(ModelBuilder &model, const SequenceConfig &config,
                            StringRef prefix, int64_t input, int64_t hidden,
                            int64_t layers) {
   int64_t directions = config.bidirectional ? 2 : 1;
+  int64_t output = outputSize(config, hidden);
   for (int64_t layer = 0; layer < layers; ++layer) {
-    int64_t layerInput = layer == 0 ? input : directions * hidden;
+    int64_t layerInput = layer == 0 ? input : directions * output;
     for (StringRef direction : directionSuffixes(config)) {
       std::string suffix = ("_l" + std::to_string(layer) + direction).str();
       model.addWeight((prefix + "weight_ih" + suffix).str(),
                       {4 * hidden, layerInput});
       model.addWeight((prefix + "weight_hh" + suffix).str(),
-                      {4 * hidden, hidden});
-      if (!config.bias)
-        continue;
-      model.addWeight((prefix + "bias_ih" + suffix).str(), {4 * hidden});
-      model.addWeight((prefix + "bias_hh" + suffix).str(), {4 * hidden});
+                      {4 * hidden, output});
+      if (config.bias) {
+        model.addWeight((prefix + "bias_ih" + suffix).str(), {4 * hidden});
+        model.addWeight((prefix + "bias_hh" + suffix).str(), {4 * hidden});
+      }
+      if (config.projSize)
+        model.addWeight((prefix + "weight_hr" + suffix).str(),
+                        {config.projSize, hidden});
     }
   }
 }
 
-/// With `config.state`, adds each layer's (and direction's) h0/c0 inputs
-/// ([B, hidden]).
+/// With `config.state`, adds each layer's (and direction's) h0 ([B, P or
+/// hidden]) and c0 ([B, hidden]) inputs.
 static void addStateInputs(ModelBuilder &model, const SequenceConfig &config,
                            int64_t hidden, int64_t layers) {
   if (!config.state)
     return;
-  auto type = RankedTensorType::get({model.batch(), hidden}, model.floats());
+  auto hType = RankedTensorType::get(
+      {model.batch(), outputSize(config, hidden)}, model.floats());
+  auto cType = RankedTensorType::get({model.batch(), hidden}, model.floats());
   for (int64_t layer = 0; layer < layers; ++layer)
     for (StringRef direction : directionSuffixes(config)) {
       std::string suffix = ("_l" + std::to_string(layer) + direction).str();
-      model.addInput("h0" + suffix, type);
-      model.addInput("c0" + suffix, type);
+      model.addInput("h0" + suffix, hType);
+      model.addInput("c0" + suffix, cType);
     }
 }
 
@@ -219,7 +244,7 @@ buildLstmLayers(OpBuilder &builder, Location loc, const SequenceConfig &config,
                 int64_t layers, Value x, ValueRange weights, ValueRange state,
                 StringRef outputName) {
   SmallVector<ModelBuilder::Output> outputs = {{outputName.str(), Value()}};
-  size_t perDirection = config.bias ? 4 : 2;
+  size_t perDirection = (config.bias ? 4 : 2) + (config.projSize ? 1 : 0);
   SmallVector<StringRef, 2> directions = directionSuffixes(config);
   for (int64_t layer = 0; layer < layers; ++layer) {
     SmallVector<Value, 2> ys;
@@ -230,7 +255,8 @@ buildLstmLayers(OpBuilder &builder, Location loc, const SequenceConfig &config,
       Value c0 = state.empty() ? Value() : state[2 * index + 1];
       auto lstm = LSTMOp::create(
           builder, loc, x, w[0], w[1], config.bias ? w[2] : Value(),
-          config.bias ? w[3] : Value(), h0, c0, /*reverse=*/direction == 1);
+          config.bias ? w[3] : Value(), h0, c0, /*reverse=*/direction == 1,
+          /*wHr=*/config.projSize ? w.back() : Value());
       ys.push_back(lstm.getY());
       if (state.empty())
         continue;
@@ -279,7 +305,9 @@ OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
   model.addWeight("embedding.weight", {config.vocab, config.embed});
   addLstmWeights(model, config, "lstm.", config.embed, config.hidden,
                  config.layers);
-  model.addWeight("proj.weight", {config.vocab, directions * config.hidden});
+  model.addWeight(
+      "proj.weight",
+      {config.vocab, directions * outputSize(config, config.hidden)});
   model.addWeight("proj.bias", {config.vocab});
 
   return model.build("lstm-lm", [&](OpBuilder &builder, ValueRange args) {

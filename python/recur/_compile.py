@@ -83,9 +83,6 @@ def _is_log_softmax(node, last):
 
 def _check_lstm(lstm):
     """The nn.LSTM options Recur compiles; anything else is refused by name."""
-    if getattr(lstm, "proj_size", 0):
-        raise RecurError(f"nn.LSTM option proj_size={lstm.proj_size} is not supported yet "
-                         f"(Recur compiles LSTMs without projections)")
     if lstm.dropout and lstm.training:
         raise RecurError(f"nn.LSTM dropout={lstm.dropout} in train mode: Recur runs inference; "
                          f"call .eval() (dropout is then the identity)")
@@ -197,7 +194,7 @@ def _recognise(module):
         raise RecurError("nn.Linear option bias=False is not supported yet")
     directions = 2 if lstm.bidirectional else 1
     if lstm.input_size != embedding.embedding_dim or \
-            linear.in_features != directions * lstm.hidden_size:
+            linear.in_features != directions * (lstm.proj_size or lstm.hidden_size):
         raise RecurError("the embedding, LSTM and projection sizes do not chain")
     return _LanguageModel(embedding, lstm, linear,
                           {key: target for key, (target, _, _) in found.items()}, stateful,
@@ -214,6 +211,7 @@ class _Compiled:
         # The state's first dimension, as nn.LSTM's: layers × directions.
         self._states = lstm.num_layers * (2 if lstm.bidirectional else 1)
         self._hidden, self._batch_first = lstm.hidden_size, lstm.batch_first
+        self._output = lstm.proj_size or lstm.hidden_size  # h's size
         self._state, self._flatten = state, flatten
 
     def _shaped(self, result):
@@ -232,14 +230,15 @@ class _Compiled:
         import torch
         batch = first.shape[0 if self._batch_first else 1]
         if hx is None:
-            zeros = torch.zeros(self._states, batch, self._hidden, device=first.device)
-            hx = (zeros, zeros)
+            hx = tuple(torch.zeros(self._states, batch, size, device=first.device)
+                       for size in (self._output, self._hidden))
         h0, c0 = hx
-        expected = (self._states, batch, self._hidden)
-        for name, value in (("h0", h0), ("c0", c0)):
+        for name, value, size, what in (("h0", h0, self._output, "proj_size or hidden"),
+                                        ("c0", c0, self._hidden, "hidden")):
+            expected = (self._states, batch, size)
             if tuple(value.shape) != expected:
                 raise RecurError(f"{name} has shape {list(value.shape)}, expected "
-                                 f"{list(expected)} (layers × directions, batch, hidden)")
+                                 f"{list(expected)} (layers × directions, batch, {what})")
         # The model's state inputs come by layer, then direction: nn.LSTM's order.
         inputs = [first]
         for index in range(self._states):
@@ -309,6 +308,8 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
     gen += ["--hidden", str(lstm.hidden_size), "--layers", str(lstm.num_layers)]
     gen += [flag for flag, on in (("--batch-first", lstm.batch_first), ("--no-bias", not lstm.bias),
                                   ("--bidirectional", lstm.bidirectional)) if on]
+    if lstm.proj_size:
+        gen += ["--proj-size", str(lstm.proj_size)]
     if seq is not None:
         gen += ["--seq", str(int(seq))]
     if batch is not None:

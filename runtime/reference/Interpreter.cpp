@@ -74,7 +74,9 @@ recur::reference::interpret(const json &program,
             env.floats(in.at("input")), env.floats(in.at("w_ih")),
             env.floats(in.at("w_hh")), env.optionalFloats(in.at("b_ih")),
             env.optionalFloats(in.at("b_hh")), env.optionalFloats(in.at("h0")),
-            env.optionalFloats(in.at("c0")), op.value("reverse", false));
+            env.optionalFloats(in.at("c0")), op.value("reverse", false),
+            // Programs from before proj_size have no "w_hr".
+            env.optionalFloats(in.value("w_hr", json())));
         env.define(out.at(0), std::move(result.y));
         env.define(out.at(1), std::move(result.hN));
         env.define(out.at(2), std::move(result.cN));

@@ -87,7 +87,7 @@ FloatTensor embedding(const FloatTensor &table, const IdTensor &ids) {
 LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
                 const FloatTensor &wHh, const FloatTensor *bIh,
                 const FloatTensor *bHh, const FloatTensor *h0,
-                const FloatTensor *c0, bool reverse) {
+                const FloatTensor *c0, bool reverse, const FloatTensor *wHr) {
   if (input.shape.size() != 3)
     throw std::invalid_argument(
         "'input' expected rank 3 [T, B, I], got shape " +
@@ -95,10 +95,15 @@ LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
   if (wHh.shape.size() != 2)
     throw std::invalid_argument("'w_hh' expected rank 2 [4H, H], got shape " +
                                 formatShape(wHh.shape));
+  if (wHr && wHr->shape.size() != 2)
+    throw std::invalid_argument("'w_hr' expected rank 2 [P, H], got shape " +
+                                formatShape(wHr->shape));
   int64_t steps = input.dim(0), batch = input.dim(1), inputSize = input.dim(2);
-  int64_t hidden = wHh.dim(1);
+  // With a projection w_hr [P, H], h is [B, P]; c stays [B, H].
+  int64_t hidden = wHr ? wHr->dim(1) : wHh.dim(1);
+  int64_t output = wHr ? wHr->dim(0) : hidden;
   expectShape("w_ih", wIh, {4 * hidden, inputSize});
-  expectShape("w_hh", wHh, {4 * hidden, hidden});
+  expectShape("w_hh", wHh, {4 * hidden, output});
   if (bool(bIh) != bool(bHh))
     throw std::invalid_argument("an LSTM takes both biases b_ih and b_hh or "
                                 "neither");
@@ -107,29 +112,39 @@ LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
     expectShape("b_hh", *bHh, {4 * hidden});
   }
   if (h0)
-    expectShape("h0", *h0, {batch, hidden});
+    expectShape("h0", *h0, {batch, output});
   if (c0)
     expectShape("c0", *c0, {batch, hidden});
 
-  std::vector<double> h(batch * hidden, 0.0), c(batch * hidden, 0.0);
+  std::vector<double> h(batch * output, 0.0), c(batch * hidden, 0.0);
   if (h0)
     std::copy(h0->data.begin(), h0->data.end(), h.begin());
   if (c0)
     std::copy(c0->data.begin(), c0->data.end(), c.begin());
 
-  LstmResult result{FloatTensor({steps, batch, hidden}),
-                    FloatTensor({batch, hidden}), FloatTensor({batch, hidden})};
-  std::vector<double> gates(4 * hidden), nextH(batch * hidden);
+  LstmResult result{FloatTensor({steps, batch, output}),
+                    FloatTensor({batch, output}), FloatTensor({batch, hidden})};
+  std::vector<double> gates(4 * hidden), cellH(hidden), nextH(batch * output);
   for (int64_t step = 0; step < steps; ++step) {
     int64_t t = reverse ? steps - 1 - step : step;
-    for (int64_t b = 0; b < batch; ++b)
-      lstmCellStep(
-          wIh.data.data(), wHh.data.data(), bIh ? bIh->data.data() : nullptr,
-          bHh ? bHh->data.data() : nullptr, inputSize, hidden,
-          &input.data[(t * batch + b) * inputSize], &h[b * hidden],
-          &c[b * hidden], gates.data(), &c[b * hidden], &nextH[b * hidden]);
+    for (int64_t b = 0; b < batch; ++b) {
+      lstmCellStep(wIh.data.data(), wHh.data.data(),
+                   bIh ? bIh->data.data() : nullptr,
+                   bHh ? bHh->data.data() : nullptr, inputSize, hidden, output,
+                   &input.data[(t * batch + b) * inputSize], &h[b * output],
+                   &c[b * hidden], gates.data(), &c[b * hidden],
+                   wHr ? cellH.data() : &nextH[b * output]);
+      if (!wHr)
+        continue;
+      for (int64_t p = 0; p < output; ++p) {
+        double sum = 0.0;
+        for (int64_t k = 0; k < hidden; ++k)
+          sum += double(wHr->data[p * hidden + k]) * cellH[k];
+        nextH[b * output + p] = sum;
+      }
+    }
     h.swap(nextH);
-    std::copy(h.begin(), h.end(), &result.y.data[t * batch * hidden]);
+    std::copy(h.begin(), h.end(), &result.y.data[t * batch * output]);
   }
   std::copy(h.begin(), h.end(), result.hN.data.begin());
   std::copy(c.begin(), c.end(), result.cN.data.begin());

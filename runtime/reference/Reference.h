@@ -64,11 +64,13 @@ struct LstmResult {
 
 /// One LSTM layer over `input [T, B, I]`; absent (null) biases and h0/c0
 /// are zero. `reverse` runs the steps from T-1 down to 0 (a bidirectional
-/// layer's backward direction).
+/// layer's backward direction); `wHr [P, H]` projects h every step
+/// (proj_size: h0, h_n [B, P], y [T, B, P]).
 LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
                 const FloatTensor &wHh, const FloatTensor *bIh,
                 const FloatTensor *bHh, const FloatTensor *h0 = nullptr,
-                const FloatTensor *c0 = nullptr, bool reverse = false);
+                const FloatTensor *c0 = nullptr, bool reverse = false,
+                const FloatTensor *wHr = nullptr);
 
 /// `input` with dimension k of the result dimension `permutation[k]` of the
 /// input (torch.permute).

@@ -60,7 +60,7 @@ LayerTrace lstmForward(std::vector<double> input, int64_t steps, int64_t batch,
     for (int64_t b = 0; b < batch; ++b) {
       int64_t row = t * batch + b;
       lstmCellStep(wIh.data.data(), wHh.data.data(), bIh.data.data(),
-                   bHh.data.data(), inputSize, hidden,
+                   bHh.data.data(), inputSize, hidden, hidden,
                    &trace.input[row * inputSize], &trace.h[row * hidden],
                    &trace.c[row * hidden], &trace.gates[row * 4 * hidden],
                    &trace.c[(row + batch) * hidden],

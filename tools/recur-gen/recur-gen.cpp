@@ -3,10 +3,12 @@
 //   recur-gen lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3 \
 //                     [--seq T] [--batch B] [--dtype f32] [--state]
 //                     [--batch-first] [--no-bias] [--bidirectional]
+//                     [--proj-size P]
 //                     [--log-softmax] [-o model.mlir]
 //                     [--train [--lr 20] [--clip-norm 0.25]]
 //   recur-gen lstm --input 512 --hidden 512 --layers 1 [--seq T] [--batch B]
 //                  [--state] [--batch-first] [--no-bias] [--bidirectional]
+//                  [--proj-size P]
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,6 +89,13 @@ static cl::opt<bool> bidirectional(
              "..._l<k>_reverse) and returns both directions' hidden states "
              "side by side, [..., 2 * hidden]"),
     cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
+static cl::opt<int64_t> projSize(
+    "proj-size",
+    cl::desc("Project every LSTM step's hidden state to this many units, as "
+             "nn.LSTM(proj_size=P), with weights weight_hr_l<k> [P, hidden] "
+             "(0: none)"),
+    cl::init(0), cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+    cl::cat(modelCategory));
 static cl::opt<bool> logSoftmax(
     "log-softmax",
     cl::desc("Return log_softmax(logits) over the vocabulary as log_probs, "
@@ -134,6 +143,7 @@ static int generate(Config config, BuildFn build) {
   config.batchFirst = batchFirst;
   config.bias = !noBias;
   config.bidirectional = bidirectional;
+  config.projSize = projSize;
   if (std::string error = validate(config); !error.empty())
     return fail(error);
 

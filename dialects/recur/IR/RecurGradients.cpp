@@ -67,6 +67,9 @@ LogicalResult LSTMOp::buildGradients(OpBuilder &builder,
   if (!getBIh())
     return emitOpError() << "has no biases, which recur-differentiate does "
                             "not support yet";
+  if (getWHr())
+    return emitOpError() << "projects its hidden state (w_hr), which "
+                            "recur-differentiate does not support yet";
   if (getReverse())
     return emitOpError() << "runs in reverse (a bidirectional layer's "
                             "backward direction), which recur-differentiate "

@@ -124,13 +124,14 @@ struct ExpectedOperand {
   bool isWeight;
 };
 
-/// Checks `operands`, then the optional initial states `h0`, `c0` [B, H];
-/// returns the shapes of the results y [T, B, H], h_n and c_n [B, H].
+/// Checks `operands`, then the optional initial states `h0` [B, R] and `c0`
+/// [B, H]; returns the shapes of the results y [T, B, R], h_n [B, R] and c_n
+/// [B, H]. R, the hidden state's size, is `out`: H, or P with a projection.
 static FailureOr<SmallVector<SymbolicShape>>
 checkLSTMOperands(ShapeChecker &checker, SmallVector<ExpectedOperand> operands,
-                  Type h0, Type c0) {
+                  Type h0, Type c0, const char *out = "H") {
   if (h0)
-    operands.push_back({"h0", h0, {"B", "H"}, false});
+    operands.push_back({"h0", h0, {"B", out}, false});
   if (c0)
     operands.push_back({"c0", c0, {"B", "H"}, false});
   for (const ExpectedOperand &operand : operands) {
@@ -140,23 +141,26 @@ checkLSTMOperands(ShapeChecker &checker, SmallVector<ExpectedOperand> operands,
         failed(checker.checkFloatElementType(what, operand.type)))
       return failure();
   }
-  return SmallVector<SymbolicShape>{{"T", "B", "H"}, {"B", "H"}, {"B", "H"}};
+  return SmallVector<SymbolicShape>{{"T", "B", out}, {"B", out}, {"B", "H"}};
 }
 
 static FailureOr<SmallVector<SymbolicShape>>
 checkLSTM(ShapeChecker &checker, Type input, Type wIh, Type wHh, Type bIh,
-          Type bHh, Type h0, Type c0) {
+          Type bHh, Type wHr, Type h0, Type c0) {
   // The input fixes T, B and I; w_ih then fixes H, which w_hh and the biases
-  // must agree with.
+  // must agree with. The hidden state has w_hr's P rows, or H.
+  const char *out = wHr ? "P" : "H";
   SmallVector<ExpectedOperand> operands = {
       {"input", input, {"T", "B", "I"}, false},
-      {"w_ih", wIh, {{"H", 4}, "I"}, true},
-      {"w_hh", wHh, {{"H", 4}, "H"}, true}};
+      {"w_ih", wIh, {{"H", 4}, "I"}, true}};
+  if (wHr)
+    operands.push_back({"w_hr", wHr, {"P", "H"}, true});
+  operands.push_back({"w_hh", wHh, {{"H", 4}, out}, true});
   if (bIh)
     operands.push_back({"b_ih", bIh, {{"H", 4}}, true});
   if (bHh)
     operands.push_back({"b_hh", bHh, {{"H", 4}}, true});
-  return checkLSTMOperands(checker, std::move(operands), h0, c0);
+  return checkLSTMOperands(checker, std::move(operands), h0, c0, out);
 }
 
 static Type typeOrNull(Value value) { return value ? value.getType() : Type(); }
@@ -168,34 +172,40 @@ LogicalResult LSTMOp::verify() {
   auto shapes =
       checkLSTM(checker, getInput().getType(), getWIh().getType(),
                 getWHh().getType(), typeOrNull(getBIh()), typeOrNull(getBHh()),
-                typeOrNull(getH0()), typeOrNull(getC0()));
-  return failure(
-      failed(shapes) ||
-      failed(verifyResults(*this, checker, {"y", "h_n", "c_n"}, *shapes)));
+                typeOrNull(getWHr()), typeOrNull(getH0()), typeOrNull(getC0()));
+  if (failed(shapes) ||
+      failed(verifyResults(*this, checker, {"y", "h_n", "c_n"}, *shapes)))
+    return failure();
+  // nn.LSTM's rule: a projection makes the hidden state smaller.
+  if (getWHr() && getOutputSize() >= getHiddenSize())
+    return emitOpError() << "projects the hidden state to " << getOutputSize()
+                         << " of " << getHiddenSize()
+                         << " units; a projection (w_hr) must make it smaller";
+  return success();
 }
 
 SmallVector<Type> LSTMOp::inferResultTypes() {
   ShapeChecker checker;
-  return resultTypes(getContext(), checker,
-                     checkLSTM(checker, getInput().getType(),
-                               getWIh().getType(), getWHh().getType(),
-                               typeOrNull(getBIh()), typeOrNull(getBHh()),
-                               typeOrNull(getH0()), typeOrNull(getC0())),
-                     3);
+  return resultTypes(
+      getContext(), checker,
+      checkLSTM(checker, getInput().getType(), getWIh().getType(),
+                getWHh().getType(), typeOrNull(getBIh()), typeOrNull(getBHh()),
+                typeOrNull(getWHr()), typeOrNull(getH0()), typeOrNull(getC0())),
+      3);
 }
 
 void LSTMOp::build(OpBuilder &builder, OperationState &state, Value input,
                    Value wIh, Value wHh, Value bIh, Value bHh, Value h0,
-                   Value c0, bool reverse) {
+                   Value c0, bool reverse, Value wHr) {
   ShapeChecker checker;
   auto types =
       resultTypes(builder.getContext(), checker,
                   checkLSTM(checker, input.getType(), wIh.getType(),
                             wHh.getType(), typeOrNull(bIh), typeOrNull(bHh),
-                            typeOrNull(h0), typeOrNull(c0)),
+                            typeOrNull(wHr), typeOrNull(h0), typeOrNull(c0)),
                   3);
   build(builder, state, types[0], types[1], types[2], input, wIh, wHh, bIh, bHh,
-        h0, c0, reverse);
+        wHr, h0, c0, reverse);
 }
 
 namespace {

@@ -55,6 +55,11 @@ def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments,
     of a bidirectional `nn.LSTM`: `y[t]` is still the hidden state after
     reading `x_t`, and `h_n`, `c_n` are those after `x_0`.
 
+    `proj(%w_hr)`, `w_hr [P, H]` with `P < H`, is `nn.LSTM(proj_size=P)`
+    (LSTMP): the hidden state is projected every step, `h_t = (o ⊙
+    tanh(c_t)) · w_hrᵀ`, so `w_hh` is `[4H, P]`, `h0`, `h_n` are `[B, P]` and
+    `y` is `[T, B, P]`; the cell state stays `[B, H]`.
+
     ```mlir
     %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b_ih, %b_hh
         : (tensor<?x?x128xf32>, tensor<1024x128xf32>, tensor<1024x256xf32>,
@@ -64,11 +69,12 @@ def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments,
   }];
   let arguments = (ins AnyTensor:$input, AnyTensor:$w_ih, AnyTensor:$w_hh,
                        Optional<AnyTensor>:$b_ih, Optional<AnyTensor>:$b_hh,
+                       Optional<AnyTensor>:$w_hr,
                        Optional<AnyTensor>:$h0, Optional<AnyTensor>:$c0,
                        UnitAttr:$reverse);
   let results = (outs AnyTensor:$y, AnyTensor:$h_n, AnyTensor:$c_n);
   let assemblyFormat = [{
-    $input `,` $w_ih `,` $w_hh (`,` $b_ih^ `,` $b_hh)?
+    $input `,` $w_ih `,` $w_hh (`,` $b_ih^ `,` $b_hh)? (`proj` `(` $w_hr^ `)`)?
     (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)? (`reverse` $reverse^)?
     attr-dict `:` functional-type(operands, results)
   }];
@@ -77,10 +83,15 @@ def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments,
   let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$w_ih,
       "::mlir::Value":$w_hh, "::mlir::Value":$b_ih, "::mlir::Value":$b_hh,
       CArg<"::mlir::Value", "{}">:$h0, CArg<"::mlir::Value", "{}">:$c0,
-      CArg<"bool", "false">:$reverse)>];
+      CArg<"bool", "false">:$reverse, CArg<"::mlir::Value", "{}">:$w_hr)>];
   let recurClassDeclaration = [{
-    /// The hidden size H.
+    /// The hidden size H (of the cell state).
     int64_t getHiddenSize() {
+      return ::llvm::cast<::mlir::ShapedType>(getWHh().getType()).getDimSize(0) / 4;
+    }
+    /// The size of the hidden state h and the output: P with a projection,
+    /// else H.
+    int64_t getOutputSize() {
       return ::llvm::cast<::mlir::ShapedType>(getWHh().getType()).getDimSize(1);
     }
   }];

@@ -24,6 +24,10 @@ struct HoistLSTMInputProjection : OpRewritePattern<LSTMOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LSTMOp op,
                                 PatternRewriter &rewriter) const override {
+    // A projected layer's step needs its h_t projected, which the
+    // recurrence forms do not do: it stays unfused.
+    if (op.getWHr())
+      return rewriter.notifyMatchFailure(op, "projected LSTM (w_hr)");
     Location loc = op.getLoc();
     // Both biases are weights: their sum is computed once, not per row.
     Value bias;

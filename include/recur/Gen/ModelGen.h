@@ -38,6 +38,10 @@ struct SequenceConfig {
   bool batchFirst = false;
   bool bias = true;
   bool bidirectional = false;
+  /// nn.LSTM(proj_size=P): every step projects h to P < hidden units with a
+  /// `weight_hr_l<k>` [P, hidden]; h, the state h0/h_n and the output have P.
+  /// 0: no projection.
+  int64_t projSize = 0;
 };
 
 /// A training step's optimizer: SGD, after clipping the gradients' global

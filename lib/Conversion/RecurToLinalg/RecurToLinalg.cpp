@@ -500,7 +500,8 @@ Value stepTime(OpBuilder &b, Location loc, Value iteration, Value steps,
 }
 
 /// The time loop shared by the LSTM forms: an scf.for over T (never
-/// unrolled) carrying h, c, the output sequence [T, B, H] and `scratch`
+/// unrolled) carrying h, c, the output sequence [T, B, H] ([T, B, P] and h
+/// [B, P] when the layer is `projected` to P) and `scratch`
 /// (tensors a step reuses; each must be yielded in place, so that no buffer
 /// is allocated per step). `step` gets the step's time (T-1 down to 0 with
 /// `reverse`) and {h_{t-1}, c_{t-1}, scratch...} and returns {h_t, c_t,
@@ -510,12 +511,15 @@ using StepFn = function_ref<SmallVector<Value>(OpBuilder &, Location, Value t,
 SmallVector<Value> emitTimeLoop(OpBuilder &b, Location loc, OpFoldResult seq,
                                 OpFoldResult batch, int64_t hidden,
                                 Type elementType, Value h0, Value c0,
-                                ValueRange scratch, bool reverse, StepFn step) {
+                                ValueRange scratch, bool reverse, StepFn step,
+                                std::optional<int64_t> projected = {}) {
   Emitter emit(b, loc);
-  h0 = initialState(emit, h0, batch, hidden, elementType);
+  // h and y have the projection's size, if any; c has H.
+  int64_t outputSize = projected.value_or(hidden);
+  h0 = initialState(emit, h0, batch, outputSize, elementType);
   c0 = initialState(emit, c0, batch, hidden, elementType);
   Value outputInit =
-      emit.empty({seq, batch, b.getIndexAttr(hidden)}, elementType);
+      emit.empty({seq, batch, b.getIndexAttr(outputSize)}, elementType);
   SmallVector<Value> inits = {outputInit, h0, c0};
   llvm::append_range(inits, scratch);
   Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
@@ -526,7 +530,7 @@ SmallVector<Value> emitTimeLoop(OpBuilder &b, Location loc, OpFoldResult seq,
         Value t = stepTime(nested, loc, iteration, steps, reverse);
         SmallVector<Value> next = step(nested, loc, t, state.drop_front());
         next.insert(next.begin(), insertStep(nested, loc, next[0], state[0], t,
-                                             batch, hidden));
+                                             batch, outputSize));
         scf::YieldOp::create(nested, loc, next);
       });
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
@@ -552,12 +556,15 @@ Value timeSlice(OpBuilder &b, Location loc, Value sequence, Value t,
 /// then one elementwise pass applies the cell.
 SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
                                 Value wHh, Value h, Value c, OpFoldResult batch,
-                                int64_t hidden) {
+                                int64_t hidden, Value hOut = {}) {
   Emitter emit(b, loc);
   gates = emit.accumulateMatmulTransposed(h, wHh, gates);
+  // The cell's h goes to `hOut` where h itself is projected from it.
+  if (!hOut)
+    hOut = h;
   // Gate order i, f, g, o along the 4H dimension, as in PyTorch.
   SmallVector<Value> gate;
-  auto stateType = cast<RankedTensorType>(h.getType());
+  auto stateType = cast<RankedTensorType>(c.getType());
   OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
   SmallVector<OpFoldResult> stateSizes = {batch, b.getIndexAttr(hidden)};
   for (int64_t index = 0; index < 4; ++index)
@@ -572,7 +579,7 @@ SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
       ValueRange{gate[0], gate[1], gate[2], gate[3], c},
       // Updating h and c in place: h was last read by the recurrent
       // matmul above, c is read elementwise.
-      ValueRange{h, c}, maps,
+      ValueRange{hOut, c}, maps,
       SmallVector<IteratorType>(2, IteratorType::parallel),
       [](OpBuilder &b, Location loc, ValueRange args) {
         auto [hNext, cNext] =
@@ -880,19 +887,41 @@ struct LowerLSTM : OpRewritePattern<LSTMOp> {
             return arith::AddFOp::create(nested, loc, args[0], args[1])
                 .getResult();
           });
+    Type elementType = inputType.getElementType();
+    // A projected layer's cell writes its unprojected h into a [B, H]
+    // buffer that the loop carries.
+    SmallVector<Value> scratch;
+    std::optional<int64_t> projected;
+    if (op.getWHr()) {
+      projected = op.getOutputSize();
+      scratch.push_back(
+          emit.empty({batch, rewriter.getIndexAttr(hidden)}, elementType));
+    }
     SmallVector<Value> results = emitTimeLoop(
-        rewriter, loc, inputSizes[0], batch, hidden, inputType.getElementType(),
-        op.getH0(), op.getC0(), {}, op.getReverse(),
+        rewriter, loc, inputSizes[0], batch, hidden, elementType, op.getH0(),
+        op.getC0(), scratch, op.getReverse(),
         [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
           Emitter emit(b, loc);
           Value x = timeSlice(b, loc, op.getInput(), t, batch, 0, inputSize);
-          Value gates =
-              bias ? emit.broadcastLast(bias, gateSizes)
-                   : emit.filled(gateSizes, inputType.getElementType(), 0.0);
+          Value gates = bias ? emit.broadcastLast(bias, gateSizes)
+                             : emit.filled(gateSizes, elementType, 0.0);
           gates = emit.accumulateMatmulTransposed(x, op.getWIh(), gates);
-          return separateStep(b, loc, gates, op.getWHh(), state[0], state[1],
-                              batch, hidden);
-        });
+          if (!projected)
+            return separateStep(b, loc, gates, op.getWHh(), state[0], state[1],
+                                batch, hidden);
+          SmallVector<Value> next =
+              separateStep(b, loc, gates, op.getWHh(), state[0], state[1],
+                           batch, hidden, /*hOut=*/state[2]);
+          // h_t = cell's h · w_hrᵀ, into h_{t-1}'s buffer (read above).
+          Value zero =
+              linalg::FillOp::create(
+                  b, loc, ValueRange{emit.constantFloat(elementType, 0.0)},
+                  ValueRange{state[0]})
+                  .getResult(0);
+          Value h = emit.accumulateMatmulTransposed(next[0], op.getWHr(), zero);
+          return SmallVector<Value>{h, next[1], next[0]};
+        },
+        projected);
     replaceWithCasts(rewriter, op, results);
     return success();
   }

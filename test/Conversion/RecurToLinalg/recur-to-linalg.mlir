@@ -446,3 +446,23 @@ func.func @transpose(%x: tensor<?x7x8xf32>) -> tensor<7x?x8xf32> {
   %0 = recur.transpose %x [1, 0, 2] : tensor<?x7x8xf32> -> tensor<7x?x8xf32>
   return %0 : tensor<7x?x8xf32>
 }
+
+// -----
+
+// proj_size: the cell writes its [B, H] h into a buffer the loop carries,
+// then h_t = that · w_hrᵀ goes into h_{t-1}'s [B, P] buffer and y[t].
+// CHECK-LABEL: func.func @lstm_projected
+// CHECK-SAME: %[[WHH:[^:]*]]: tensor<24x3xf32>, %[[WHR:[^:]*]]: tensor<3x6xf32>)
+// CHECK: scf.for {{.*}} iter_args(%[[Y:[^ ]*]] = %{{.*}}, %[[H:[^ ]*]] = %{{.*}}, %[[C:[^ ]*]] = %{{.*}}, %[[CELLH:[^ ]*]] = %{{.*}}) -> (tensor<?x?x3xf32>, tensor<?x3xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[H]], %[[WHH]] : tensor<?x3xf32>, tensor<24x3xf32>)
+// CHECK: %[[CELL:.*]]:2 = linalg.generic {{.*}} outs(%[[CELLH]], %[[C]] : tensor<?x6xf32>, tensor<?x6xf32>)
+// CHECK: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[H]] : tensor<?x3xf32>)
+// CHECK: %[[NEXT:.*]] = linalg.generic {{.*}} ins(%[[CELL]]#0, %[[WHR]] : tensor<?x6xf32>, tensor<3x6xf32>) outs(%[[ZERO]] : tensor<?x3xf32>)
+// CHECK: tensor.insert_slice %[[NEXT]] into %[[Y]]
+func.func @lstm_projected(%x: tensor<?x?x4xf32>, %wih: tensor<24x4xf32>, %whh: tensor<24x3xf32>,
+    %whr: tensor<3x6xf32>) -> tensor<?x?x3xf32> {
+  %y, %h, %c = recur.lstm %x, %wih, %whh proj(%whr)
+      : (tensor<?x?x4xf32>, tensor<24x4xf32>, tensor<24x3xf32>, tensor<3x6xf32>)
+      -> (tensor<?x?x3xf32>, tensor<?x3xf32>, tensor<?x6xf32>)
+  return %y : tensor<?x?x3xf32>
+}

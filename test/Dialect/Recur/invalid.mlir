@@ -796,7 +796,7 @@ func.func @update_twice(%b: tensor<4xf32> {recur.weight = "b"})
 func.func @lstm_one_bias(%x: tensor<5x2x8xf32>, %w_ih: tensor<16x8xf32>, %w_hh: tensor<16x4xf32>,
     %b: tensor<16xf32>) -> tensor<5x2x4xf32> {
   // expected-error @below {{'recur.lstm' op takes both biases b_ih and b_hh or neither}}
-  %y, %h, %c = "recur.lstm"(%x, %w_ih, %w_hh, %b) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>}>
+  %y, %h, %c = "recur.lstm"(%x, %w_ih, %w_hh, %b) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>}>
       : (tensor<5x2x8xf32>, tensor<16x8xf32>, tensor<16x4xf32>, tensor<16xf32>)
       -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return %y : tensor<5x2x4xf32>
@@ -816,4 +816,26 @@ func.func @transpose_wrong_result(%x: tensor<5x2x8xf32>) -> tensor<5x2x8xf32> {
   // expected-error @below {{'recur.transpose' op result 'result' expected type 'tensor<2x5x8xf32>', got 'tensor<5x2x8xf32>'}}
   %0 = recur.transpose %x [1, 0, 2] : tensor<5x2x8xf32> -> tensor<5x2x8xf32>
   return %0 : tensor<5x2x8xf32>
+}
+
+// -----
+
+func.func @lstm_projection_not_smaller(%x: tensor<5x2x8xf32>, %w_ih: tensor<16x8xf32>,
+    %w_hh: tensor<16x4xf32>, %w_hr: tensor<4x4xf32>) -> tensor<5x2x4xf32> {
+  // expected-error @below {{'recur.lstm' op projects the hidden state to 4 of 4 units; a projection (w_hr) must make it smaller}}
+  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh proj(%w_hr)
+      : (tensor<5x2x8xf32>, tensor<16x8xf32>, tensor<16x4xf32>, tensor<4x4xf32>)
+      -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return %y : tensor<5x2x4xf32>
+}
+
+// -----
+
+func.func @lstm_projected_w_hh(%x: tensor<5x2x8xf32>, %w_ih: tensor<24x8xf32>,
+    %w_hh: tensor<24x6xf32>, %w_hr: tensor<4x6xf32>) -> tensor<5x2x4xf32> {
+  // expected-error @below {{'recur.lstm' op operand 'w_hh' expected shape [4*H, P] = [24, 4], got [24, 6]}}
+  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh proj(%w_hr)
+      : (tensor<5x2x8xf32>, tensor<24x8xf32>, tensor<24x6xf32>, tensor<4x6xf32>)
+      -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x6xf32>)
+  return %y : tensor<5x2x4xf32>
 }

@@ -244,3 +244,16 @@ func.func @transpose(%x: tensor<?x7x8xf32>, %ids: tensor<3x?xi64>)
   %1 = recur.transpose %ids [1, 0] : tensor<3x?xi64> -> tensor<?x3xi64>
   return %0, %1 : tensor<7x?x8xf32>, tensor<?x3xi64>
 }
+
+// nn.LSTM(proj_size=P): h, h0, h_n and y have P units, c has H.
+// CHECK-LABEL: func.func @lstm_projected
+func.func @lstm_projected(%x: tensor<?x?x8xf32>, %w_ih: tensor<24x8xf32>, %w_hh: tensor<24x4xf32>,
+    %b: tensor<24xf32>, %w_hr: tensor<4x6xf32>, %h0: tensor<?x4xf32>, %c0: tensor<?x6xf32>)
+    -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x6xf32>) {
+  // CHECK: recur.lstm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} proj(%{{.*}}) h0(%{{.*}}) c0(%{{.*}}) :
+  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b, %b proj(%w_hr) h0(%h0) c0(%c0)
+      : (tensor<?x?x8xf32>, tensor<24x8xf32>, tensor<24x4xf32>, tensor<24xf32>, tensor<24xf32>,
+         tensor<4x6xf32>, tensor<?x4xf32>, tensor<?x6xf32>)
+      -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x6xf32>)
+  return %y, %h, %c : tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x6xf32>
+}
