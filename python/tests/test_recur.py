@@ -53,6 +53,17 @@ def assert_close(got, want, tolerance=1e-4):
     assert error <= tolerance, f"max scaled error {error}"
 
 
+def assert_lstm_matches(module, compiled, x, state):
+    """The compiled nn.LSTM's output and (h_n, c_n) are the module's, from a
+    zero state and from `state`."""
+    with torch.no_grad():
+        for hx in (None, state):
+            want, (want_h, want_c) = module(x, hx)
+            got, (got_h, got_c) = compiled(x, hx)
+            for g, w in ((got, want), (got_h, want_h), (got_c, want_c)):
+                assert_close(g, w)
+
+
 # Randomized shapes: odd sizes, I != H, one layer to four, B = 1, T = 1.
 @pytest.mark.parametrize("cls,vocab,embed,hidden,layers,seq,batch", [
     (WordLM, 37, 6, 9, 2, 5, 3),
@@ -182,12 +193,7 @@ def test_lstm_matches_pytorch(input, hidden, layers, seq, batch, dropout):
     assert isinstance(compiled, recur.CompiledLSTM)
     x = torch.randn(seq, batch, input)
     state = (torch.randn(layers, batch, hidden), torch.randn(layers, batch, hidden))
-    with torch.no_grad():
-        for hx in (None, state):
-            want, (want_h, want_c) = module(x, hx)
-            got, (got_h, got_c) = compiled(x, hx)
-            for g, w in ((got, want), (got_h, want_h), (got_c, want_c)):
-                assert_close(g, w)
+    assert_lstm_matches(module, compiled, x, state)
 
 
 # Every combination of batch_first, bias and bidirectional, with the state
@@ -206,12 +212,7 @@ def test_lstm_options_match_pytorch(batch_first, bias, bidirectional, proj_size)
     x = torch.randn((batch, seq, input) if batch_first else (seq, batch, input))
     states = layers * (2 if bidirectional else 1)
     state = (torch.randn(states, batch, proj_size or hidden), torch.randn(states, batch, hidden))
-    with torch.no_grad():
-        for hx in (None, state):
-            want, (want_h, want_c) = module(x, hx)
-            got, (got_h, got_c) = compiled(x, hx)
-            for g, w in ((got, want), (got_h, want_h), (got_c, want_c)):
-                assert_close(g, w)
+    assert_lstm_matches(module, compiled, x, state)
 
 
 class OptionsLM(nn.Module):
