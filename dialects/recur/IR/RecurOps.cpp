@@ -240,8 +240,18 @@ void LSTMOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 //===----------------------------------------------------------------------===//
 
 static FailureOr<SmallVector<SymbolicShape>>
-checkLSTMRecurrence(ShapeChecker &checker, Type inputGates, Type wHh, Type h0,
-                    Type c0) {
+checkLSTMRecurrence(ShapeChecker &checker, Type inputGates, Type wHh, Type wHr,
+                    Type h0, Type c0) {
+  if (wHr)
+    // Projected (proj_size): w_hr [P, H] fixes H and P; PyTorch's layout.
+    return checkLSTMOperands(
+        checker,
+        {
+            {"w_hr", wHr, {"P", "H"}, true},
+            {"w_hh", wHh, {{"H", 4}, "P"}, true},
+            {"input_gates", inputGates, {"T", "B", {"H", 4}}, false},
+        },
+        h0, c0, "P");
   auto packed = dyn_cast<RankedTensorType>(wHh);
   if (packed && packed.getRank() == 3) {
     // Packed by recur.pack_panels: [ceil(4H / t), H, t].
@@ -284,11 +294,18 @@ static LogicalResult checkGateTile(Operation *op, int64_t tile,
 LogicalResult LSTMRecurrenceOp::verify() {
   ShapeChecker checker = verifyingChecker(*this);
   auto shapes = checkLSTMRecurrence(checker, getInputGates().getType(),
-                                    getWHh().getType(), typeOrNull(getH0()),
-                                    typeOrNull(getC0()));
+                                    getWHh().getType(), typeOrNull(getWHr()),
+                                    typeOrNull(getH0()), typeOrNull(getC0()));
   if (failed(shapes) ||
       failed(verifyResults(*this, checker, {"y", "h_n", "c_n"}, *shapes)))
     return failure();
+  if (getWHr() && (getCell() != CellSchedule::separate || getGateTile()))
+    return emitOpError("a projected recurrence (w_hr) has the separate "
+                       "schedule and PyTorch's layout");
+  if (getWHr() && getOutputSize() >= getHiddenSize())
+    return emitOpError() << "projects the hidden state to " << getOutputSize()
+                         << " of " << getHiddenSize()
+                         << " units; a projection (w_hr) must make it smaller";
   std::optional<int64_t> tile = getGateTile();
   if (tile && getCell() != CellSchedule::fused)
     return emitOpError("an interleaved w_hh needs cell<fused>; the "
@@ -483,24 +500,25 @@ SmallVector<Type> InterleaveGatesOp::inferResultTypes() {
 
 SmallVector<Type> LSTMRecurrenceOp::inferResultTypes() {
   ShapeChecker checker;
-  return resultTypes(getContext(), checker,
-                     checkLSTMRecurrence(
-                         checker, getInputGates().getType(), getWHh().getType(),
-                         typeOrNull(getH0()), typeOrNull(getC0())),
-                     3);
+  return resultTypes(
+      getContext(), checker,
+      checkLSTMRecurrence(checker, getInputGates().getType(),
+                          getWHh().getType(), typeOrNull(getWHr()),
+                          typeOrNull(getH0()), typeOrNull(getC0())),
+      3);
 }
 
 void LSTMRecurrenceOp::build(OpBuilder &builder, OperationState &state,
                              Value inputGates, Value wHh, Value h0, Value c0,
-                             CellSchedule cell, bool reverse) {
+                             CellSchedule cell, bool reverse, Value wHr) {
   ShapeChecker checker;
   auto types = resultTypes(builder.getContext(), checker,
                            checkLSTMRecurrence(checker, inputGates.getType(),
-                                               wHh.getType(), typeOrNull(h0),
-                                               typeOrNull(c0)),
+                                               wHh.getType(), typeOrNull(wHr),
+                                               typeOrNull(h0), typeOrNull(c0)),
                            3);
-  build(builder, state, types[0], types[1], types[2], inputGates, wHh, h0, c0,
-        /*gate_tile=*/IntegerAttr(), cell, reverse);
+  build(builder, state, types[0], types[1], types[2], inputGates, wHh, wHr, h0,
+        c0, /*gate_tile=*/IntegerAttr(), cell, reverse);
 }
 
 void LSTMRecurrenceOp::getCanonicalizationPatterns(RewritePatternSet &patterns,

@@ -114,8 +114,10 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
 
     `w_hh [4H, H]` is static; `h0`, `c0 [B, H]` are optional (absent is
     zero); the results are those of `recur.lstm`: `y [T, B, H]`, `h_n`,
-    `c_n [B, H]`. `reverse` runs the steps from `T-1` down to 0, as
-    `recur.lstm`'s.
+    `c_n [B, H]`. `reverse` runs the steps from `T-1` down to 0, and
+    `proj(%w_hr)` projects h every step (`w_hh [4H, P]`; `h0`, `h_n [B, P]`,
+    `y [T, B, P]`), as `recur.lstm`'s; a projected recurrence has the
+    separate schedule and PyTorch's layout.
 
     `cell` is the loop schedule of a step, decided by `recur-fuse-lstm-cell`:
     `separate` (the default) computes the `[B, 4H]` gate tensor with one
@@ -143,6 +145,7 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
     ```
   }];
   let arguments = (ins AnyTensor:$input_gates, AnyTensor:$w_hh,
+                       Optional<AnyTensor>:$w_hr,
                        Optional<AnyTensor>:$h0, Optional<AnyTensor>:$c0,
       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$gate_tile,
       DefaultValuedAttr<Recur_CellScheduleAttr,
@@ -150,7 +153,8 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
       UnitAttr:$reverse);
   let results = (outs AnyTensor:$y, AnyTensor:$h_n, AnyTensor:$c_n);
   let assemblyFormat = [{
-    $input_gates `,` $w_hh (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)?
+    $input_gates `,` $w_hh (`proj` `(` $w_hr^ `)`)?
+    (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)?
     (`interleaved` `(` $gate_tile^ `)`)?
     (`cell` `` $cell^)? (`reverse` $reverse^)?
     attr-dict `:` functional-type(operands, results)
@@ -162,11 +166,20 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
       CArg<"::mlir::Value", "{}">:$c0,
       CArg<"::mlir::recur::CellSchedule",
            "::mlir::recur::CellSchedule::separate">:$cell,
-      CArg<"bool", "false">:$reverse)>];
+      CArg<"bool", "false">:$reverse, CArg<"::mlir::Value", "{}">:$w_hr)>];
   let recurClassDeclaration = [{
-    /// The hidden size H.
+    /// The hidden size H (of the cell state).
     int64_t getHiddenSize() {
+      if (getWHr())
+        return ::llvm::cast<::mlir::ShapedType>(getWHr().getType()).getDimSize(1);
       return ::llvm::cast<::mlir::ShapedType>(getWHh().getType()).getDimSize(1);
+    }
+    /// The size of the hidden state h and the output: P with a projection,
+    /// else H.
+    int64_t getOutputSize() {
+      if (getWHr())
+        return ::llvm::cast<::mlir::ShapedType>(getWHr().getType()).getDimSize(0);
+      return getHiddenSize();
     }
   }];
 }

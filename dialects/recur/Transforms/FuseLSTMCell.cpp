@@ -43,8 +43,9 @@ struct FuseLSTMCellPass
 
   void runOnOperation() override {
     getOperation()->walk([&](LSTMRecurrenceOp op) {
-      // Already fused: its w_hh may be interleaved already.
-      if (op.getCell() == CellSchedule::fused)
+      // Already fused: its w_hh may be interleaved already. A projected
+      // step (proj_size) keeps the separate schedule.
+      if (op.getCell() == CellSchedule::fused || op.getWHr())
         return;
       int64_t tile = gateTileFor(op.getHiddenSize(), gateTile);
       if (wholeTilesOnly && tile != gateTile)

@@ -24,10 +24,6 @@ struct HoistLSTMInputProjection : OpRewritePattern<LSTMOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LSTMOp op,
                                 PatternRewriter &rewriter) const override {
-    // A projected layer's step needs its h_t projected, which the
-    // recurrence forms do not do: it stays unfused.
-    if (op.getWHr())
-      return rewriter.notifyMatchFailure(op, "projected LSTM (w_hr)");
     Location loc = op.getLoc();
     // Both biases are weights: their sum is computed once, not per row.
     Value bias;
@@ -37,7 +33,7 @@ struct HoistLSTMInputProjection : OpRewritePattern<LSTMOp> {
         LinearOp::create(rewriter, loc, op.getInput(), op.getWIh(), bias);
     auto recurrence = LSTMRecurrenceOp::create(
         rewriter, loc, gates, op.getWHh(), op.getH0(), op.getC0(),
-        CellSchedule::separate, op.getReverse());
+        CellSchedule::separate, op.getReverse(), op.getWHr());
     // The results are as static as the op promised, or the op was invalid.
     SmallVector<Value> results;
     for (auto [value, type] :

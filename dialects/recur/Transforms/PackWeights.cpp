@@ -60,7 +60,8 @@ struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
         return;
       }
       auto recurrence = dyn_cast<LSTMRecurrenceOp>(op);
-      if (!recurrence || !isMatrix(recurrence.getWHh()))
+      // A projected step's recurrent GEMM has P columns, not H: unpacked.
+      if (!recurrence || !isMatrix(recurrence.getWHh()) || recurrence.getWHr())
         return;
       // The separate schedule's recurrent GEMM is a GEMM like any other.
       if (tile > 0 && recurrence.getCell() == CellSchedule::separate &&

@@ -99,8 +99,8 @@ def HoistInputProjection : Pass<"recur-hoist-input-projection"> {
     one large GEMM over all `T·B` rows with both biases folded in (computed
     once; a layer without biases gets a projection without one), and the
     recurrence over the precomputed gates, in the layer's direction
-    (`reverse` carries over). Only projected layers (`proj`, LSTMP) stay
-    `recur.lstm`: the recurrence forms do not project h.
+    (`reverse` and a projection `proj` carry over). No `recur.lstm`
+    remains.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

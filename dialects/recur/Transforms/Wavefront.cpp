@@ -55,9 +55,9 @@ std::optional<Link> nextLayer(LSTMRecurrenceOp first, LSTMRecurrenceOp last,
       next->getBlock() != last->getBlock())
     return std::nullopt;
   // One schedule and one kind of initial state for the whole stack, whose
-  // steps all run forward.
-  if (first.getReverse() || next.getReverse() ||
-      next.getCell() != first.getCell() ||
+  // steps all run forward and are not projected.
+  if (first.getReverse() || next.getReverse() || first.getWHr() ||
+      next.getWHr() || next.getCell() != first.getCell() ||
       next.getGateTile().has_value() != first.getGateTile().has_value() ||
       bool(next.getH0()) != bool(first.getH0()) ||
       bool(next.getC0()) != bool(first.getC0()))

@@ -589,6 +589,33 @@ SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
   return {cell.getResult(0), cell.getResult(1)};
 }
 
+/// The [B, H] buffer a projected step's cell writes its unprojected h into,
+/// carried by the time loop as scratch (projectedStep).
+Value projectedStepScratch(Emitter &emit, OpFoldResult batch, int64_t hidden,
+                           Type elementType) {
+  return emit.empty({batch, emit.b.getIndexAttr(hidden)}, elementType);
+}
+
+/// The separate step of a projected layer (proj_size): `state` is {h_{t-1}
+/// [B, P], c_{t-1} [B, H], the [B, H] scratch}; the cell writes its h into
+/// the scratch, and h_t = that · w_hrᵀ goes into h_{t-1}'s buffer (read
+/// before by the recurrent GEMM). Returns {h_t, c_t, scratch}.
+SmallVector<Value> projectedStep(OpBuilder &b, Location loc, Value gates,
+                                 Value wHh, Value wHr, ValueRange state,
+                                 OpFoldResult batch, int64_t hidden) {
+  Emitter emit(b, loc);
+  SmallVector<Value> cell = separateStep(b, loc, gates, wHh, state[0], state[1],
+                                         batch, hidden, /*hOut=*/state[2]);
+  Type elementType =
+      cast<RankedTensorType>(state[0].getType()).getElementType();
+  Value zero = linalg::FillOp::create(
+                   b, loc, ValueRange{emit.constantFloat(elementType, 0.0)},
+                   ValueRange{state[0]})
+                   .getResult(0);
+  Value h = emit.accumulateMatmulTransposed(cell[0], wHr, zero);
+  return {h, cell[1], cell[0]};
+}
+
 /// The rows of unit `unit`'s four gates (i, f, g, o) in a gate-stacked
 /// weight: g * H + j in PyTorch's layout; interleaved with tile K,
 /// (j / K) * 4K + g * K + j % K, i.e. j + 3K * (j / K) + g * K.
@@ -888,14 +915,11 @@ struct LowerLSTM : OpRewritePattern<LSTMOp> {
                 .getResult();
           });
     Type elementType = inputType.getElementType();
-    // A projected layer's cell writes its unprojected h into a [B, H]
-    // buffer that the loop carries.
     SmallVector<Value> scratch;
     std::optional<int64_t> projected;
     if (op.getWHr()) {
       projected = op.getOutputSize();
-      scratch.push_back(
-          emit.empty({batch, rewriter.getIndexAttr(hidden)}, elementType));
+      scratch.push_back(projectedStepScratch(emit, batch, hidden, elementType));
     }
     SmallVector<Value> results = emitTimeLoop(
         rewriter, loc, inputSizes[0], batch, hidden, elementType, op.getH0(),
@@ -909,17 +933,8 @@ struct LowerLSTM : OpRewritePattern<LSTMOp> {
           if (!projected)
             return separateStep(b, loc, gates, op.getWHh(), state[0], state[1],
                                 batch, hidden);
-          SmallVector<Value> next =
-              separateStep(b, loc, gates, op.getWHh(), state[0], state[1],
-                           batch, hidden, /*hOut=*/state[2]);
-          // h_t = cell's h · w_hrᵀ, into h_{t-1}'s buffer (read above).
-          Value zero =
-              linalg::FillOp::create(
-                  b, loc, ValueRange{emit.constantFloat(elementType, 0.0)},
-                  ValueRange{state[0]})
-                  .getResult(0);
-          Value h = emit.accumulateMatmulTransposed(next[0], op.getWHr(), zero);
-          return SmallVector<Value>{h, next[1], next[0]};
+          return projectedStep(b, loc, gates, op.getWHh(), op.getWHr(), state,
+                               batch, hidden);
         },
         projected);
     replaceWithCasts(rewriter, op, results);
@@ -943,14 +958,20 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
                        fusedPackedTimeLoop(rewriter, loc, op, sizes[0], batch));
       return success();
     }
+    Emitter emit(rewriter, loc);
+    Type elementType = gatesType.getElementType();
     SmallVector<Value> scratch;
     if (fused)
-      scratch.push_back(Emitter(rewriter, loc)
-                            .empty({batch, rewriter.getIndexAttr(hidden)},
-                                   gatesType.getElementType()));
+      scratch.push_back(
+          emit.empty({batch, rewriter.getIndexAttr(hidden)}, elementType));
+    std::optional<int64_t> projected;
+    if (op.getWHr()) {
+      projected = op.getOutputSize();
+      scratch.push_back(projectedStepScratch(emit, batch, hidden, elementType));
+    }
     SmallVector<Value> results = emitTimeLoop(
-        rewriter, loc, sizes[0], batch, hidden, gatesType.getElementType(),
-        op.getH0(), op.getC0(), scratch, op.getReverse(),
+        rewriter, loc, sizes[0], batch, hidden, elementType, op.getH0(),
+        op.getC0(), scratch, op.getReverse(),
         [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
           if (fused)
             return fusedStep(b, loc, op.getInputGates(), t, op.getWHh(),
@@ -958,9 +979,13 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
                              batch, hidden);
           Value gates =
               timeSlice(b, loc, op.getInputGates(), t, batch, 0, 4 * hidden);
+          if (projected)
+            return projectedStep(b, loc, gates, op.getWHh(), op.getWHr(), state,
+                                 batch, hidden);
           return separateStep(b, loc, gates, op.getWHh(), state[0], state[1],
                               batch, hidden);
-        });
+        },
+        projected);
     replaceWithCasts(rewriter, op, results);
     return success();
   }

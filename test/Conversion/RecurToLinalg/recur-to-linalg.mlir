@@ -466,3 +466,19 @@ func.func @lstm_projected(%x: tensor<?x?x4xf32>, %wih: tensor<24x4xf32>, %whh: t
       -> (tensor<?x?x3xf32>, tensor<?x3xf32>, tensor<?x6xf32>)
   return %y : tensor<?x?x3xf32>
 }
+
+// -----
+
+// A hoisted projected layer's step: the same projection after the cell.
+// CHECK-LABEL: func.func @lstm_recurrence_projected
+// CHECK-SAME: %[[WHR:[^:]*]]: tensor<3x6xf32>)
+// CHECK: scf.for
+// CHECK: %[[CELL:.*]]:2 = linalg.generic
+// CHECK: linalg.generic {{.*}} ins(%[[CELL]]#0, %[[WHR]] : tensor<?x6xf32>, tensor<3x6xf32>) outs(%{{.*}} : tensor<?x3xf32>)
+func.func @lstm_recurrence_projected(%g: tensor<?x?x24xf32>, %whh: tensor<24x3xf32>,
+    %whr: tensor<3x6xf32>) -> tensor<?x?x3xf32> {
+  %y, %h, %c = recur.lstm_recurrence %g, %whh proj(%whr)
+      : (tensor<?x?x24xf32>, tensor<24x3xf32>, tensor<3x6xf32>)
+      -> (tensor<?x?x3xf32>, tensor<?x3xf32>, tensor<?x6xf32>)
+  return %y : tensor<?x?x3xf32>
+}

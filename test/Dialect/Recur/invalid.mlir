@@ -839,3 +839,14 @@ func.func @lstm_projected_w_hh(%x: tensor<5x2x8xf32>, %w_ih: tensor<24x8xf32>,
       -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x6xf32>)
   return %y : tensor<5x2x4xf32>
 }
+
+// -----
+
+func.func @recurrence_projected_fused(%g: tensor<5x2x24xf32>, %w_hh: tensor<24x4xf32>,
+    %w_hr: tensor<4x6xf32>) -> tensor<5x2x4xf32> {
+  // expected-error @below {{'recur.lstm_recurrence' op a projected recurrence (w_hr) has the separate schedule and PyTorch's layout}}
+  %y, %h, %c = recur.lstm_recurrence %g, %w_hh proj(%w_hr) cell<fused>
+      : (tensor<5x2x24xf32>, tensor<24x4xf32>, tensor<4x6xf32>)
+      -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x6xf32>)
+  return %y : tensor<5x2x4xf32>
+}

@@ -257,3 +257,13 @@ func.func @lstm_projected(%x: tensor<?x?x8xf32>, %w_ih: tensor<24x8xf32>, %w_hh:
       -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x6xf32>)
   return %y, %h, %c : tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x6xf32>
 }
+
+// CHECK-LABEL: func.func @lstm_recurrence_projected
+func.func @lstm_recurrence_projected(%gates: tensor<?x?x24xf32>, %w_hh: tensor<24x4xf32>,
+    %w_hr: tensor<4x6xf32>) -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x6xf32>) {
+  // CHECK: recur.lstm_recurrence %{{.*}}, %{{.*}} proj(%{{.*}}) reverse :
+  %y, %h, %c = recur.lstm_recurrence %gates, %w_hh proj(%w_hr) reverse
+      : (tensor<?x?x24xf32>, tensor<24x4xf32>, tensor<4x6xf32>)
+      -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x6xf32>)
+  return %y, %h, %c : tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x6xf32>
+}

@@ -74,12 +74,12 @@ func.func @reverse_without_biases(%x: tensor<?x?x4xf32>, %wih: tensor<24x4xf32>,
 
 // -----
 
-// A projected layer (proj_size) stays a recur.lstm: the recurrence forms do
-// not project h.
-// CHECK-LABEL: func.func @projected_stays
-// CHECK-NOT: recur.linear
-// CHECK: recur.lstm %{{.*}} proj(
-func.func @projected_stays(%x: tensor<?x?x4xf32>, %wih: tensor<24x4xf32>, %whh: tensor<24x3xf32>,
+// A projected layer (proj_size) keeps its projection on the recurrence.
+// CHECK-LABEL: func.func @projected
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x4xf32>, %[[WIH:[^:]*]]: tensor<24x4xf32>, %[[WHH:[^:]*]]: tensor<24x3xf32>, %[[WHR:[^:]*]]: tensor<3x6xf32>)
+// CHECK: %[[GATES:.*]] = recur.linear %[[X]], %[[WIH]] :
+// CHECK: recur.lstm_recurrence %[[GATES]], %[[WHH]] proj(%[[WHR]]) : (tensor<?x?x24xf32>, tensor<24x3xf32>, tensor<3x6xf32>) -> (tensor<?x?x3xf32>, tensor<?x3xf32>, tensor<?x6xf32>)
+func.func @projected(%x: tensor<?x?x4xf32>, %wih: tensor<24x4xf32>, %whh: tensor<24x3xf32>,
     %whr: tensor<3x6xf32>) -> tensor<?x?x3xf32> {
   %y, %h, %c = recur.lstm %x, %wih, %whh proj(%whr)
       : (tensor<?x?x4xf32>, tensor<24x4xf32>, tensor<24x3xf32>, tensor<3x6xf32>)
