@@ -186,6 +186,11 @@ directionSuffixes(const SequenceConfig &config) {
   return {""};
 }
 
+/// The state_dict suffix of a layer's direction: "_l<layer><direction>".
+static std::string layerSuffix(int64_t layer, StringRef direction) {
+  return ("_l" + std::to_string(layer) + direction).str();
+}
+
 /// The size of an LSTM layer's hidden state and output: the projection's,
 /// or `hidden`.
 static int64_t outputSize(const SequenceConfig &config, int64_t hidden) {
@@ -197,12 +202,12 @@ static int64_t outputSize(const SequenceConfig &config, int64_t hidden) {
 static void addLstmWeights(ModelBuilder &model, const SequenceConfig &config,
                            StringRef prefix, int64_t input, int64_t hidden,
                            int64_t layers) {
-  int64_t directions = config.bidirectional ? 2 : 1;
+  int64_t directions = directionSuffixes(config).size();
   int64_t output = outputSize(config, hidden);
   for (int64_t layer = 0; layer < layers; ++layer) {
     int64_t layerInput = layer == 0 ? input : directions * output;
     for (StringRef direction : directionSuffixes(config)) {
-      std::string suffix = ("_l" + std::to_string(layer) + direction).str();
+      std::string suffix = layerSuffix(layer, direction);
       model.addWeight((prefix + "weight_ih" + suffix).str(),
                       {4 * hidden, layerInput});
       model.addWeight((prefix + "weight_hh" + suffix).str(),
@@ -229,7 +234,7 @@ static void addStateInputs(ModelBuilder &model, const SequenceConfig &config,
   auto cType = RankedTensorType::get({model.batch(), hidden}, model.floats());
   for (int64_t layer = 0; layer < layers; ++layer)
     for (StringRef direction : directionSuffixes(config)) {
-      std::string suffix = ("_l" + std::to_string(layer) + direction).str();
+      std::string suffix = layerSuffix(layer, direction);
       model.addInput("h0" + suffix, hType);
       model.addInput("c0" + suffix, cType);
     }
@@ -260,7 +265,7 @@ buildLstmLayers(OpBuilder &builder, Location loc, const SequenceConfig &config,
       ys.push_back(lstm.getY());
       if (state.empty())
         continue;
-      std::string name = ("_l" + std::to_string(layer) + suffix).str();
+      std::string name = layerSuffix(layer, suffix);
       outputs.push_back({"h_n" + name, lstm.getHN()});
       outputs.push_back({"c_n" + name, lstm.getCN()});
     }
@@ -300,7 +305,7 @@ OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
     model.addInput("targets", ids);
     model.setTraining(*config.train);
   }
-  int64_t directions = config.bidirectional ? 2 : 1;
+  int64_t directions = directionSuffixes(config).size();
   addStateInputs(model, config, config.hidden, config.layers);
   model.addWeight("embedding.weight", {config.vocab, config.embed});
   addLstmWeights(model, config, "lstm.", config.embed, config.hidden,
@@ -355,7 +360,7 @@ mlir::recur::buildLstmStack(MLIRContext &context,
 
   return model.build("lstm", [&](OpBuilder &builder, ValueRange args) {
     Location loc = builder.getUnknownLoc();
-    int64_t directions = config.bidirectional ? 2 : 1;
+    int64_t directions = directionSuffixes(config).size();
     ValueRange state =
         args.slice(1, config.state ? 2 * directions * config.layers : 0);
     Value x = args[0];

@@ -165,6 +165,17 @@ checkLSTM(ShapeChecker &checker, Type input, Type wIh, Type wHh, Type bIh,
 
 static Type typeOrNull(Value value) { return value ? value.getType() : Type(); }
 
+/// nn.LSTM's rule for an LSTM form with a projection (w_hr): it makes the
+/// hidden state smaller.
+template <typename LSTMLike>
+static LogicalResult verifyProjection(LSTMLike op) {
+  if (!op.getWHr() || op.getOutputSize() < op.getHiddenSize())
+    return success();
+  return op.emitOpError() << "projects the hidden state to "
+                          << op.getOutputSize() << " of " << op.getHiddenSize()
+                          << " units; a projection (w_hr) must make it smaller";
+}
+
 LogicalResult LSTMOp::verify() {
   if (bool(getBIh()) != bool(getBHh()))
     return emitOpError("takes both biases b_ih and b_hh or neither");
@@ -176,12 +187,7 @@ LogicalResult LSTMOp::verify() {
   if (failed(shapes) ||
       failed(verifyResults(*this, checker, {"y", "h_n", "c_n"}, *shapes)))
     return failure();
-  // nn.LSTM's rule: a projection makes the hidden state smaller.
-  if (getWHr() && getOutputSize() >= getHiddenSize())
-    return emitOpError() << "projects the hidden state to " << getOutputSize()
-                         << " of " << getHiddenSize()
-                         << " units; a projection (w_hr) must make it smaller";
-  return success();
+  return verifyProjection(*this);
 }
 
 SmallVector<Type> LSTMOp::inferResultTypes() {
@@ -302,10 +308,8 @@ LogicalResult LSTMRecurrenceOp::verify() {
   if (getWHr() && (getCell() != CellSchedule::separate || getGateTile()))
     return emitOpError("a projected recurrence (w_hr) has the separate "
                        "schedule and PyTorch's layout");
-  if (getWHr() && getOutputSize() >= getHiddenSize())
-    return emitOpError() << "projects the hidden state to " << getOutputSize()
-                         << " of " << getHiddenSize()
-                         << " units; a projection (w_hr) must make it smaller";
+  if (failed(verifyProjection(*this)))
+    return failure();
   std::optional<int64_t> tile = getGateTile();
   if (tile && getCell() != CellSchedule::fused)
     return emitOpError("an interleaved w_hh needs cell<fused>; the "
