@@ -28,59 +28,70 @@
 using namespace llvm;
 using namespace mlir::recur;
 
-static cl::opt<std::string>
-    inputFilename(cl::Positional, cl::desc("<model.mlir>"), cl::init("-"));
+// --help lists these; LLVM's backend options stay accepted but hidden.
+static cl::OptionCategory compileCategory("recur-compile options");
+
+static cl::opt<std::string> inputFilename(cl::Positional,
+                                          cl::desc("<model.mlir>"),
+                                          cl::init("-"),
+                                          cl::cat(compileCategory));
 static cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
                                            cl::value_desc("filename"),
-                                           cl::Required);
+                                           cl::Required,
+                                           cl::cat(compileCategory));
 static cl::opt<std::string>
     target("target",
            cl::desc("Target: cpu; cuda (NVIDIA GPUs: kernels in an "
                     "embedded fatbin, host code for --cpu); or cuda-emulator "
                     "(the cuda target's kernels run on the CPU, a block as "
                     "an OpenMP team: for testing them without a GPU)"),
-           cl::init("cpu"));
+           cl::init("cpu"), cl::cat(compileCategory));
 static cl::opt<std::string>
     cudaArch("cuda-arch",
              cl::desc("GPU architecture for --target=cuda (default sm_90); "
                       "the fatbin carries its cubin and PTX"),
-             cl::init("sm_90"));
+             cl::init("sm_90"), cl::cat(compileCategory));
 static cl::opt<std::string>
     cpu("cpu", cl::desc("Target CPU (LLVM name, default: this machine's)"),
-        cl::init("native"));
+        cl::init("native"), cl::cat(compileCategory));
 static cl::opt<bool>
     noOpenmp("no-openmp",
-             cl::desc("Single-threaded code that does not link libomp"));
+             cl::desc("Single-threaded code that does not link libomp"),
+             cl::cat(compileCategory));
 static cl::opt<bool> noPersistentKernels(
     "no-persistent-kernels",
     cl::desc("--target=cuda: a kernel launch per parallel loop per time step "
              "instead of one persistent kernel per time loop (cooperative "
-             "launch, grid barrier between steps)"));
+             "launch, grid barrier between steps)"),
+    cl::cat(compileCategory));
 static cl::opt<bool> noTiledGemms(
     "no-tiled-gemms",
     cl::desc("--target=cuda: GEMMs outside time loops with a thread per "
              "output element instead of shared-memory, register-tiled "
-             "kernels"));
+             "kernels"),
+    cl::cat(compileCategory));
 static cl::opt<bool> noStationaryWeights(
     "no-stationary-weights",
     cl::desc("--target=cuda: fused LSTM steps mapped like any loop nest, "
              "reading the weights from L2 at every step, instead of blocks "
              "that own groups of hidden units with their weights in shared "
-             "memory"));
+             "memory"),
+    cl::cat(compileCategory));
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("--target=cuda: the products of the GEMMs and of the "
              "recurrence's steps: fp32 (strict), tf32 (tensor cores, like "
              "PyTorch's allow_tf32) or bf16 (tensor cores; a bf16 model's "
              "default); sums in f32"),
-    cl::value_desc("fp32|tf32|bf16"));
+    cl::value_desc("fp32|tf32|bf16"), cl::cat(compileCategory));
 static cl::opt<std::string> gemm(
     "gemm",
     cl::desc("--target=cuda: the GEMMs outside time loops (the vocabulary "
              "projection, the prologue's input projections) as generated "
              "kernels (default) or as cuBLASLt calls, which the runtime loads "
              "on first use; the recurrence is always generated"),
-    cl::value_desc("generated|cublaslt"), cl::init("generated"));
+    cl::value_desc("generated|cublaslt"), cl::init("generated"),
+    cl::cat(compileCategory));
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to write"), cl::init(EmitKind::SharedLibrary),
     cl::values(clEnumValN(EmitKind::Mlir, "mlir",
@@ -90,17 +101,21 @@ static cl::opt<EmitKind> emit(
                clEnumValN(EmitKind::LlvmIr, "llvm", "Optimized LLVM IR"),
                clEnumValN(EmitKind::Object, "obj", "Object file"),
                clEnumValN(EmitKind::SharedLibrary, "lib",
-                          "Shared library for librecur-runtime (default)")));
+                          "Shared library for librecur-runtime (default)")),
+    cl::cat(compileCategory));
 static cl::opt<FusionLevel>
     fusion("fusion",
            cl::desc("Loop fusion before lowering; each level includes the "
                     "ones before it (default: cell on CPUs with vector GEMM "
                     "kernels, all elsewhere)"),
-           cl::init(FusionLevel::all), RECUR_FUSION_LEVEL_VALUES);
-static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"));
+           cl::init(FusionLevel::all), RECUR_FUSION_LEVEL_VALUES,
+           cl::cat(compileCategory));
+static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"),
+                           cl::cat(compileCategory));
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(compileCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
       "Recur ahead-of-time compiler: recur IR to a shared library\n");
