@@ -194,10 +194,10 @@ static bool swapsTimeAndBatch(TransposeOp transpose) {
 }
 
 /// The symbols of a model tensor's leading dimensions, which alone may be
-/// dynamic: an initial LSTM state is [B, H]; a batch-first tensor (an input
-/// that a recur.transpose makes time-major, or an output computed from a
-/// transposed time-major one) [B, T, ...]; everything else time-major [T, B,
-/// ...].
+/// dynamic: an LSTM's initial or final state is [B, H]; a batch-first tensor
+/// (an input that a recur.transpose makes time-major, or an output computed
+/// from a transposed time-major one) [B, T, ...]; everything else time-major
+/// [T, B, ...].
 static SmallVector<StringRef, 2> leadingSymbols(Value value) {
   for (OpOperand &use : value.getUses()) {
     auto lstm = dyn_cast<LSTMOp>(use.getOwner());
@@ -207,6 +207,11 @@ static SmallVector<StringRef, 2> leadingSymbols(Value value) {
     if (transpose && swapsTimeAndBatch(transpose))
       return {"B", "T"};
   }
+  Value source = value;
+  while (auto cast = source.getDefiningOp<tensor::CastOp>())
+    source = cast.getSource();
+  if (auto lstm = source.getDefiningOp<LSTMOp>(); lstm && source != lstm.getY())
+    return {"B"};
   // Outputs: row-wise ops keep their input's leading dimensions.
   Operation *producer = value.getDefiningOp();
   while (producer && isa<LinearOp, LogSoftmaxOp, tensor::CastOp>(producer))

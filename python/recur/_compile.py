@@ -252,7 +252,8 @@ class _Compiled:
 
 class CompiledLM(_Compiled):
     """A compiled LSTM LM, called like the module: `logits = compiled(tokens)`
-    (tokens [T, B] int64, logits [T, B, V]); compiled with state=True,
+    (tokens [T, B] int64, logits [T, B, V]; [B, T] and [B, T, V] for a
+    batch_first LSTM); compiled with state=True,
     `logits, (h_n, c_n) = compiled(tokens, (h0, c0))` carries the state from
     one batch of a long text to the next."""
 

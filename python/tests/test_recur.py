@@ -196,6 +196,21 @@ def test_lstm_matches_pytorch(input, hidden, layers, seq, batch, dropout):
     assert_lstm_matches(module, compiled, x, state)
 
 
+def check_lstm_options(batch_first, bias, bidirectional, proj_size, fusion=None):
+    torch.manual_seed(7 + 2 * batch_first + 4 * bias + 8 * bidirectional + proj_size)
+    input, hidden, layers, seq, batch = 5, 6, 2 + bidirectional, 7, 3
+    module = nn.LSTM(input, hidden, layers, batch_first=batch_first, bias=bias,
+                     bidirectional=bidirectional, proj_size=proj_size).eval()
+    compiled = recur.compile(module, threads=1, fusion=fusion)
+    x = torch.randn((batch, seq, input) if batch_first else (seq, batch, input))
+    states = layers * (2 if bidirectional else 1)
+    state = (torch.randn(states, batch, proj_size or hidden), torch.randn(states, batch, hidden))
+    assert_lstm_matches(module, compiled, x, state)
+    # The state outputs are [B, units], whatever T and B the model takes.
+    for spec in compiled.model.outputs[1:]:
+        assert spec.dims[0] == "B", spec
+
+
 # Every combination of batch_first, bias and bidirectional, with the state
 # and without, on odd sizes (I != H, B != T); proj_size with some of them.
 @pytest.mark.parametrize("batch_first,bias,bidirectional,proj_size", [
@@ -204,15 +219,15 @@ def test_lstm_matches_pytorch(input, hidden, layers, seq, batch, dropout):
       for bidirectional in (False, True)),
 ])
 def test_lstm_options_match_pytorch(batch_first, bias, bidirectional, proj_size):
-    torch.manual_seed(7 + 2 * batch_first + 4 * bias + 8 * bidirectional + proj_size)
-    input, hidden, layers, seq, batch = 5, 6, 2 + bidirectional, 7, 3
-    module = nn.LSTM(input, hidden, layers, batch_first=batch_first, bias=bias,
-                     bidirectional=bidirectional, proj_size=proj_size).eval()
-    compiled = recur.compile(module, threads=1)
-    x = torch.randn((batch, seq, input) if batch_first else (seq, batch, input))
-    states = layers * (2 if bidirectional else 1)
-    state = (torch.randn(states, batch, proj_size or hidden), torch.randn(states, batch, hidden))
-    assert_lstm_matches(module, compiled, x, state)
+    check_lstm_options(batch_first, bias, bidirectional, proj_size)
+
+
+# Each fusion stage handles reversed, bias-free and projected layers its own
+# way (docs/pipeline.md): two stacks with all of them, at every level.
+@pytest.mark.parametrize("fusion", ["none", "hoist", "cell", "wavefront", "all"])
+@pytest.mark.parametrize("batch_first,proj_size", [(True, 0), (False, 3)])
+def test_lstm_options_at_every_fusion_level(fusion, batch_first, proj_size):
+    check_lstm_options(batch_first, False, True, proj_size, fusion=fusion)
 
 
 class OptionsLM(nn.Module):

@@ -63,6 +63,14 @@ lm lm_large_h    97 16 300 2 4 7
 
 compile lstm_stack "gen lstm --input 5 --hidden 6 --layers 3"
 run lstm_stack 4 3 7
+# nn.LSTM's options: reversed, bias-free, batch-first and projected layers
+# with their state.
+compile lstm_options "gen lstm --input 5 --hidden 6 --layers 2 --batch-first --no-bias --bidirectional --state"
+run lstm_options 4 3 8
+compile lstm_proj "gen lstm --input 5 --hidden 6 --layers 2 --proj-size 3 --bidirectional --state"
+run lstm_proj 5 2 9
+compile lm_options "gen lstm-lm --vocab 19 --embed 6 --hidden 8 --layers 2 --batch-first --proj-size 5 --state"
+run lm_options 4 3 10
 compile lstm_state "$root/test/models/lstm_state.mlir"
 run lstm_state 1 1 11
 run lstm_state 6 4 11

@@ -177,6 +177,48 @@ TEST(ReferenceTest, LstmStateCarriesAcrossCalls) {
               "'c0' expected shape [2, 2], got [3, 2, 3]");
 }
 
+TEST(ReferenceTest, ProjectedLstmMatchesScalarFormulasOverTwoSteps) {
+  // proj_size: I = B = P = 1, H = 2; h = w_hr · (o * tanh(c)) is what the
+  // next step's w_hh [4H, P] reads, and y and h_n hold it; c_n keeps H.
+  const double wi[8] = {0.5, -0.3, 0.8, 0.1, 0.4, -0.2, 0.6, 0.3};
+  const double wh[8] = {0.2, 0.4, -0.6, 0.7, -0.1, 0.5, 0.3, -0.4};
+  const double wr[2] = {0.9, -0.7};
+  const double xs[2] = {1.0, -2.0};
+  auto sigma = [](double v) { return 1 / (1 + std::exp(-v)); };
+  double h = 0.25, c[2] = {-0.5, 0.3}, hs[2];
+  for (int t = 0; t < 2; ++t) {
+    double projected = 0;
+    for (int unit = 0; unit < 2; ++unit) {
+      auto pre = [&](int gate) {
+        int row = gate * 2 + unit;
+        return wi[row] * xs[t] + wh[row] * h;
+      };
+      double i = sigma(pre(0)), f = sigma(pre(1)), g = std::tanh(pre(2)),
+             o = sigma(pre(3));
+      c[unit] = f * c[unit] + i * g;
+      projected += wr[unit] * o * std::tanh(c[unit]);
+    }
+    h = hs[t] = projected;
+  }
+
+  auto floats = [](const double *v, int n) {
+    return std::vector<float>(v, v + n);
+  };
+  FloatTensor x({2, 1, 1}, floats(xs, 2));
+  FloatTensor wIh({8, 1}, floats(wi, 8)), wHh({8, 1}, floats(wh, 8));
+  FloatTensor wHr({1, 2}, floats(wr, 2));
+  FloatTensor h0({1, 1}, {0.25}), c0({1, 2}, {-0.5, 0.3});
+  LstmResult result = lstm(x, wIh, wHh, nullptr, nullptr, &h0, &c0,
+                           /*reverse=*/false, &wHr);
+  ASSERT_EQ(result.y.shape, (std::vector<int64_t>{2, 1, 1}));
+  ASSERT_EQ(result.cN.shape, (std::vector<int64_t>{1, 2}));
+  EXPECT_NEAR(result.y.data[0], hs[0], 1e-6);
+  EXPECT_NEAR(result.y.data[1], hs[1], 1e-6);
+  EXPECT_NEAR(result.hN.data[0], h, 1e-6);
+  EXPECT_NEAR(result.cN.data[0], c[0], 1e-6);
+  EXPECT_NEAR(result.cN.data[1], c[1], 1e-6);
+}
+
 TEST(ReferenceTest, ReverseLstmRunsTheFlippedSequence) {
   // A reversed layer over x equals a forward layer over x flipped in time,
   // with y flipped back; no biases equal zero biases.

@@ -71,13 +71,14 @@ static cl::opt<bool> state(
     "state",
     cl::desc("Take the LSTM's state and return it, as nn.LSTM's (h0, c0) and "
              "(h_n, c_n): inputs h0_l<k>, c0_l<k> and outputs h_n_l<k>, "
-             "c_n_l<k>, [B, hidden] per layer"),
+             "c_n_l<k>, [B, units] per layer and direction (h has --proj-size "
+             "units if set)"),
     cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
 static cl::opt<bool> batchFirst(
     "batch-first",
     cl::desc("Sequences are batch-first, as nn.LSTM(batch_first=True): "
-             "input [B, T, input] and output [B, T, hidden] (the LM's tokens "
-             "[B, T] and logits [B, T, vocab]); the state stays [B, hidden]"),
+             "input [B, T, input] and output [B, T, units] (the LM's tokens "
+             "[B, T] and logits [B, T, vocab]); the state stays [B, units]"),
     cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
 static cl::opt<bool> noBias(
     "no-bias", cl::desc("LSTM layers without biases, as nn.LSTM(bias=False)"),

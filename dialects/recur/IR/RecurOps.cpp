@@ -165,15 +165,27 @@ checkLSTM(ShapeChecker &checker, Type input, Type wIh, Type wHh, Type bIh,
 
 static Type typeOrNull(Value value) { return value ? value.getType() : Type(); }
 
-/// nn.LSTM's rule for an LSTM form with a projection (w_hr): it makes the
-/// hidden state smaller.
+/// nn.LSTM's rules for the unit counts: a hidden size above zero, and a
+/// projection (`projected`: w_hr's rows) that makes the hidden state smaller
+/// but leaves it some units.
+static LogicalResult verifyUnitCounts(Operation *op, int64_t hidden,
+                                      std::optional<int64_t> projected = {}) {
+  if (hidden < 1)
+    return op->emitOpError()
+           << "has " << hidden << " hidden units; an LSTM needs at least one";
+  if (!projected || (*projected >= 1 && *projected < hidden))
+    return success();
+  return op->emitOpError() << "projects the hidden state to " << *projected
+                           << " of " << hidden
+                           << " units; a projection (w_hr) must make it "
+                              "smaller and keep at least one";
+}
+
 template <typename LSTMLike>
 static LogicalResult verifyProjection(LSTMLike op) {
-  if (!op.getWHr() || op.getOutputSize() < op.getHiddenSize())
-    return success();
-  return op.emitOpError() << "projects the hidden state to "
-                          << op.getOutputSize() << " of " << op.getHiddenSize()
-                          << " units; a projection (w_hr) must make it smaller";
+  return verifyUnitCounts(op, op.getHiddenSize(),
+                          op.getWHr() ? std::optional(op.getOutputSize())
+                                      : std::nullopt);
 }
 
 LogicalResult LSTMOp::verify() {
@@ -434,6 +446,9 @@ LogicalResult LSTMWavefrontOp::verify() {
   SmallVector<StringRef> nameRefs(names.begin(), names.end());
   if (failed(verifyResults(*this, checker, nameRefs, *shapes)))
     return failure();
+  for (int64_t layer = 0; layer < layers; ++layer)
+    if (failed(verifyUnitCounts(*this, getHiddenSize(layer))))
+      return failure();
   std::optional<ArrayRef<int64_t>> tiles = getGateTiles();
   if (!tiles)
     return success();
@@ -1003,10 +1018,12 @@ LogicalResult LSTMGradOp::verify() {
       checkLSTMGrad(checker, getInput().getType(), getWIh().getType(),
                     getWHh().getType(), getBIh().getType(), getBHh().getType(),
                     getY().getType(), getDY().getType());
-  return failure(failed(shapes) ||
-                 failed(verifyResults(*this, checker,
-                                      {"d_input", "d_w_ih", "d_w_hh", "d_bias"},
-                                      *shapes)));
+  if (failed(shapes) ||
+      failed(verifyResults(*this, checker,
+                           {"d_input", "d_w_ih", "d_w_hh", "d_bias"}, *shapes)))
+    return failure();
+  return verifyUnitCounts(*this,
+                          cast<ShapedType>(getWHh().getType()).getDimSize(1));
 }
 
 SmallVector<Type> LSTMGradOp::inferResultTypes() {

@@ -137,7 +137,8 @@ def FoldEmbeddingProjection : Pass<"recur-fold-embedding-projection"> {
 def FuseLSTMCell : Pass<"recur-fuse-lstm-cell"> {
   let summary = "Fuse each step's recurrent GEMM with the LSTM cell's pointwise tail";
   let description = [{
-    Marks every `recur.lstm_recurrence` `cell<fused>`: the lowering then
+    Marks every `recur.lstm_recurrence` without a projection `cell<fused>`:
+    the lowering then
     computes, for each (batch row, hidden unit), the four gate sums
     `input_gates[t] + h_{t-1} · w_hhᵀ` of gates i, f, g and o in registers
     and consumes them at once in the cell update. The `[B, 4H]` gate tensor
@@ -151,7 +152,9 @@ def FuseLSTMCell : Pass<"recur-fuse-lstm-cell"> {
     moves it into the prologue the runtime runs once per weight binding.
 
     Left alone: `recur.lstm` ops (not hoisted; run
-    `recur-hoist-input-projection` first), recurrences already fused and,
+    `recur-hoist-input-projection` first), recurrences already fused,
+    projected recurrences (`proj`: the projection follows the cell, so the
+    step keeps the separate schedule) and,
     with `whole-tiles-only`, recurrences whose hidden size `gate-tile` does
     not divide. The CPU pipeline sets both: `gate-tile` = its vector width,
     the tile its fused-step kernel is made of; a recurrence it cannot tile
@@ -191,7 +194,7 @@ def Wavefront : Pass<"recur-wavefront"> {
 
     Left alone: a single recurrence; a layer whose output is also used
     elsewhere, or whose projection has no bias; a layer that runs in
-    `reverse`; and neighbours that differ in their cell schedule, in having
+    `reverse` or projects its hidden state (`proj`); and neighbours that differ in their cell schedule, in having
     initial states, or whose states are used before the stack ends.
   }];
 }
@@ -202,7 +205,9 @@ def PackWeights : Pass<"recur-pack-weights"> {
     Gives every `recur.linear`, and every `recur.lstm_recurrence` with the
     separate cell schedule (whose per-step recurrent GEMM is a GEMM like any
     other), whose weight is a model weight (a `recur.weight` argument) that
-    weight packed by `recur.pack_panels`:
+    weight packed by `recur.pack_panels` (not the `w_hh` of a projected
+    recurrence: its recurrent GEMM has P columns, not H, and reads PyTorch's
+    layout):
     `[ceil(N / tile), K, tile]`, so that a register tile of `tile` output
     columns reads one contiguous run of `tile` weights per step of its K
     loop. `recur-outline-weight-prologue`, which runs after it, moves the

@@ -25,8 +25,10 @@ struct SequenceConfig {
   /// Element type of weights and activations: "f32", "f16" or "bf16".
   std::string dtype = "f32";
   /// The LSTM's state in and out, as nn.LSTM's (h0, c0) and (h_n, c_n), one
-  /// [B, hidden] tensor per layer: inputs `h0_l<k>`, `c0_l<k>` after the
-  /// model's others, outputs `h_n_l<k>`, `c_n_l<k>` after its result. A
+  /// [B, units] tensor per layer and direction (h: P units with a
+  /// projection, else hidden; c: hidden): inputs `h0_l<k>`, `c0_l<k>`
+  /// (`..._reverse` for the backward direction) after the model's others,
+  /// outputs `h_n_l<k>`, `c_n_l<k>` after its result. A
   /// long text then runs batch after batch with the state carried.
   bool state = false;
   /// nn.LSTM's options. `batchFirst`: the sequence input and output are

@@ -850,3 +850,64 @@ func.func @recurrence_projected_fused(%g: tensor<5x2x24xf32>, %w_hh: tensor<24x4
       -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x6xf32>)
   return %y : tensor<5x2x4xf32>
 }
+
+// -----
+
+func.func @lstm_no_hidden_units(%x: tensor<5x2x8xf32>, %w_ih: tensor<0x8xf32>,
+    %w_hh: tensor<0x0xf32>) -> tensor<5x2x0xf32> {
+  // expected-error @below {{'recur.lstm' op has 0 hidden units; an LSTM needs at least one}}
+  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh
+      : (tensor<5x2x8xf32>, tensor<0x8xf32>, tensor<0x0xf32>)
+      -> (tensor<5x2x0xf32>, tensor<2x0xf32>, tensor<2x0xf32>)
+  return %y : tensor<5x2x0xf32>
+}
+
+// -----
+
+func.func @lstm_projection_to_nothing(%x: tensor<5x2x8xf32>, %w_ih: tensor<16x8xf32>,
+    %w_hh: tensor<16x0xf32>, %w_hr: tensor<0x4xf32>) -> tensor<5x2x0xf32> {
+  // expected-error @below {{'recur.lstm' op projects the hidden state to 0 of 4 units; a projection (w_hr) must make it smaller and keep at least one}}
+  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh proj(%w_hr)
+      : (tensor<5x2x8xf32>, tensor<16x8xf32>, tensor<16x0xf32>, tensor<0x4xf32>)
+      -> (tensor<5x2x0xf32>, tensor<2x0xf32>, tensor<2x4xf32>)
+  return %y : tensor<5x2x0xf32>
+}
+
+// -----
+
+func.func @lstm_recurrence_projection_not_smaller(%g: tensor<3x2x16xf32>,
+    %w_hh: tensor<16x4xf32>, %w_hr: tensor<4x4xf32>) -> tensor<3x2x4xf32> {
+  // expected-error @below {{'recur.lstm_recurrence' op projects the hidden state to 4 of 4 units; a projection (w_hr) must make it smaller and keep at least one}}
+  %y, %h, %c = recur.lstm_recurrence %g, %w_hh proj(%w_hr)
+      : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<4x4xf32>)
+      -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return %y : tensor<3x2x4xf32>
+}
+
+// -----
+
+func.func @lstm_recurrence_no_hidden_units(%g: tensor<3x2x0xf32>, %w_hh: tensor<0x0xf32>) -> tensor<3x2x0xf32> {
+  // expected-error @below {{'recur.lstm_recurrence' op has 0 hidden units; an LSTM needs at least one}}
+  %y, %h, %c = recur.lstm_recurrence %g, %w_hh
+      : (tensor<3x2x0xf32>, tensor<0x0xf32>) -> (tensor<3x2x0xf32>, tensor<2x0xf32>, tensor<2x0xf32>)
+  return %y : tensor<3x2x0xf32>
+}
+
+// -----
+
+func.func @lstm_wavefront_no_hidden_units(%g: tensor<3x2x16xf32>, %w: tensor<16x4xf32>,
+    %w1_ih: tensor<0x4xf32>, %w1_hh: tensor<0x0xf32>, %b1: tensor<0xf32>) {
+  // expected-error @below {{'recur.lstm_wavefront' op has 0 hidden units; an LSTM needs at least one}}
+  %y, %s:4 = recur.lstm_wavefront %g w_hh(%w, %w1_hh) w_ih(%w1_ih) bias(%b1)
+      : (tensor<3x2x16xf32>, tensor<16x4xf32>, tensor<0x0xf32>, tensor<0x4xf32>, tensor<0xf32>)
+      -> (tensor<3x2x0xf32>, tensor<2x4xf32>, tensor<2x0xf32>, tensor<2x4xf32>, tensor<2x0xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_grad_no_hidden_units(%x: tensor<3x2x5xf32>, %wi: tensor<0x5xf32>, %wh: tensor<0x0xf32>, %b: tensor<0xf32>, %y: tensor<3x2x0xf32>) {
+  // expected-error @below {{'recur.lstm_grad' op has 0 hidden units; an LSTM needs at least one}}
+  %0:4 = recur.lstm_grad %x, %wi, %wh, %b, %b, %y, %y : (tensor<3x2x5xf32>, tensor<0x5xf32>, tensor<0x0xf32>, tensor<0xf32>, tensor<0xf32>, tensor<3x2x0xf32>, tensor<3x2x0xf32>) -> (tensor<3x2x5xf32>, tensor<0x5xf32>, tensor<0x0xf32>, tensor<0xf32>)
+  return
+}
