@@ -37,13 +37,16 @@ if config.recur_cuobjdump and os.path.exists(config.recur_cuobjdump):
     config.available_features.add("cuobjdump")
     config.substitutions.append(("%cuobjdump", config.recur_cuobjdump))
 # The GEMM kernels follow the target's vector ISA: x86 tests name CPUs, and
-# run AVX2 code only where this machine has it.
+# run AVX2, AVX-512 and AVX512-BF16 code only where this machine has it.
 if platform.machine() in ("x86_64", "AMD64"):
     config.available_features.add("x86_64")
     try:
         with open("/proc/cpuinfo") as cpuinfo:
-            if " avx2" in cpuinfo.read():
-                config.available_features.add("avx2")
+            flags = cpuinfo.read()
+        for flag, feature in ((" avx2", "avx2"), (" avx512f", "avx512f"),
+                              (" avx512_bf16", "avx512bf16")):
+            if flag in flags:
+                config.available_features.add(feature)
     except OSError:
         pass
 # ASan reserves terabytes of address space: tests that limit it cannot run.

@@ -2,9 +2,12 @@
 //
 //   bench-onednn-lm --weights w.safetensors --inputs in.safetensors
 //                   --outputs out.safetensors [--warmup K] [--iters N]
-//                   [--lr LR [--clip-norm C]]
+//                   [--precision fp32|bf16] [--lr LR [--clip-norm C]]
 //
 // With --lr, an LM's SGD training step instead (onednn_lm_train.cpp).
+// --precision=bf16 (forward): bf16 weights, activations and logits, f32
+// biases and sums, oneDNN's bf16 primitives (AVX512-BF16 where the CPU has
+// it); the f32 weights are rounded to bf16 once, at set-up.
 //
 // The embedding is gathered by hand, the stacked LSTM runs as oneDNN
 // lstm_forward primitives (layer 0, then the others in one primitive, since a
@@ -32,7 +35,8 @@ constexpr const char *kUsage =
     "usage: bench-onednn-lm --weights w.safetensors --inputs in.safetensors\n"
     "                       --outputs out.safetensors [--warmup K] [--iters "
     "N]\n"
-    "                       [--lr LR [--clip-norm C]]\n"
+    "                       [--precision fp32|bf16] [--lr LR [--clip-norm "
+    "C]]\n"
     "Runs the model of the weights (an LSTM LM or a bare stacked LSTM) with\n"
     "oneDNN and prints {\"times_ms\": [...], ...} as JSON. With --lr, each\n"
     "batch is an SGD step of the LM on tokens and targets (mean "
@@ -70,15 +74,18 @@ struct LstmStage {
   memory weightsLayer, weightsIter, bias;
   memory::desc dstDesc;
 
+  /// `type`: of the weights and the activations (f32 or bf16; the bias
+  /// stays f32).
   LstmStage(const engine &eng, stream &strm, const bench::Model &model,
-            size_t first, size_t count, const memory::desc &srcDesc) {
+            size_t first, size_t count, const memory::desc &srcDesc,
+            memory::data_type type) {
     memory::dim T = model.seq, B = model.batch, H = model.hidden;
     memory::dim I = first == 0 ? model.inputSize : H, L = count;
     auto f32 = memory::data_type::f32;
-    memory::desc layerAny({L, 1, I, 4, H}, f32, Tag::any);
-    memory::desc iterAny({L, 1, H, 4, H}, f32, Tag::any);
+    memory::desc layerAny({L, 1, I, 4, H}, type, Tag::any);
+    memory::desc iterAny({L, 1, H, 4, H}, type, Tag::any);
     memory::desc biasDesc({L, 1, 4, H}, f32, Tag::ldgo);
-    dstDesc = memory::desc({T, B, H}, f32, Tag::tnc);
+    dstDesc = memory::desc({T, B, H}, type, Tag::tnc);
     lstm_forward::desc desc(prop_kind::forward_inference,
                             rnn_direction::unidirectional_left2right, srcDesc,
                             memory::desc(), memory::desc(), layerAny, iterAny,
@@ -120,8 +127,12 @@ struct LstmStage {
 
 int main(int argc, char **argv) {
   bench::Options options = bench::parseOptions(argc, argv, kUsage);
-  if (options.precision != "fp32")
-    bench::unavailable("the oneDNN baseline runs fp32 only");
+  bool bf16 = options.precision == "bf16";
+  if (options.precision != "fp32" && !bf16)
+    bench::unavailable("the oneDNN baseline runs fp32 and bf16, not " +
+                       options.precision);
+  if (bf16 && options.training)
+    bench::unavailable("the oneDNN training step runs fp32 only");
   bench::Model model = bench::Model::load(options);
   const dnnl_version_t *version = dnnl_version();
   nlohmann::json versions = {{"onednn", std::to_string(version->major) + "." +
@@ -138,18 +149,34 @@ int main(int argc, char **argv) {
   engine eng(engine::kind::cpu, 0);
   stream strm(eng);
   auto f32 = memory::data_type::f32;
-  memory::dim T = model.seq, B = model.batch, H = model.hidden;
-  memory::desc srcDesc({T, B, model.inputSize}, f32, Tag::tnc);
-  // The LM gathers its embedding rows into `src`; a bare LSTM reads its input
-  // where it lies.
-  memory src = model.languageModel
+  auto type = bf16 ? memory::data_type::bf16 : f32;
+  size_t elementBytes = bf16 ? 2 : 4;
+  memory::dim T = model.seq, B = model.batch, H = model.hidden,
+              E = model.inputSize;
+  memory::desc srcDesc({T, B, E}, type, Tag::tnc);
+  // The LM gathers its embedding rows into `src` (from a table in the
+  // activations' type, converted once); a bare LSTM reads its input where it
+  // lies (converted once, outside the timed batches, in bf16).
+  memory src = model.languageModel || bf16
                    ? memory(srcDesc, eng)
                    : memory(srcDesc, eng, model.input.data.data());
+  memory table;
+  // f32 `data` of `dims` (row-major: `tag`) in the activations' type.
+  auto converted = [&](const memory::dims &dims, Tag tag, const float *data) {
+    memory user({dims, f32, tag}, eng, const_cast<float *>(data));
+    memory result({dims, type, tag}, eng);
+    reorder(user, result).execute(strm, user, result);
+    return result;
+  };
+  if (model.languageModel)
+    table = converted({model.vocab, E}, Tag::ab, model.embedding.data.data());
+  else if (bf16)
+    src = converted({T, B, E}, Tag::tnc, model.input.data.data());
   std::vector<LstmStage> stages;
-  stages.emplace_back(eng, strm, model, 0, 1, srcDesc);
+  stages.emplace_back(eng, strm, model, 0, 1, srcDesc, type);
   if (model.layers.size() > 1)
     stages.emplace_back(eng, strm, model, 1, model.layers.size() - 1,
-                        stages[0].dstDesc);
+                        stages[0].dstDesc, type);
   std::vector<memory> hidden;
   for (LstmStage &stage : stages)
     hidden.emplace_back(stage.dstDesc, eng);
@@ -159,9 +186,9 @@ int main(int argc, char **argv) {
   std::optional<inner_product_forward> projection;
   memory projSrc, projWeights, projBias, logits;
   if (model.languageModel) {
-    memory::desc ySrc({N, H}, f32, Tag::nc), out({N, V}, f32, Tag::nc);
+    memory::desc ySrc({N, H}, type, Tag::nc), out({N, V}, type, Tag::nc);
     inner_product_forward::desc desc(prop_kind::forward_inference, ySrc,
-                                     {{V, H}, f32, Tag::any},
+                                     {{V, H}, type, Tag::any},
                                      {{V}, f32, Tag::x}, out);
     inner_product_forward::primitive_desc pd(desc, eng);
     projection = inner_product_forward(pd);
@@ -181,12 +208,12 @@ int main(int argc, char **argv) {
 
   auto batch = [&] {
     if (model.languageModel) {
-      auto *rows = static_cast<float *>(src.get_data_handle());
-      size_t E = model.inputSize;
+      auto *rows = static_cast<char *>(src.get_data_handle());
+      const auto *tableRows = static_cast<const char *>(table.get_data_handle());
+      size_t rowBytes = E * elementBytes;
       for (size_t i = 0; i < model.tokens.size(); ++i)
-        std::memcpy(rows + i * E,
-                    model.embedding.data.data() + model.tokens[i] * E,
-                    E * sizeof(float));
+        std::memcpy(rows + i * rowBytes,
+                    tableRows + model.tokens[i] * rowBytes, rowBytes);
     }
     const memory *input = &src;
     for (size_t s = 0; s < stages.size(); ++s) {
@@ -202,11 +229,22 @@ int main(int argc, char **argv) {
   };
   std::vector<double> times = bench::timeBatches(options, batch);
 
-  const memory &result = model.languageModel ? logits : hidden.back();
+  memory result = model.languageModel ? logits : hidden.back();
+  if (bf16) { // the outputs are checked (and written) as f32
+    memory wide(model.languageModel ? memory::desc({N, V}, f32, Tag::nc)
+                                    : memory::desc({T, B, H}, f32, Tag::tnc),
+                eng);
+    reorder(result, wide).execute(strm, result, wide);
+    strm.wait();
+    result = wide;
+  }
   bench::writeOutput(options, model,
                      static_cast<const float *>(result.get_data_handle()));
   std::vector<std::string> notes = {
       "compile_s: primitive creation (oneDNN JIT) and weight reorders"};
+  if (bf16)
+    notes.push_back("bf16 weights, activations and logits (rounded once at "
+                    "set-up), f32 biases and sums");
   if (stages.size() > 1)
     notes.push_back("layers 1.." + std::to_string(model.layers.size() - 1) +
                     " in one lstm_forward primitive after layer 0's");

@@ -48,8 +48,8 @@ BOTH_MODES = ("forward", "train")
 TORCH_CPU_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
 
 SYSTEMS = [
-    # bf16: a bf16 model (recur-gen --dtype bf16); the CPU stores bf16 and
-    # computes in f32, the GPU also rounds the products' operands to bf16.
+    # bf16: a bf16 model (recur-gen --dtype bf16) with bf16 products (f32
+    # sums): AVX512-BF16 dot products on the CPU, tensor cores on the GPU.
     System("recur-cpu", "cpu", "recur",
            "Recur, compiled for this CPU (recur-compile --target=cpu; its default fusion level)",
            target="cpu", precisions=("fp32", "bf16"), modes=BOTH_MODES),
@@ -67,7 +67,7 @@ SYSTEMS = [
     System("onednn-cpu", "cpu", "binary",
            "oneDNN lstm_forward + inner_product (C++); train: + lstm_backward, "
            "inner_product backward, softmax",
-           binary="bench-onednn-lm", precisions=("fp32",), modes=BOTH_MODES),
+           binary="bench-onednn-lm", precisions=("fp32", "bf16"), modes=BOTH_MODES),
     System("torch-nn-lstm", "cpu", "python", "PyTorch nn.LSTM (aten, BLAS)",
            script="torch_lstm.py", variant="nn-lstm", env=TORCH_CPU_ENV, modes=BOTH_MODES),
     System("torch-eager-cell", "cpu", "python", "PyTorch eager fine-grained LSTM cell loop",

@@ -39,7 +39,8 @@ StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
 }
 
 void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
-                                      const CpuGemmTile &gemmTile) {
+                                      const CpuGemmTile &gemmTile,
+                                      bool bf16Products) {
   // A training step's backward pass is recur ops that fusion sees too.
   pm.addNestedPass<func::FuncOp>(createDifferentiate());
   // bf16/f16 models keep their interface and compute in f32.
@@ -59,8 +60,8 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
   if (level >= FusionLevel::wavefront)
     pm.addPass(createWavefront());
   if (level > FusionLevel::none && gemmTile.enabled())
-    pm.addPass(createPackWeights(
-        PackWeightsOptions{gemmTile.columns, gemmTile.vectorWidth}));
+    pm.addPass(createPackWeights(PackWeightsOptions{
+        gemmTile.columns, gemmTile.vectorWidth, bf16Products}));
   // What fusion computed from the weights alone runs once per binding.
   if (level > FusionLevel::none)
     pm.addPass(createOutlineWeightPrologue());
@@ -105,8 +106,11 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createLowerCopiesToLinalg());
   if (CpuGemmTile tile = options.gemmTile(); tile.enabled()) {
-    pm.addPass(createVectorizePackedMatmuls(
-        VectorizePackedMatmulsOptions{tile.vectorWidth, tile.vectorRegisters}));
+    VectorizePackedMatmulsOptions matmuls;
+    matmuls.vectorWidth = tile.vectorWidth;
+    matmuls.vectorRegisters = tile.vectorRegisters;
+    matmuls.bf16Dot = options.bf16Dot;
+    pm.addPass(createVectorizePackedMatmuls(matmuls));
     pm.addPass(createVectorizeElementwise(
         VectorizeElementwiseOptions{tile.vectorWidth}));
   }
@@ -127,7 +131,10 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   pm.addPass(createLowerAffinePass());
   // memref.alloca_scope (from the OpenMP conversion) must be lowered while its
   // region is still a single block, i.e. before scf becomes cf.
-  pm.addPass(createConvertVectorToLLVMPass());
+  // x86vector: the bf16 kernels' dot products (vdpbf16ps).
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = options.bf16Dot;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
@@ -145,7 +152,8 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
 
 void mlir::recur::buildLowerToCpuPipeline(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
-  buildFusionPipeline(pm, options.fusion, options.gemmTile());
+  buildFusionPipeline(pm, options.fusion, options.gemmTile(),
+                      options.precision == "bf16");
   buildCpuBackEndPipeline(pm, options);
 }
 

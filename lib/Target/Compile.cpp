@@ -380,6 +380,12 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(StringRef cpu,
   return machine;
 }
 
+/// Whether `machine` has AVX512-BF16's dot products of bf16 pairs.
+bool hasBf16DotProducts(const llvm::TargetMachine &machine) {
+  return machine.getTargetTriple().isX86() &&
+         machine.getMCSubtargetInfo()->checkFeatures("+avx512bf16");
+}
+
 /// The GEMM register tile for `machine`'s vector registers.
 CpuGemmTile gemmTileFor(const llvm::TargetMachine &machine) {
   const llvm::MCSubtargetInfo &subtarget = *machine.getMCSubtargetInfo();
@@ -468,10 +474,9 @@ std::string mlir::recur::checkCompileOptions(const CompileOptions &options) {
     if (*precision != "fp32" && *precision != "tf32" && *precision != "bf16")
       return "unknown --precision '" + *precision +
              "'; expected fp32, tf32 or bf16";
-    if (*precision != "fp32" && options.target == "cpu")
-      return "--precision=" + *precision +
-             " needs --target=cuda or cuda-emulator (tensor cores); the CPU "
-             "target computes in fp32";
+    if (*precision == "tf32" && options.target == "cpu")
+      return "--precision=tf32 needs --target=cuda or cuda-emulator (TF32 "
+             "tensor cores); the CPU takes fp32 or bf16";
     if (*precision != "fp32" && !options.tiledGemms)
       return "--precision=" + *precision +
              " runs the GEMMs on tensor cores in the tiled kernels: drop "
@@ -536,14 +541,28 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
       llvm::concat<const Type>(unfused.getArgumentTypes(),
                                unfused.getResultTypes()),
       [](Type type) { return getElementTypeOrSelf(type).isBF16(); });
+  // The CPU's bf16 products are those of its vector GEMM kernels, on the
+  // weights that fusion packs.
+  bool cpuKernels = !cuda && !emulator && gemmTile.enabled() &&
+                    level > FusionLevel::none;
+  bool bf16Dot = !cuda && !emulator && host && hasBf16DotProducts(*host);
   std::string precision = options.precision.value_or(
-      bf16Model && (cuda || emulator) && options.tiledGemms ? "bf16" : "fp32");
+      bf16Model && (((cuda || emulator) && options.tiledGemms) ||
+                    (cpuKernels && bf16Dot))
+          ? "bf16"
+          : "fp32");
   if (precision == "bf16" && !bf16Model)
-    return fail(module, "--precision=bf16 needs a bf16 model (recur-gen "
-                        "--dtype bf16); an f32 model takes fp32 or tf32");
+    return fail(module, Twine("--precision=bf16 needs a bf16 model (recur-gen "
+                              "--dtype bf16); an f32 model takes fp32") +
+                            (cuda || emulator ? " or tf32" : ""));
+  if (precision == "bf16" && !cuda && !emulator && !cpuKernels)
+    return fail(module, "--precision=bf16 on the CPU runs the vector GEMM "
+                        "kernels' products in bf16: it needs --fusion above "
+                        "none and a CPU with vector registers");
 
   PassManager fusion(module.getContext());
-  buildFusionPipeline(fusion, level, gemmTile);
+  buildFusionPipeline(fusion, level, gemmTile,
+                      precision == "bf16" && cpuKernels);
   if (failed(fusion.run(module)))
     return failure();
 
@@ -587,12 +606,18 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
     cpuOptions.openmp = openmp;
     cpuOptions.vectorWidth = gemmTile.vectorWidth;
     cpuOptions.vectorRegisters = gemmTile.vectorRegisters;
+    cpuOptions.precision = precision;
+    cpuOptions.bf16Dot = bf16Dot;
     buildCpuBackEndPipeline(pm, cpuOptions);
     pipeline =
         "recur-lower-to-cpu{fusion=" + stringifyFusionLevel(level).str() +
         " openmp=" + std::string(openmp ? "true" : "false") +
         " vector-width=" + std::to_string(gemmTile.vectorWidth) +
-        " vector-registers=" + std::to_string(gemmTile.vectorRegisters) + "}";
+        " vector-registers=" + std::to_string(gemmTile.vectorRegisters) +
+        " precision=" + precision +
+        (precision == "bf16" ? " bf16-dot=" + std::string(bf16Dot ? "true" : "false")
+                             : std::string()) +
+        "}";
   }
   FailureOr<std::string> description = describeModel(
       unfused, entry, emulator ? "cpu" : options.target, pipeline,

@@ -2,7 +2,7 @@
 //
 //   recur-compile model.mlir --target=cpu [--cpu=native] [--emit=lib] \
 //                 [--fusion=none|hoist|cell|wavefront|all] [--no-openmp]
-//                 -o libmodel.so
+//                 [--precision=fp32|bf16] -o libmodel.so
 //   recur-compile model.mlir --target=cuda [--cuda-arch=sm_90]
 //                 [--no-persistent-kernels] [--no-tiled-gemms]
 //                 [--no-stationary-weights] [--precision=fp32|tf32|bf16]
@@ -79,10 +79,12 @@ static cl::opt<bool> noStationaryWeights(
     cl::cat(compileCategory));
 static cl::opt<std::string> precision(
     "precision",
-    cl::desc("--target=cuda: the products of the GEMMs and of the "
-             "recurrence's steps: fp32 (strict), tf32 (tensor cores, like "
-             "PyTorch's allow_tf32) or bf16 (tensor cores; a bf16 model's "
-             "default); sums in f32"),
+    cl::desc("The products of the GEMMs and of the recurrence's steps: fp32 "
+             "(strict), tf32 (CUDA tensor cores, like PyTorch's allow_tf32) "
+             "or bf16 (bf16 operands: CUDA tensor cores, or the CPU's GEMM "
+             "kernels, with AVX512-BF16 dot products where the CPU has "
+             "them); sums in f32. Default: bf16 for a bf16 model on CUDA or "
+             "on a CPU with AVX512-BF16, else fp32"),
     cl::value_desc("fp32|tf32|bf16"), cl::cat(compileCategory));
 static cl::opt<std::string> gemm(
     "gemm",

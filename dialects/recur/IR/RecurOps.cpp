@@ -3,6 +3,7 @@
 #include "recur/IR/RecurOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -272,19 +273,28 @@ checkLSTMRecurrence(ShapeChecker &checker, Type inputGates, Type wHh, Type wHr,
         h0, c0, "P");
   auto packed = dyn_cast<RankedTensorType>(wHh);
   if (packed && packed.getRank() == 3) {
-    // Packed by recur.pack_panels: [ceil(4H / t), H, t].
+    // Packed by recur.pack_panels: [ceil(4H / t), H, t]; in pairs of k
+    // (bf16 products of an f32 step): [ceil(4H / t), H / 2, 2t].
     std::string what = operandName("w_hh");
-    if (failed(checker.checkShape(what, wHh, {"P", "H", "t"},
+    bool pairs = isPairPacked(wHh, inputGates);
+    if (failed(checker.checkShape(what, wHh, {"P", pairs ? "H2" : "H", "t"},
                                   /*requireStatic=*/true)) ||
-        failed(checker.checkFloatElementType(what, wHh)))
+        (!pairs && failed(checker.checkFloatElementType(what, wHh))))
       return failure();
-    int64_t panels =
-        llvm::divideCeilSigned(4 * packed.getDimSize(1), packed.getDimSize(2));
+    int64_t hidden = (pairs ? 2 : 1) * packed.getDimSize(1),
+            rows = packed.getDimSize(2) / (pairs ? 2 : 1);
+    if (pairs) {
+      if (packed.getDimSize(2) % 2)
+        return checker.fail(what, " packed in pairs of k needs panels of 2t "
+                                  "elements per pair of k, got ",
+                            packed.getDimSize(2));
+      checker.assumeSize("H", hidden);
+    }
+    int64_t panels = llvm::divideCeilSigned(4 * hidden, rows);
     if (panels != packed.getDimSize(0))
-      return checker.fail(what, " packed in panels of ", packed.getDimSize(2),
-                          " rows for 4*H = ", 4 * packed.getDimSize(1),
-                          " needs ", panels, " panels, got ",
-                          packed.getDimSize(0));
+      return checker.fail(what, " packed in panels of ", rows,
+                          " rows for 4*H = ", 4 * hidden, " needs ", panels,
+                          " panels, got ", packed.getDimSize(0));
     return checkLSTMOperands(
         checker, {{"input_gates", inputGates, {"T", "B", {"H", 4}}, false}}, h0,
         c0);
@@ -331,12 +341,17 @@ LogicalResult LSTMRecurrenceOp::verify() {
   auto wHhType = cast<ShapedType>(getWHh().getType());
   // The fused step's register tile reads the four gates of K units from one
   // panel.
+  int64_t panelRows =
+      wHhType.getRank() == 3
+          ? wHhType.getDimSize(2) /
+                (isPairPacked(wHhType, getInputGates().getType()) ? 2 : 1)
+          : 0;
   if (wHhType.getRank() == 3 && getCell() == CellSchedule::fused &&
-      (!tile || wHhType.getDimSize(2) != 4 * *tile))
+      (!tile || panelRows != 4 * *tile))
     return emitOpError("a packed w_hh read by cell<fused> needs "
                        "interleaved(K) and panels of 4*K rows (the four "
                        "gates of K units), got panels of ")
-           << wHhType.getDimSize(2) << " rows"
+           << panelRows << " rows"
            << (tile ? " for K = " + std::to_string(*tile)
                     : std::string(" without interleaved(K)"));
   return success();
@@ -556,14 +571,22 @@ static LogicalResult checkPackPanels(ShapeChecker &checker, Type input) {
                  failed(checker.checkFloatElementType(what, input)));
 }
 
-/// [ceil(N / tile), K, tile] for a static [N, K] input, else null.
-static RankedTensorType packedType(Type input, int64_t tile) {
+bool mlir::recur::isPairPacked(Type weight, Type computeType) {
+  auto type = dyn_cast<RankedTensorType>(weight);
+  return type && type.getRank() == 3 && type.getElementType().isBF16() &&
+         getElementTypeOrSelf(computeType).isF32();
+}
+
+/// [ceil(N / tile), K, tile] for a static [N, K] input ([ceil(N / tile),
+/// K / 2, 2 tile] in `pairs`), else null.
+static RankedTensorType packedType(Type input, int64_t tile, bool pairs) {
   auto type = dyn_cast<RankedTensorType>(input);
   if (!type || type.getRank() != 2 || !type.hasStaticShape())
     return {};
+  int64_t rowsPerPart = pairs ? 2 : 1;
   return RankedTensorType::get(
-      {llvm::divideCeilSigned(type.getDimSize(0), tile), type.getDimSize(1),
-       tile},
+      {llvm::divideCeilSigned(type.getDimSize(0), tile),
+       type.getDimSize(1) / rowsPerPart, rowsPerPart * tile},
       type.getElementType());
 }
 
@@ -571,7 +594,11 @@ LogicalResult PackPanelsOp::verify() {
   ShapeChecker checker = verifyingChecker(*this);
   if (failed(checkPackPanels(checker, getInput().getType())))
     return failure();
-  RankedTensorType expected = packedType(getInput().getType(), getTile());
+  if (getPairs() && getInput().getType().getDimSize(1) % 2)
+    return emitOpError() << "packs K = " << getInput().getType().getDimSize(1)
+                         << " in pairs; pairs need an even K";
+  RankedTensorType expected =
+      packedType(getInput().getType(), getTile(), getPairs());
   if (getType() != expected)
     return emitOpError() << "result expected " << expected << ", got "
                          << getType();
@@ -579,30 +606,49 @@ LogicalResult PackPanelsOp::verify() {
 }
 
 SmallVector<Type> PackPanelsOp::inferResultTypes() {
-  if (RankedTensorType type = packedType(getInput().getType(), getTile()))
+  if (RankedTensorType type =
+          packedType(getInput().getType(), getTile(), getPairs()))
     return {type};
   return {getType()};
 }
 
 void PackPanelsOp::build(OpBuilder &builder, OperationState &state, Value input,
-                         int64_t tile) {
-  build(builder, state, packedType(input.getType(), tile), input, tile);
+                         int64_t tile, bool pairs) {
+  build(builder, state, packedType(input.getType(), tile, pairs), input, tile,
+        pairs);
 }
 
 //===----------------------------------------------------------------------===//
 // LinearOp
 //===----------------------------------------------------------------------===//
 
-/// A weight packed by recur.pack_panels, [ceil(N / t), K, t], with N the
-/// last dimension of `result`: the checker learns N from it.
+/// A weight packed by recur.pack_panels, [ceil(N / t), K, t] (in pairs of
+/// k, `pairs`: [ceil(N / t), K / 2, 2t] bf16), with N the last dimension of
+/// `result`: the checker learns N from it.
 static LogicalResult checkPackedWeight(ShapeChecker &checker, Type weight,
                                        Type result,
-                                       const SymbolicShape &resultShape) {
+                                       const SymbolicShape &resultShape,
+                                       bool pairs) {
   std::string weightName = operandName("weight");
-  if (failed(checker.checkShape(weightName, weight, {"P", "K", "t"},
-                                /*requireStatic=*/true)) ||
-      failed(checker.checkFloatElementType(weightName, weight)))
+  if (pairs) {
+    auto type = cast<RankedTensorType>(weight);
+    int64_t depth = checker.sizesOf({"K"}).front();
+    if (ShapedType::isDynamic(depth) || depth % 2 || !type.hasStaticShape() ||
+        2 * type.getDimSize(1) != depth || type.getDimSize(2) % 2)
+      return checker.fail(
+          weightName, " packed in pairs of k expected shape [P, K/2 = ",
+          ShapedType::isDynamic(depth) ? std::string("?")
+                                       : std::to_string(depth / 2),
+          ", 2t] with K even and static, got ", weight);
+    // The checks below, on the panels' shape in single k.
+    weight = RankedTensorType::get(
+        {type.getDimSize(0), depth, type.getDimSize(2) / 2},
+        type.getElementType());
+  } else if (failed(checker.checkShape(weightName, weight, {"P", "K", "t"},
+                                       /*requireStatic=*/true)) ||
+             failed(checker.checkFloatElementType(weightName, weight))) {
     return failure();
+  }
   auto resultType = dyn_cast_or_null<RankedTensorType>(result);
   if (!resultType || resultType.getRank() == 0 ||
       resultType.isDynamicDim(resultType.getRank() - 1))
@@ -633,12 +679,16 @@ static FailureOr<SmallVector<SymbolicShape>> checkLinear(ShapeChecker &checker,
   resultShape.emplace_back("N");
   auto weightType = dyn_cast<RankedTensorType>(weight);
   bool packed = weightType && weightType.getRank() == 3;
+  // A bf16 weight packed in pairs is read by an f32 linear (bf16 products).
+  bool pairs = isPairPacked(weight, input);
   if (failed(checker.checkShape(inputName, input, inputShape)) ||
       failed(checker.checkFloatElementType(inputName, input)) ||
-      failed(packed ? checkPackedWeight(checker, weight, result, resultShape)
+      failed(packed ? checkPackedWeight(checker, weight, result, resultShape,
+                                        pairs)
                     : checker.checkShape(operandName("weight"), weight,
                                          {"N", "K"}, /*requireStatic=*/true)) ||
-      failed(checker.checkFloatElementType(operandName("weight"), weight)))
+      (!pairs &&
+       failed(checker.checkFloatElementType(operandName("weight"), weight))))
     return failure();
   if (bias &&
       (failed(checker.checkShape(operandName("bias"), bias, {"N"},

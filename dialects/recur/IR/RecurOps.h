@@ -17,6 +17,13 @@
 
 #include "recur/IR/RecurInterfaces.h.inc"
 
+namespace mlir::recur {
+/// Whether `weight`, read by an op that computes in the element type of
+/// `computeType` (f32), is packed in pairs of k for bf16 products
+/// (`recur.pack_panels ... pairs`): a rank-3 bf16 [P, K / 2, 2t] tensor.
+bool isPairPacked(Type weight, Type computeType);
+} // namespace mlir::recur
+
 #define GET_OP_CLASSES
 #include "recur/IR/RecurOps.h.inc"
 

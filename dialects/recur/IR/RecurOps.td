@@ -135,7 +135,10 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
     PyTorch's layout with the separate schedule, and interleaved with
     `t = 4K` with the fused one, so that a panel holds the four gates of `K`
     units (`recur.pack_panels (recur.interleave_gates %w_hh tile(K))
-    tile(4K)`).
+    tile(4K)`). In an f32 recurrence, a bf16 `w_hh` packed in pairs of k
+    (`pairs`, H even), `[ceil(4H / t), H / 2, 2t]`, makes each step's
+    product one of bf16 operands (h_{t-1} rounded to bf16), with f32 sums
+    and cell, as `recur.linear`'s.
 
     ```mlir
     %w = recur.interleave_gates %w_hh tile(8) : tensor<1024x256xf32>
@@ -172,7 +175,11 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
     int64_t getHiddenSize() {
       if (getWHr())
         return ::llvm::cast<::mlir::ShapedType>(getWHr().getType()).getDimSize(1);
-      return ::llvm::cast<::mlir::ShapedType>(getWHh().getType()).getDimSize(1);
+      int64_t depth =
+          ::llvm::cast<::mlir::ShapedType>(getWHh().getType()).getDimSize(1);
+      return isPairPacked(getWHh().getType(), getInputGates().getType())
+                 ? 2 * depth
+                 : depth;
     }
     /// The size of the hidden state h and the output: P with a projection,
     /// else H.
@@ -316,15 +323,32 @@ def Recur_PackPanelsOp : Recur_Op<"pack_panels", [Pure]> {
     %p = recur.pack_panels %w tile(64)
         : tensor<10001x256xf32> -> tensor<157x256x64xf32>
     ```
+
+    `pairs` stores K in pairs of consecutive k, for the two-term dot
+    products of bf16 (AVX512-BF16's `vdpbf16ps`): each of the `K / 2` rows of
+    a panel holds, for each of its `tile` rows of the input, the input's
+    elements at k = 2j and 2j + 1 side by side (K even):
+
+    ```
+    result[p, j, 2r + s] = input[p * tile + r, 2j + s]   (0 where p * tile + r >= N)
+    ```
+
+    ```mlir
+    %p = recur.pack_panels %w tile(64) pairs
+        : tensor<10001x256xbf16> -> tensor<157x128x128xbf16>
+    ```
   }];
   let arguments = (ins AnyTensor:$input,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$tile);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$tile,
+                       UnitAttr:$pairs);
   let results = (outs AnyTensor:$result);
   let assemblyFormat = [{
-    $input `tile` `(` $tile `)` attr-dict `:` type($input) `->` type($result)
+    $input `tile` `(` $tile `)` (`pairs` $pairs^)? attr-dict `:` type($input)
+    `->` type($result)
   }];
   let hasVerifier = 1;
-  let builders = [OpBuilder<(ins "::mlir::Value":$input, "int64_t":$tile)>];
+  let builders = [OpBuilder<(ins "::mlir::Value":$input, "int64_t":$tile,
+      CArg<"bool", "false">:$pairs)>];
 }
 
 def Recur_LinearOp : Recur_Op<"linear", [Pure, DeclareOpInterfaceMethods<Recur_Differentiable>]> {
@@ -335,7 +359,11 @@ def Recur_LinearOp : Recur_Op<"linear", [Pure, DeclareOpInterfaceMethods<Recur_D
     drops an explicit zero), `result [..., N]`.
 
     The weight may also come packed by `recur.pack_panels` as
-    `[ceil(N / t), K, t]`; N is then the result's last dimension.
+    `[ceil(N / t), K, t]`; N is then the result's last dimension. An f32
+    linear may read a bf16 weight packed in pairs of k (`pairs`, K even),
+    `[ceil(N / t), K / 2, 2t]`: its products are then of bf16 operands (the
+    input rounded to bf16 to nearest even, as a bf16 GEMM stores its
+    activations), its sums f32: the CPU's `precision=bf16`.
 
     ```mlir
     %logits = recur.linear %y, %w bias(%b)

@@ -2,14 +2,17 @@
 //
 // recur.linear(x, w, b) -> recur.linear(x, recur.pack_panels(w), b) where w
 // is a model weight, so that recur-outline-weight-prologue packs it once per
-// weight binding.
+// weight binding; with bf16-pairs, in bf16 pairs of k (bf16 products).
 //
 //===----------------------------------------------------------------------===//
 
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_PACKWEIGHTS
@@ -21,7 +24,11 @@ using namespace mlir::recur;
 
 namespace {
 
+/// A model weight (a `recur.weight` argument), or its extension to f32 by
+/// recur-compute-in-f32 (a bf16 model's): weight-only work either way.
 bool isModelWeight(Value value) {
+  if (auto extension = value.getDefiningOp<arith::ExtFOp>())
+    value = extension.getIn();
   auto argument = dyn_cast<BlockArgument>(value);
   if (!argument)
     return false;
@@ -32,19 +39,48 @@ bool isModelWeight(Value value) {
                              RecurDialect::kWeightAttrName);
 }
 
+/// `weight` (f32) rounded to bf16, built from the bf16 model weight it
+/// extends where it does (through a gate interleaving): no rounding then.
+Value roundedToBf16(OpBuilder &builder, Value weight) {
+  Location loc = weight.getLoc();
+  if (auto extension = weight.getDefiningOp<arith::ExtFOp>();
+      extension && getElementTypeOrSelf(extension.getIn()).isBF16())
+    return extension.getIn();
+  if (auto interleaved = weight.getDefiningOp<InterleaveGatesOp>()) {
+    Value input = roundedToBf16(builder, interleaved.getInput());
+    return InterleaveGatesOp::create(builder, loc, input.getType(), input,
+                                     interleaved.getTile());
+  }
+  auto type = cast<RankedTensorType>(weight.getType());
+  return arith::TruncFOp::create(builder, loc,
+                                 type.clone(builder.getBF16Type()), weight);
+}
+
 struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
   using Base::Base;
   void runOnOperation() override {
     // One packed copy per weight and panel width, however many ops read it.
     llvm::DenseMap<std::pair<Value, int64_t>, Value> packed;
-    // `weight` packed in panels of `panelRows`, right after its definition.
+    // `weight` packed in panels of `panelRows`, right after its definition;
+    // with bf16-pairs, an f32 weight with an even K rounded to bf16 and
+    // packed in pairs of k.
+    // What the packed weights were made from, erased where nothing else
+    // reads it (the f32 copy of a weight packed from its bf16 original).
+    SmallVector<Operation *> replaced;
     auto pack = [&](OpOperand &weight, int64_t panelRows) {
+      if (Operation *producer = weight.get().getDefiningOp())
+        replaced.push_back(producer);
       Value &panels = packed[{weight.get(), panelRows}];
       if (!panels) {
         OpBuilder builder(&getContext());
         builder.setInsertionPointAfterValue(weight.get());
-        panels = PackPanelsOp::create(builder, weight.get().getLoc(),
-                                      weight.get(), panelRows);
+        auto type = cast<RankedTensorType>(weight.get().getType());
+        bool pairs = bf16Pairs && type.getElementType().isF32() &&
+                     type.getDimSize(1) % 2 == 0;
+        Value source =
+            pairs ? roundedToBf16(builder, weight.get()) : weight.get();
+        panels = PackPanelsOp::create(builder, weight.get().getLoc(), source,
+                                      panelRows, pairs);
       }
       weight.assign(panels);
     };
@@ -74,6 +110,17 @@ struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
           isModelWeight(interleaved.getInput()))
         pack(recurrence.getWHhMutable(), 4 * gateTile);
     });
+    llvm::DenseSet<Operation *> erased;
+    while (!replaced.empty()) {
+      Operation *op = replaced.pop_back_val();
+      if (erased.contains(op) || !isOpTriviallyDead(op))
+        continue;
+      erased.insert(op);
+      for (Value operand : op->getOperands())
+        if (Operation *producer = operand.getDefiningOp())
+          replaced.push_back(producer);
+      op->erase();
+    }
   }
 };
 

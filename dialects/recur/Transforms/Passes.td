@@ -218,6 +218,15 @@ def PackWeights : Pass<"recur-pack-weights"> {
     holds the four gates of K hidden units, the register tile of the fused
     step (`recur-vectorize-packed-matmuls` applies the cell to it).
 
+    A model weight is a `recur.weight` argument or its extension to f32
+    (`arith.extf`, recur-compute-in-f32's, in a bf16 model).
+
+    With `bf16-pairs` (the CPU's `precision=bf16`), each f32 weight whose
+    depth K is even is rounded to bf16 (taken from the bf16 model weight it
+    extends, where it does: no rounding then) and packed in pairs of k
+    (`recur.pack_panels ... pairs`), so that the op's products are of bf16
+    operands (AVX512-BF16 dot products); an odd K keeps f32 panels.
+
     The CPU pipeline runs it with `tile` = the columns of its GEMM register
     tile and `gate-tile` = its vector width, which depend on the target
     (`recur-compile --cpu`). Zero leaves the weights concerned as they are.
@@ -228,7 +237,11 @@ def PackWeights : Pass<"recur-pack-weights"> {
     Option<"gateTile", "gate-tile", "int64_t", /*default=*/"0",
            "Pack the w_hh of fused recurrences interleaved with this tile, "
            "in panels of 4 x gate-tile rows (0: none)">,
+    Option<"bf16Pairs", "bf16-pairs", "bool", /*default=*/"false",
+           "Pack f32 weights with an even K as bf16 pairs of k (bf16 "
+           "products)">,
   ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 def OutlineWeightPrologue : Pass<"recur-outline-weight-prologue",

@@ -206,6 +206,15 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
     vectors), its outputs (and a copy of h into y[t] that follows) are
     stored from there, and C, which nothing else reads, is not stored.
 
+    bf16 products (the CPU's `precision=bf16`: A bf16 and W packed in bf16
+    pairs of k, `recur.pack_panels ... pairs`, the sums f32) run the same
+    kernels over pairs of k: per pair each row broadcasts its two elements
+    of A as one 32-bit word and each vector of the tile takes one
+    `x86vector.avx512.dot` (`vdpbf16ps`) with a panel row of 2 x
+    `vector-width` bf16, with `bf16-dot`; without it, the kernel widens both
+    halves of the pairs to f32 and issues two FMAs (for CPUs without
+    AVX512-BF16).
+
     Contractions of other shapes, and panels that are not a whole number of
     vectors, are left to the loop lowering.
   }];
@@ -217,11 +226,15 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
            "rows as its accumulators fit, up to 6">,
     Option<"blockFloats", "block-floats", "int64_t", /*default=*/"65536",
            "Elements of A per block of rows (the L2 share of one block)">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "bf16 products by AVX512-BF16 dot products "
+           "(x86vector.avx512.dot); false: by widening to f32">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
-                           "::mlir::vector::VectorDialect"];
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::x86vector::X86VectorDialect"];
 }
 
 def VectorizeElementwise : Pass<"recur-vectorize-elementwise"> {

@@ -77,6 +77,18 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Vector registers of the target (32 with AVX-512, 16 "
                      "with AVX2)"),
       llvm::cl::init(32)};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("The products of the packed GEMMs (the projections, "
+                     "each step's recurrent product): fp32, or bf16 (bf16 "
+                     "operands, f32 sums)"),
+      llvm::cl::init("fp32")};
+  Option<bool> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("The target has AVX512-BF16 dot products (vdpbf16ps) "
+                     "for precision=bf16; without, the kernels widen the "
+                     "bf16 pairs and multiply in f32"),
+      llvm::cl::init(false)};
 
   /// The GEMM register tile these options ask for.
   CpuGemmTile gemmTile() const {
@@ -152,10 +164,11 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
 };
 
 /// recur-fusion: the recur -> recur loop-fusion stages up to `level`, then
-/// (above `none`) recur-pack-weights for `gemmTile` (none without one) and
-/// recur-outline-weight-prologue.
+/// (above `none`) recur-pack-weights for `gemmTile` (none without one; in
+/// bf16 pairs for `bf16Products`) and recur-outline-weight-prologue.
 void buildFusionPipeline(OpPassManager &pm, FusionLevel level,
-                         const CpuGemmTile &gemmTile = {});
+                         const CpuGemmTile &gemmTile = {},
+                         bool bf16Products = false);
 
 /// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse;
 /// `forGpu` picks the forms the GPU mapping takes (a block-parallel

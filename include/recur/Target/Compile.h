@@ -42,9 +42,12 @@ struct CompileOptions {
   /// CUDA: fused LSTM steps with their weights in shared memory
   /// (recur-gpu-stationary-weights); false: mapped like any loop nest.
   bool stationaryWeights = true;
-  /// CUDA: the precision of the GEMMs' products outside time loops: "fp32"
-  /// (strict), "tf32" or "bf16" (tensor cores, f32 sums). Unset: "bf16" for
-  /// a bf16 model on a CUDA target with tiled GEMMs, "fp32" otherwise.
+  /// The precision of the GEMMs' products: "fp32" (strict), "tf32" (CUDA:
+  /// tensor cores) or "bf16" (bf16 operands, f32 sums: tensor cores on
+  /// CUDA; on the CPU, the vector GEMM kernels' products, as AVX512-BF16 dot
+  /// products where the CPU has them). Unset: "bf16" for a bf16 model on a
+  /// CUDA target with tiled GEMMs or a CPU with AVX512-BF16 and vector GEMM
+  /// kernels (fusion above none), "fp32" otherwise.
   std::optional<std::string> precision;
   /// CUDA: the GEMMs outside time loops as "generated" kernels or as
   /// "cublaslt" calls, which the runtime runs with cuBLASLt.

@@ -4,9 +4,15 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
-bool mlir::recur::isMultiplyAccumulate(linalg::GenericOp op) {
+bool mlir::recur::isMultiplyAccumulate(linalg::GenericOp op,
+                                       bool extendedInputs) {
   Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 3)
+  size_t extensions = 0;
+  if (extendedInputs)
+    extensions = llvm::count_if(body.getOperations(), [](Operation &nested) {
+      return isa<arith::ExtFOp>(nested);
+    });
+  if (body.getOperations().size() != 3 + extensions)
     return false;
   auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
   if (!add)
@@ -19,6 +25,12 @@ bool mlir::recur::isMultiplyAccumulate(linalg::GenericOp op) {
   if (!multiply)
     return false;
   Value a = body.getArgument(0), w = body.getArgument(1);
-  return (multiply.getLhs() == a && multiply.getRhs() == w) ||
-         (multiply.getLhs() == w && multiply.getRhs() == a);
+  auto operand = [&](Value value) {
+    if (auto extension = value.getDefiningOp<arith::ExtFOp>();
+        extendedInputs && extension)
+      return extension.getIn();
+    return value;
+  };
+  Value lhs = operand(multiply.getLhs()), rhs = operand(multiply.getRhs());
+  return (lhs == a && rhs == w) || (lhs == w && rhs == a);
 }

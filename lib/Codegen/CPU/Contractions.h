@@ -12,8 +12,10 @@
 
 namespace mlir::recur {
 
-/// The body is `out + in0 * in1` (in either operand order).
-bool isMultiplyAccumulate(linalg::GenericOp op);
+/// The body is `out + in0 * in1` (in either operand order); with
+/// `extendedInputs`, the inputs may be extended (`arith.extf`) first: a
+/// bf16 product with f32 sums.
+bool isMultiplyAccumulate(linalg::GenericOp op, bool extendedInputs = false);
 
 } // namespace mlir::recur
 

@@ -20,6 +20,12 @@ bool mlir::recur::isElementwiseF32Body(Block &body, bool withIndices) {
   for (Operation &nested : body.without_terminator()) {
     if (withIndices && isa<linalg::IndexOp>(nested))
       continue;
+    // A bf16 model's conversions at its interface (f32 <-> bf16).
+    if (isa<arith::ExtFOp, arith::TruncFOp>(nested) &&
+        llvm::all_of(llvm::concat<Type>(nested.getOperandTypes(),
+                                        nested.getResultTypes()),
+                     [](Type type) { return type.isF32() || type.isBF16(); }))
+      continue;
     if (!isa<arith::ArithDialect, math::MathDialect>(nested.getDialect()) ||
         nested.getNumRegions() != 0)
       return false;

@@ -16,7 +16,8 @@
 namespace mlir::recur {
 
 /// Whether `body` holds only elementwise arith/math ops on f32 (and i1)
-/// scalars, and constants: what BodyVectorizer can run on vectors. With
+/// scalars, conversions between f32 and bf16, and constants: what
+/// BodyVectorizer can run on vectors. With
 /// `withIndices`, also `linalg.index` and integer ops on i64 and index
 /// values (a one-hot's compare of the column with a row's target), whose
 /// caller maps the `linalg.index` results to vectors itself.

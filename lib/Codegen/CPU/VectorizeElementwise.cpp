@@ -72,7 +72,8 @@ combiningKind(Operation *op) {
   return std::nullopt;
 }
 
-/// A generic this pass vectorizes: on f32 buffers, every loop parallel but
+/// A generic this pass vectorizes: on f32 buffers (bf16 ones indexed by all
+/// loops too: a bf16 model's inputs and outputs), every loop parallel but
 /// possibly the last, which may be a reduction; every operand either indexed
 /// by all loops (identity map, unit-stride rows) or one value per row (the
 /// leading loops; an input also by none: one value for all rows), outputs by
@@ -122,7 +123,8 @@ std::optional<RowOp> matchRowOp(linalg::GenericOp op) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     bool rowInteger = !full && op.isDpsInput(&operand) && type &&
                       type.getElementType().isInteger(64);
-    if (!type || (!type.getElementType().isF32() && !rowInteger) ||
+    bool fullBf16 = full && type && type.getElementType().isBF16();
+    if (!type || (!type.getElementType().isF32() && !rowInteger && !fullBf16) ||
         (full && !type.isLastDimUnitStride()))
       return std::nullopt;
     hasFullOperand |= full;
@@ -464,14 +466,15 @@ private:
   /// the cell).
   void readFull(RowOp &member, ArrayRef<Value> indices, bool inBounds,
                 IRMapping &mapping) {
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                           b.getF32FloatAttr(0.0f));
     for (OpOperand &operand : member.op->getOpOperands()) {
       BlockArgument argument = member.op.getMatchingBlockArgument(&operand);
       if (member.isRowOperand(operand) || argument.use_empty())
         continue;
+      Type element = argument.getType();
+      Value zero = arith::ConstantOp::create(b, loc, element,
+                                             b.getFloatAttr(element, 0.0));
       mapping.map(argument, vector::TransferReadOp::create(
-                                b, loc, vectorOf(b.getF32Type()), operand.get(),
+                                b, loc, vectorOf(element), operand.get(),
                                 indices, zero, ArrayRef<bool>{inBounds}));
     }
   }

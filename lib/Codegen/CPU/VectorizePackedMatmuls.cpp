@@ -16,6 +16,7 @@
 #include "recur/Codegen/CpuGemmTile.h"
 #include "recur/Codegen/Passes.h"
 
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -58,6 +59,9 @@ struct PackedMatmul {
   bool transposedInput = false;
   Value weight; // W [P, K, t], or [K, N] read in place when `inPlaceWeight`
   bool inPlaceWeight = false;
+  /// bf16 products: A is bf16 [d..., K] and W bf16 in pairs of k, [P, K / 2,
+  /// 2t] (recur.pack_panels ... pairs).
+  bool pairs = false;
   int64_t tile = 0; // t, the panel's columns
   Value output;     // C [d..., N]
   /// [N]: C was filled with it by `initialization` right before the
@@ -259,13 +263,23 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
   matmul.input = op.getDpsInputs()[0];
   matmul.weight = op.getDpsInputs()[1];
   matmul.output = op.getDpsInits()[0];
-  if (!isF32MemRef(matmul.input) || !isF32MemRef(matmul.weight) ||
+  auto isBf16MemRef = [](Value value) {
+    auto type = dyn_cast<MemRefType>(value.getType());
+    return type && type.getElementType().isBF16();
+  };
+  matmul.pairs = isBf16MemRef(matmul.input) && isBf16MemRef(matmul.weight);
+  if ((!matmul.pairs &&
+       (!isF32MemRef(matmul.input) || !isF32MemRef(matmul.weight))) ||
       !isF32MemRef(matmul.output))
     return std::nullopt;
   auto inputType = cast<MemRefType>(matmul.input.getType());
   auto weightType = cast<MemRefType>(matmul.weight.getType());
   auto outputType = cast<MemRefType>(matmul.output.getType());
   unsigned rank = outputType.getRank();
+  if (matmul.pairs && (weightType.getRank() != 3 ||
+                       !inputType.isLastDimUnitStride() ||
+                       weightType.getDimSize(2) % 2))
+    return std::nullopt;
   // A packed W [P, K, t], or a [K, N] one read in place in panels of
   // `inPlaceTile` columns.
   // An in-place W may have a dynamic K (a weight gradient's T x B rows).
@@ -279,9 +293,11 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
       !outputType.isLastDimUnitStride() || outputType.isDynamicDim(rank - 1))
     return std::nullopt;
   int64_t columns = outputType.getDimSize(rank - 1);
-  matmul.tile = matmul.inPlaceWeight ? inPlaceTile : weightType.getDimSize(2);
+  int64_t perPart = matmul.pairs ? 2 : 1;
+  matmul.tile = matmul.inPlaceWeight ? inPlaceTile
+                                     : weightType.getDimSize(2) / perPart;
   int64_t tile = matmul.tile,
-          depth = weightType.getDimSize(matmul.inPlaceWeight ? 0 : 1),
+          depth = perPart * weightType.getDimSize(matmul.inPlaceWeight ? 0 : 1),
           panels = matmul.inPlaceWeight ? llvm::divideCeilSigned(columns, tile)
                                         : weightType.getDimSize(0);
   if (tile <= 0 || tile % vectorWidth != 0 ||
@@ -292,7 +308,8 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
   // Loops (d..., n, k), k the only reduction.
   SmallVector<IteratorType> iterators(rank + 1, IteratorType::parallel);
   iterators.back() = IteratorType::reduction;
-  if (op.getIteratorTypesArray() != iterators || !isMultiplyAccumulate(op))
+  if (op.getIteratorTypesArray() != iterators ||
+      !isMultiplyAccumulate(op, /*extendedInputs=*/matmul.pairs))
     return std::nullopt;
   MLIRContext *context = op.getContext();
   SmallVector<AffineExpr> leading;
@@ -307,13 +324,17 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
   };
   SmallVector<AffineMap> expected = {
       withLast(k),
-      matmul.inPlaceWeight
-          ? AffineMap::get(rank + 1, 0, {k, n}, context)
+      matmul.inPlaceWeight ? AffineMap::get(rank + 1, 0, {k, n}, context)
+      : matmul.pairs
+          ? AffineMap::get(rank + 1, 0,
+                           {n.floorDiv(tile), k.floorDiv(2), (n % tile) * 2 + k % 2},
+                           context)
           : AffineMap::get(rank + 1, 0, {n.floorDiv(tile), k, n % tile},
                            context),
       withLast(n)};
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (rank == 2 && maps[0] == AffineMap::get(3, 0, {k, leading[0]}, context)) {
+  if (rank == 2 && !matmul.pairs &&
+      maps[0] == AffineMap::get(3, 0, {k, leading[0]}, context)) {
     matmul.transposedInput = true;
     expected[0] = maps[0];
   }
@@ -369,15 +390,18 @@ class KernelEmitter {
 
 public:
   KernelEmitter(RewriterBase &rewriter, PackedMatmul &matmul,
-                int64_t vectorWidth, int64_t tileRows, int64_t blockFloats)
+                int64_t vectorWidth, int64_t tileRows, int64_t blockFloats,
+                bool bf16Dot)
       : b(rewriter), loc(matmul.op->getLoc()), matmul(matmul),
-        vectorWidth(vectorWidth), tileRows(tileRows), blockFloats(blockFloats) {
+        vectorWidth(vectorWidth), tileRows(tileRows), blockFloats(blockFloats),
+        bf16Dot(bf16Dot) {
     auto weightType = cast<MemRefType>(matmul.weight.getType());
     auto outputType = cast<MemRefType>(matmul.output.getType());
     rank = outputType.getRank();
     columns = outputType.getDimSize(rank - 1);
     tile = matmul.tile;
-    depth = weightType.getDimSize(matmul.inPlaceWeight ? 0 : 1);
+    kStep = matmul.pairs ? 2 : 1;
+    depth = kStep * weightType.getDimSize(matmul.inPlaceWeight ? 0 : 1);
     panels = llvm::divideCeilSigned(columns, tile);
     vectorType = VectorType::get({vectorWidth}, b.getF32Type());
   }
@@ -628,8 +652,11 @@ private:
     for (int64_t set = 1; set < splits; ++set)
       sets.append(perSet, zeroVector);
 
-    // Adds A[rows, k] * W[panel, k, :] to `accumulators`.
+    // Adds A[rows, k] * W[panel, k, :] to `accumulators` (in pairs: A[rows,
+    // k..k+1] * W[panel, k / 2, :]).
     auto multiplyAdd = [&](Value k, ValueRange accumulators) {
+      if (matmul.pairs)
+        return multiplyAddPairs(k, panel, rowIndices, accumulators);
       SmallVector<Value> weights;
       for (int64_t v = 0; v < vectors; ++v)
         weights.push_back(
@@ -661,16 +688,18 @@ private:
                                : arith::AddIOp::create(b, loc, part.begin,
                                                        index(part.length))
                                      .getResult();
+    // A step of k covers `kStep` of K (a pair of k in pairs).
+    int64_t splitStep = splits * kStep;
     Value splitEnd =
         dynamicLength
             ? arith::AddIOp::create(
                   b, loc, part.begin,
                   roundDown(b, loc,
                             arith::SubIOp::create(b, loc, kEnd, part.begin),
-                            splits))
+                            splitStep))
                   .getResult()
             : arith::AddIOp::create(b, loc, part.begin,
-                                    index(part.length / splits * splits))
+                                    index(part.length / splitStep * splitStep))
                   .getResult();
     auto kLoop = [&](Value begin, Value end, int64_t step,
                      ValueRange accumulators,
@@ -679,13 +708,14 @@ private:
                                 body);
     };
     sets = kLoop(
-        part.begin, splitEnd, splits, sets,
+        part.begin, splitEnd, splitStep, sets,
         [&](Value k, ValueRange accumulators) {
           SmallVector<Value> next;
           for (int64_t set = 0; set < splits; ++set) {
-            Value kSet =
-                set ? arith::AddIOp::create(b, loc, k, index(set)).getResult()
-                    : k;
+            Value kSet = set ? arith::AddIOp::create(b, loc, k,
+                                                     index(set * kStep))
+                                   .getResult()
+                             : k;
             llvm::append_range(
                 next,
                 multiplyAdd(kSet, accumulators.slice(set * perSet, perSet)));
@@ -697,8 +727,8 @@ private:
       for (int64_t i = 0; i < perSet; ++i)
         tileSums[i] =
             arith::AddFOp::create(b, loc, tileSums[i], sets[set * perSet + i]);
-    if (dynamicLength || part.length % splits)
-      tileSums = kLoop(splitEnd, kEnd, 1, tileSums, multiplyAdd);
+    if (dynamicLength || part.length % splitStep)
+      tileSums = kLoop(splitEnd, kEnd, kStep, tileSums, multiplyAdd);
 
     for (int64_t r = 0; r < height; ++r)
       for (int64_t v = 0; v < vectors; ++v)
@@ -709,6 +739,92 @@ private:
       for (int64_t r = 0; r < height; ++r)
         applyCell(*matmul.cell, rowIndices[r], firstUnit,
                   ArrayRef(tileSums).slice(r * vectors, vectors));
+  }
+
+  /// Adds A[rows, k..k+1] * W[panel, k / 2, :] to `accumulators`: bf16
+  /// pairs, a panel row of 2t bf16 (the t columns' elements at k and k + 1
+  /// side by side) and per row one pair of A as 32 bits, broadcast. With
+  /// AVX512-BF16 each vector is one `vdpbf16ps` (x86vector.avx512.dot: per
+  /// lane acc + a_k w_k + a_k+1 w_k+1); without, the pairs are widened to
+  /// f32 (a bf16 is the top half of an f32) and multiplied by two FMAs.
+  SmallVector<Value> multiplyAddPairs(Value k, Value panel,
+                                      ArrayRef<SmallVector<Value>> rowIndices,
+                                      ValueRange accumulators) {
+    int64_t vectors = tile / vectorWidth;
+    auto pairType = VectorType::get({2 * vectorWidth}, b.getBF16Type());
+    auto wordsType = VectorType::get({vectorWidth}, b.getI32Type());
+    Value pairIndex = arith::DivUIOp::create(b, loc, k, index(2));
+    SmallVector<Value> weights;
+    for (int64_t v = 0; v < vectors; ++v)
+      weights.push_back(vector::LoadOp::create(
+          b, loc, pairType, matmul.weight,
+          ValueRange{panel, pairIndex, index(2 * v * vectorWidth)}));
+    // f32 lanes of the k (`high`: k + 1) halves of the 32-bit pairs.
+    auto widened = [&](Value words, bool high) {
+      Type wordType = words.getType();
+      Value bits =
+          high ? arith::AndIOp::create(
+                     b, loc, words,
+                     arith::ConstantOp::create(
+                         b, loc, wordType,
+                         isa<VectorType>(wordType)
+                             ? TypedAttr(DenseElementsAttr::get(
+                                   cast<VectorType>(wordType),
+                                   APInt(32, 0xFFFF0000u)))
+                             : TypedAttr(b.getI32IntegerAttr(0xFFFF0000u))))
+                     .getResult()
+               : arith::ShLIOp::create(
+                     b, loc, words,
+                     arith::ConstantOp::create(
+                         b, loc, wordType,
+                         isa<VectorType>(wordType)
+                             ? TypedAttr(DenseElementsAttr::get(
+                                   cast<VectorType>(wordType), APInt(32, 16)))
+                             : TypedAttr(b.getI32IntegerAttr(16))))
+                     .getResult();
+      Type floatType = isa<VectorType>(wordType) ? Type(vectorType)
+                                                 : Type(b.getF32Type());
+      return arith::BitcastOp::create(b, loc, floatType, bits).getResult();
+    };
+    SmallVector<Value> widenedWeights[2];
+    if (!bf16Dot)
+      for (Value weight : weights) {
+        Value words = vector::BitCastOp::create(b, loc, wordsType, weight);
+        widenedWeights[0].push_back(widened(words, false));
+        widenedWeights[1].push_back(widened(words, true));
+      }
+    SmallVector<Value> next;
+    for (auto [r, indices] : llvm::enumerate(rowIndices)) {
+      Value pair = vector::LoadOp::create(
+          b, loc, VectorType::get({2}, b.getBF16Type()), matmul.input,
+          withLast(indices, k));
+      Value word = vector::ExtractOp::create(
+          b, loc,
+          vector::BitCastOp::create(
+              b, loc, VectorType::get({1}, b.getI32Type()), pair),
+          ArrayRef<int64_t>{0});
+      if (bf16Dot) {
+        Value broadcast = vector::BitCastOp::create(
+            b, loc, pairType,
+            vector::BroadcastOp::create(b, loc, wordsType, word));
+        for (int64_t v = 0; v < vectors; ++v)
+          next.push_back(x86vector::DotBF16Op::create(
+              b, loc, vectorType, accumulators[r * vectors + v], broadcast,
+              weights[v]));
+        continue;
+      }
+      Value low = vector::BroadcastOp::create(b, loc, vectorType,
+                                              widened(word, false));
+      Value high = vector::BroadcastOp::create(b, loc, vectorType,
+                                               widened(word, true));
+      for (int64_t v = 0; v < vectors; ++v) {
+        Value sum = vector::FMAOp::create(b, loc, low, widenedWeights[0][v],
+                                          accumulators[r * vectors + v]);
+        next.push_back(
+            vector::FMAOp::create(b, loc, high, widenedWeights[1][v], sum));
+      }
+    }
+    return next;
   }
 
   /// The fused cell on one row of the tile: `sums` holds the four gates of
@@ -765,7 +881,8 @@ private:
   Location loc;
   PackedMatmul &matmul;
   int64_t vectorWidth, tileRows, blockFloats;
-  int64_t panels = 0, depth = 0, tile = 0, columns = 0;
+  bool bf16Dot;
+  int64_t panels = 0, depth = 0, tile = 0, columns = 0, kStep = 1;
   unsigned rank = 0;
   VectorType vectorType;
   /// C's leading sizes, whose product is the row count (set by emit).
@@ -797,7 +914,8 @@ struct VectorizePackedMatmulsPass
       rewriter.setInsertionPoint(matmul.op);
       int64_t tileRows =
           CpuGemmTile::rowsFor(vectorRegisters, matmul.tile / vectorWidth);
-      KernelEmitter(rewriter, matmul, vectorWidth, tileRows, blockFloats)
+      KernelEmitter(rewriter, matmul, vectorWidth, tileRows, blockFloats,
+                    bf16Dot)
           .emit();
       rewriter.eraseOp(matmul.op);
       if (matmul.initialization)

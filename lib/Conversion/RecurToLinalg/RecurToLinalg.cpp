@@ -81,10 +81,32 @@ public:
         .getResult(0);
   }
 
+  /// `x` as the input of a product with `w`: rounded to bf16 (to nearest
+  /// even) where `w` is packed in pairs of k for bf16 products, else `x`.
+  /// The products' callers round first, so that what sets the accumulator
+  /// stays right before the product (the CPU kernels start from it).
+  Value productInput(Value x, Value w) {
+    if (!isPairPacked(w.getType(), x.getType()))
+      return x;
+    Value init = empty(tensor::getMixedSizes(b, loc, x), b.getBF16Type());
+    return elementwiseInto(
+        x, init, [&](OpBuilder &nested, Location loc, ValueRange args) {
+          return arith::TruncFOp::create(nested, loc, nested.getBF16Type(),
+                                         args[0])
+              .getResult();
+        });
+  }
+
   /// `acc[d..., n] += sum_k x[d..., k] * w[n, k]`: x times w transposed, the
   /// PyTorch weight layout, accumulated into `acc`. A rank-3 `w` is that
-  /// weight packed by recur.pack_panels: w[n floordiv t, k, n mod t].
+  /// weight packed by recur.pack_panels: w[n floordiv t, k, n mod t]; a bf16
+  /// one of an f32 product in pairs of k, w[n floordiv t, k floordiv 2,
+  /// 2 (n mod t) + k mod 2], whose products are of bf16 operands (x rounded
+  /// by productInput) with f32 sums.
   Value accumulateMatmulTransposed(Value x, Value w, Value acc) {
+    bool pairs = isPairPacked(w.getType(), acc.getType());
+    if (pairs)
+      x = productInput(x, w);
     unsigned rank = cast<RankedTensorType>(x.getType()).getRank();
     unsigned loops = rank + 1; // leading dims, n, k
     MLIRContext *context = b.getContext();
@@ -99,7 +121,12 @@ public:
     };
     auto weightType = cast<RankedTensorType>(w.getType());
     AffineMap weightMap = AffineMap::get(loops, 0, {n, k}, context);
-    if (weightType.getRank() == 3) {
+    if (pairs) {
+      int64_t tile = weightType.getDimSize(2) / 2;
+      weightMap = AffineMap::get(
+          loops, 0, {n.floorDiv(tile), k.floorDiv(2), (n % tile) * 2 + k % 2},
+          context);
+    } else if (weightType.getRank() == 3) {
       int64_t tile = weightType.getDimSize(2);
       weightMap =
           AffineMap::get(loops, 0, {n.floorDiv(tile), k, n % tile}, context);
@@ -233,8 +260,17 @@ public:
                b, loc, TypeRange{acc.getType()}, inputs, ValueRange{acc}, maps,
                iterators,
                [&](OpBuilder &nested, Location loc, ValueRange args) {
-                 Value product = arith::MulFOp::create(nested, loc, args[0],
-                                                       args[1], fastMath);
+                 // bf16 operands (bf16 products) are exact in f32.
+                 auto extended = [&](Value value) {
+                   return value.getType() == args[2].getType()
+                              ? value
+                              : arith::ExtFOp::create(nested, loc,
+                                                      args[2].getType(), value)
+                                    .getResult();
+                 };
+                 Value product = arith::MulFOp::create(
+                     nested, loc, extended(args[0]), extended(args[1]),
+                     fastMath);
                  Value sum = arith::AddFOp::create(nested, loc, args[2],
                                                    product, fastMath);
                  linalg::YieldOp::create(nested, loc, sum);
@@ -366,10 +402,18 @@ Value sigmoid(OpBuilder &b, Location loc, Value x) {
 }
 
 /// Only f32 has a lowering so far; say so rather than produce slow or wrong
-/// code for narrower types.
+/// code for narrower types. Layout ops (packing, gate interleaving) move
+/// elements of any type, and a weight packed in bf16 pairs of k is what an
+/// f32 op's bf16 products read.
 LogicalResult checkLowerable(Operation *op) {
+  if (isa<PackPanelsOp, InterleaveGatesOp>(op))
+    return success();
+  Type computeType =
+      op->getNumResults() ? op->getResult(0).getType() : Type();
   for (Type type :
        llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
+    if (computeType && isPairPacked(type, computeType))
+      continue;
     Type element = cast<ShapedType>(type).getElementType();
     if (isa<FloatType>(element) && !element.isF32())
       return op->emitOpError("has element type ")
@@ -442,12 +486,13 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(rewriter, op.getLoc(), op.getInput());
     sizes.back() = rewriter.getIndexAttr(resultType.getShape().back());
+    Value input = emit.productInput(op.getInput(), op.getWeight());
     Value init = op.getBias()
                      ? emit.broadcastLast(op.getBias(), sizes)
                      : emit.filled(sizes, resultType.getElementType(), 0.0);
-    replaceWithCasts(
-        rewriter, op,
-        emit.accumulateMatmulTransposed(op.getInput(), op.getWeight(), init));
+    replaceWithCasts(rewriter, op,
+                     emit.accumulateMatmulTransposed(input, op.getWeight(),
+                                                     init));
     return success();
   }
 };
@@ -558,7 +603,8 @@ SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
                                 Value wHh, Value h, Value c, OpFoldResult batch,
                                 int64_t hidden, Value hOut = {}) {
   Emitter emit(b, loc);
-  gates = emit.accumulateMatmulTransposed(h, wHh, gates);
+  gates = emit.accumulateMatmulTransposed(emit.productInput(h, wHh), wHh,
+                                          gates);
   // The cell's h goes to `hOut` where h itself is projected from it.
   if (!hOut)
     hOut = h;
@@ -775,6 +821,7 @@ SmallVector<Value> fusedPackedStep(OpBuilder &b, Location loc, Value inputGates,
                                    Value hIn, Value hOut, Value c, Value gates,
                                    OpFoldResult batch, int64_t hidden) {
   int64_t units = hidden / gateTile;
+  Value input = Emitter(b, loc).productInput(hIn, wHh);
   Value stepGates =
       timeSlice(b, loc, inputGates, t, batch, 0, 4 * hidden); // [B, 4H]
   Value interleaved =
@@ -784,7 +831,7 @@ SmallVector<Value> fusedPackedStep(OpBuilder &b, Location loc, Value inputGates,
           ArrayRef<int64_t>{0, 2, 1, 3})
           .getResult()[0];
   gates = Emitter(b, loc).accumulateMatmulTransposed(
-      hIn, wHh, joinLast(b, loc, interleaved, 3));
+      input, wHh, joinLast(b, loc, interleaved, 3));
   Value gateTiles = splitLast(b, loc, gates, {units, 4, gateTile});
   MLIRContext *context = b.getContext();
   AffineExpr row = b.getAffineDimExpr(0), unitTile = b.getAffineDimExpr(1),
@@ -1349,7 +1396,8 @@ struct LowerPackPanels : OpRewritePattern<PackPanelsOp> {
   LogicalResult matchAndRewrite(PackPanelsOp op,
                                 PatternRewriter &rewriter) const override {
     rewriter.replaceOp(
-        op, packPanels(rewriter, op.getLoc(), op.getInput(), op.getTile()));
+        op, packPanels(rewriter, op.getLoc(), op.getInput(), op.getTile(),
+                       op.getPairs()));
     return success();
   }
 };
@@ -2057,12 +2105,14 @@ struct ConvertRecurToLinalgPass
 } // namespace
 
 Value mlir::recur::packPanels(OpBuilder &b, Location loc, Value source,
-                              int64_t tile) {
+                              int64_t tile, bool pairs) {
   auto type = cast<RankedTensorType>(source.getType());
   int64_t split = type.getDimSize(0), other = type.getDimSize(1);
   Type elementType = type.getElementType();
+  int64_t perRow = pairs ? 2 : 1;
   auto packedType = RankedTensorType::get(
-      {llvm::divideCeilSigned(split, tile), other, tile}, elementType);
+      {llvm::divideCeilSigned(split, tile), other / perRow, perRow * tile},
+      elementType);
   Value init =
       tensor::EmptyOp::create(b, loc, packedType.getShape(), elementType);
   auto generic = linalg::GenericOp::create(
@@ -2073,17 +2123,25 @@ Value mlir::recur::packPanels(OpBuilder &b, Location loc, Value source,
         auto constant = [&](int64_t value) {
           return arith::ConstantIndexOp::create(nb, loc, value).getResult();
         };
+        // Row p * tile + j, column k (pairs: column 2i + s, q = 2j + s).
+        Value lane = linalg::IndexOp::create(nb, loc, 2);
+        Value otherIndex = linalg::IndexOp::create(nb, loc, 1);
+        if (pairs) {
+          otherIndex = arith::AddIOp::create(
+              nb, loc, arith::MulIOp::create(nb, loc, otherIndex, constant(2)),
+              arith::RemUIOp::create(nb, loc, lane, constant(2)));
+          lane = arith::DivUIOp::create(nb, loc, lane, constant(2));
+        }
         Value index = arith::AddIOp::create(
             nb, loc,
             arith::MulIOp::create(nb, loc, linalg::IndexOp::create(nb, loc, 0),
                                   constant(tile)),
-            linalg::IndexOp::create(nb, loc, 2));
+            lane);
         Value inside = arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult,
                                              index, constant(split));
         // Padding reads index 0 and keeps zero.
         Value safe =
             arith::SelectOp::create(nb, loc, inside, index, constant(0));
-        Value otherIndex = linalg::IndexOp::create(nb, loc, 1);
         Value value = tensor::ExtractOp::create(nb, loc, source,
                                                 ValueRange{safe, otherIndex});
         Value zero = arith::ConstantOp::create(

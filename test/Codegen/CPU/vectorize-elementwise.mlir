@@ -533,3 +533,38 @@ func.func @column_products(%d: memref<?x300xf32>, %db: memref<300xf32>) {
   }
   return
 }
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// A bf16 model's conversions at its interface (the logits rounded to bf16,
+// an input extended to f32) run on vectors too: loads and stores of bf16
+// vectors, truncf and extf on them.
+// CHECK-LABEL: func.func @bf16_conversions(
+// CHECK-SAME: %[[LOGITS:[^:]*]]: memref<?x?x37xf32>, %[[OUT:[^:]*]]: memref<?x?x37xbf16>, %[[IN:[^:]*]]: memref<?x?x37xbf16>, %[[WIDE:[^:]*]]: memref<?x?x37xf32>
+// CHECK: scf.parallel
+// CHECK: %[[V:.*]] = vector.transfer_read %[[LOGITS]]{{.*}} : memref<?x?x37xf32>, vector<16xf32>
+// CHECK: %[[R:.*]] = arith.truncf %[[V]] : vector<16xf32> to vector<16xbf16>
+// CHECK: vector.transfer_write %[[R]], %[[OUT]]{{.*}} : vector<16xbf16>, memref<?x?x37xbf16>
+// CHECK: scf.parallel
+// CHECK: %[[B:.*]] = vector.transfer_read %[[IN]]{{.*}} : memref<?x?x37xbf16>, vector<16xbf16>
+// CHECK: %[[E:.*]] = arith.extf %[[B]] : vector<16xbf16> to vector<16xf32>
+// CHECK: vector.transfer_write %[[E]], %[[WIDE]]
+// CHECK-NOT: linalg.generic
+func.func @bf16_conversions(%logits: memref<?x?x37xf32>, %out: memref<?x?x37xbf16>,
+                            %in: memref<?x?x37xbf16>, %wide: memref<?x?x37xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%logits : memref<?x?x37xf32>) outs(%out : memref<?x?x37xbf16>) {
+  ^bb0(%a: f32, %o: bf16):
+    %r = arith.truncf %a : f32 to bf16
+    linalg.yield %r : bf16
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%in : memref<?x?x37xbf16>) outs(%wide : memref<?x?x37xf32>) {
+  ^bb0(%a: bf16, %o: f32):
+    %e = arith.extf %a : bf16 to f32
+    linalg.yield %e : f32
+  }
+  return
+}

@@ -911,3 +911,51 @@ func.func @lstm_grad_no_hidden_units(%x: tensor<3x2x5xf32>, %wi: tensor<0x5xf32>
   %0:4 = recur.lstm_grad %x, %wi, %wh, %b, %b, %y, %y : (tensor<3x2x5xf32>, tensor<0x5xf32>, tensor<0x0xf32>, tensor<0xf32>, tensor<0xf32>, tensor<3x2x0xf32>, tensor<3x2x0xf32>) -> (tensor<3x2x5xf32>, tensor<0x5xf32>, tensor<0x0xf32>, tensor<0xf32>)
   return
 }
+
+// -----
+
+func.func @pack_panels_odd_pairs(%w: tensor<37x7xbf16>) {
+  // expected-error @below {{'recur.pack_panels' op packs K = 7 in pairs; pairs need an even K}}
+  %0 = recur.pack_panels %w tile(16) pairs : tensor<37x7xbf16> -> tensor<3x3x32xbf16>
+  return
+}
+
+// -----
+
+func.func @pack_panels_pairs_result(%w: tensor<37x8xbf16>) {
+  // expected-error @below {{'recur.pack_panels' op result expected 'tensor<3x4x32xbf16>', got 'tensor<3x8x16xbf16>'}}
+  %0 = recur.pack_panels %w tile(16) pairs : tensor<37x8xbf16> -> tensor<3x8x16xbf16>
+  return
+}
+
+// -----
+
+func.func @linear_pairs_depth(%x: tensor<5x8xf32>, %w: tensor<3x8x32xbf16>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' packed in pairs of k expected shape [P, K/2 = 4, 2t] with K even and static, got 'tensor<3x8x32xbf16>'}}
+  %0 = recur.linear %x, %w : (tensor<5x8xf32>, tensor<3x8x32xbf16>) -> tensor<5x37xf32>
+  return
+}
+
+// -----
+
+func.func @linear_pairs_panels(%x: tensor<5x8xf32>, %w: tensor<2x4x32xbf16>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' packed in panels of 16 rows for N = 37 needs 3 panels, got 2}}
+  %0 = recur.linear %x, %w : (tensor<5x8xf32>, tensor<2x4x32xbf16>) -> tensor<5x37xf32>
+  return
+}
+
+// -----
+
+func.func @recurrence_pairs_panels(%g: tensor<3x2x24xf32>, %w: tensor<3x3x32xbf16>) {
+  // expected-error @below {{'recur.lstm_recurrence' op operand 'w_hh' packed in panels of 16 rows for 4*H = 24 needs 2 panels, got 3}}
+  %y, %h, %c = recur.lstm_recurrence %g, %w : (tensor<3x2x24xf32>, tensor<3x3x32xbf16>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  return
+}
+
+// -----
+
+func.func @recurrence_pairs_fused_tile(%g: tensor<3x2x24xf32>, %w: tensor<1x3x48xbf16>) {
+  // expected-error @below {{'recur.lstm_recurrence' op a packed w_hh read by cell<fused> needs interleaved(K) and panels of 4*K rows (the four gates of K units), got panels of 24 rows for K = 2}}
+  %y, %h, %c = recur.lstm_recurrence %g, %w interleaved(2) cell<fused> : (tensor<3x2x24xf32>, tensor<1x3x48xbf16>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  return
+}

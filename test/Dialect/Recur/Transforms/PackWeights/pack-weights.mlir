@@ -2,6 +2,7 @@
 // RUN: recur-opt %s -split-input-file --recur-pack-weights=tile=16 --recur-outline-weight-prologue | FileCheck %s --check-prefix=PROLOGUE
 // RUN: recur-opt %s -split-input-file --recur-pack-weights | FileCheck %s --check-prefix=NONE
 // RUN: recur-opt %s -split-input-file --recur-pack-weights="tile=16 gate-tile=2" | FileCheck %s --check-prefix=FUSED
+// RUN: recur-opt %s -split-input-file --recur-pack-weights="tile=16 gate-tile=2 bf16-pairs" | FileCheck %s --check-prefix=PAIRS
 
 // A model weight is packed once, however many projections read it; the
 // projections keep their input, bias and result.
@@ -95,4 +96,54 @@ func.func @fused_recurrences(%g: tensor<?x?x24xf32> {recur.input = "g"},
   %u, %h3, %c3 = recur.lstm_recurrence %g, %w interleaved(2) cell<fused>
       : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
   return %y, %z, %u : tensor<?x?x6xf32>, tensor<?x?x6xf32>, tensor<?x?x6xf32>
+}
+
+// -----
+
+// A bf16 model's weights, extended to f32 by recur-compute-in-f32, are model
+// weights too: packed in f32 panels, or with bf16-pairs packed from the
+// bf16 originals in pairs of k (no rounding: they are bf16 already), the
+// interleaving on bf16 too; the f32 copies nothing reads any more are gone.
+// An odd K keeps f32 panels; an f32 model's weights are rounded to bf16.
+// CHECK-LABEL: func.func @bf16_model(
+// CHECK-SAME: %[[W:[^:]*]]: tensor<37x8xbf16>
+// CHECK: %[[E:.*]] = arith.extf %[[W]]
+// CHECK: recur.pack_panels %[[E]] tile(16) : tensor<37x8xf32> -> tensor<3x8x16xf32>
+// PAIRS-LABEL: func.func @bf16_model(
+// PAIRS-SAME: %[[X:[^:]*]]: tensor<?x?x8xf32>
+// PAIRS-SAME: %[[W:[^:]*]]: tensor<37x8xbf16>
+// PAIRS-SAME: %[[H:[^:]*]]: tensor<24x6xbf16>
+// PAIRS-SAME: %[[O:[^:]*]]: tensor<37x7xbf16>
+// PAIRS-SAME: %[[F:[^:]*]]: tensor<16x8xf32>
+// PAIRS: %[[R:.*]] = arith.truncf %[[F]] : tensor<16x8xf32> to tensor<16x8xbf16>
+// PAIRS: %[[PF:.*]] = recur.pack_panels %[[R]] tile(16) pairs : tensor<16x8xbf16> -> tensor<1x4x32xbf16>
+// PAIRS-NOT: arith.extf %[[W]]
+// PAIRS: %[[P:.*]] = recur.pack_panels %[[W]] tile(16) pairs : tensor<37x8xbf16> -> tensor<3x4x32xbf16>
+// PAIRS: recur.linear %[[X]], %[[P]] : (tensor<?x?x8xf32>, tensor<3x4x32xbf16>) -> tensor<?x?x37xf32>
+// PAIRS-NOT: arith.extf %[[H]]
+// PAIRS: %[[I:.*]] = recur.interleave_gates %[[H]] tile(2) : tensor<24x6xbf16>
+// PAIRS: %[[PH:.*]] = recur.pack_panels %[[I]] tile(8) pairs : tensor<24x6xbf16> -> tensor<3x3x16xbf16>
+// PAIRS: recur.lstm_recurrence %{{.*}}, %[[PH]] interleaved(2) cell<fused> : (tensor<?x?x24xf32>, tensor<3x3x16xbf16>)
+// PAIRS: %[[EO:.*]] = arith.extf %[[O]]
+// PAIRS: recur.pack_panels %[[EO]] tile(16) : tensor<37x7xf32> -> tensor<3x7x16xf32>
+// PAIRS: recur.linear %[[X]], %[[PF]] : (tensor<?x?x8xf32>, tensor<1x4x32xbf16>) -> tensor<?x?x16xf32>
+func.func @bf16_model(%x: tensor<?x?x8xf32> {recur.input = "x"},
+                      %w: tensor<37x8xbf16> {recur.weight = "w"},
+                      %w_hh: tensor<24x6xbf16> {recur.weight = "w_hh"},
+                      %odd: tensor<37x7xbf16> {recur.weight = "odd"},
+                      %f: tensor<16x8xf32> {recur.weight = "f"},
+                      %g: tensor<?x?x24xf32> {recur.input = "g"},
+                      %x7: tensor<?x?x7xf32> {recur.input = "x7"})
+    -> (tensor<?x?x37xf32> {recur.output = "y"}, tensor<?x?x6xf32> {recur.output = "h"},
+        tensor<?x?x37xf32> {recur.output = "o"}, tensor<?x?x16xf32> {recur.output = "z"}) {
+  %we = arith.extf %w : tensor<37x8xbf16> to tensor<37x8xf32>
+  %y = recur.linear %x, %we : (tensor<?x?x8xf32>, tensor<37x8xf32>) -> tensor<?x?x37xf32>
+  %he = arith.extf %w_hh : tensor<24x6xbf16> to tensor<24x6xf32>
+  %i = recur.interleave_gates %he tile(2) : tensor<24x6xf32>
+  %h, %hn, %cn = recur.lstm_recurrence %g, %i interleaved(2) cell<fused>
+      : (tensor<?x?x24xf32>, tensor<24x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  %oe = arith.extf %odd : tensor<37x7xbf16> to tensor<37x7xf32>
+  %o = recur.linear %x7, %oe : (tensor<?x?x7xf32>, tensor<37x7xf32>) -> tensor<?x?x37xf32>
+  %z = recur.linear %x, %f : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
+  return %y, %h, %o, %z : tensor<?x?x37xf32>, tensor<?x?x6xf32>, tensor<?x?x37xf32>, tensor<?x?x16xf32>
 }
