@@ -112,7 +112,7 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
     matmuls.bf16Dot = options.bf16Dot;
     pm.addPass(createVectorizePackedMatmuls(matmuls));
     pm.addPass(createVectorizeElementwise(
-        VectorizeElementwiseOptions{tile.vectorWidth}));
+        VectorizeElementwiseOptions{tile.vectorWidth, options.bf16Dot}));
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // exp and tanh inline instead of libm calls in every cell update.

@@ -545,7 +545,9 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
   // weights that fusion packs.
   bool cpuKernels = !cuda && !emulator && gemmTile.enabled() &&
                     level > FusionLevel::none;
-  bool bf16Dot = !cuda && !emulator && host && hasBf16DotProducts(*host);
+  // AVX512-BF16 matters to a bf16 model only (dot products, conversions).
+  bool bf16Dot =
+      bf16Model && !cuda && !emulator && host && hasBf16DotProducts(*host);
   std::string precision = options.precision.value_or(
       bf16Model && (((cuda || emulator) && options.tiledGemms) ||
                     (cpuKernels && bf16Dot))
@@ -614,10 +616,7 @@ LogicalResult mlir::recur::compileModel(ModuleOp module,
         " openmp=" + std::string(openmp ? "true" : "false") +
         " vector-width=" + std::to_string(gemmTile.vectorWidth) +
         " vector-registers=" + std::to_string(gemmTile.vectorRegisters) +
-        " precision=" + precision +
-        (precision == "bf16" ? " bf16-dot=" + std::string(bf16Dot ? "true" : "false")
-                             : std::string()) +
-        "}";
+        " precision=" + precision + (bf16Dot ? " bf16-dot=true" : "") + "}";
   }
   FailureOr<std::string> description = describeModel(
       unfused, entry, emulator ? "cpu" : options.target, pipeline,

@@ -213,7 +213,9 @@ def VectorizePackedMatmuls : Pass<"recur-vectorize-packed-matmuls"> {
     `x86vector.avx512.dot` (`vdpbf16ps`) with a panel row of 2 x
     `vector-width` bf16, with `bf16-dot`; without it, the kernel widens both
     halves of the pairs to f32 and issues two FMAs (for CPUs without
-    AVX512-BF16).
+    AVX512-BF16). With `bf16-dot`, when C is an allocation of its own that
+    the next op only rounds to bf16 (a bf16 model's logits), the tiles are
+    rounded and stored there instead: C is never written, nor read again.
 
     Contractions of other shapes, and panels that are not a whole number of
     vectors, are left to the loop lowering.
@@ -296,6 +298,10 @@ def VectorizeElementwise : Pass<"recur-vectorize-elementwise"> {
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "f32 lanes per vector register">,
+    Option<"bf16Vectors", "bf16-vectors", "bool", /*default=*/"false",
+           "Run conversions between f32 and bf16 buffers on vectors (targets "
+           "with AVX512-BF16; elsewhere LLVM may lower bf16 vectors through "
+           "libgcc's __truncsfbf2, which Debian 12 lacks)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",

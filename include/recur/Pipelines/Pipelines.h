@@ -85,9 +85,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init("fp32")};
   Option<bool> bf16Dot{
       *this, "bf16-dot",
-      llvm::cl::desc("The target has AVX512-BF16 dot products (vdpbf16ps) "
-                     "for precision=bf16; without, the kernels widen the "
-                     "bf16 pairs and multiply in f32"),
+      llvm::cl::desc("The target has AVX512-BF16: dot products (vdpbf16ps) "
+                     "for precision=bf16 (without, the kernels widen the "
+                     "bf16 pairs and multiply in f32) and bf16 conversions "
+                     "on vectors"),
       llvm::cl::init(false)};
 
   /// The GEMM register tile these options ask for.

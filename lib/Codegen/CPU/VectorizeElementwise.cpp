@@ -97,7 +97,7 @@ struct RowOp {
   }
 };
 
-std::optional<RowOp> matchRowOp(linalg::GenericOp op) {
+std::optional<RowOp> matchRowOp(linalg::GenericOp op, bool bf16Vectors) {
   unsigned loops = op.getNumLoops();
   if (!op.hasPureBufferSemantics() || loops == 0)
     return std::nullopt;
@@ -123,7 +123,8 @@ std::optional<RowOp> matchRowOp(linalg::GenericOp op) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     bool rowInteger = !full && op.isDpsInput(&operand) && type &&
                       type.getElementType().isInteger(64);
-    bool fullBf16 = full && type && type.getElementType().isBF16();
+    bool fullBf16 =
+        full && type && type.getElementType().isBF16() && bf16Vectors;
     if (!type || (!type.getElementType().isF32() && !rowInteger && !fullBf16) ||
         (full && !type.isLastDimUnitStride()))
       return std::nullopt;
@@ -725,7 +726,7 @@ struct VectorizeElementwisePass
     SmallVector<RowGather> gathers;
     SmallVector<ColumnSum> columnSums;
     getOperation()->walk([&](linalg::GenericOp op) {
-      if (std::optional<RowOp> rowOp = matchRowOp(op))
+      if (std::optional<RowOp> rowOp = matchRowOp(op, bf16Vectors))
         rowOps.push_back(*rowOp);
       else if (std::optional<RowGather> gather = matchRowGather(op))
         gathers.push_back(*gather);

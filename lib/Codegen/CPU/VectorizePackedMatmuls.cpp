@@ -76,6 +76,11 @@ struct PackedMatmul {
   int64_t gateTile = 0;
   Operation *initialization = nullptr;
   std::optional<FusedCell> cell;
+  /// The elementwise generic right after that rounds all of C to bf16 into
+  /// `rounded` (a bf16 model's logits), when nothing else reads C: the
+  /// kernel stores the rounded tiles there instead of C.
+  linalg::GenericOp rounding;
+  Value rounded;
   /// The kernel's stores of C.
   SmallVector<Operation *> outputWrites;
 };
@@ -252,9 +257,58 @@ std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul) {
   return cell;
 }
 
+/// The generic after the contraction that rounds C, an allocation of its
+/// own that nothing else reads, to a bf16 buffer of C's shape (see
+/// PackedMatmul::rounding).
+void matchRounding(PackedMatmul &matmul) {
+  // Past the allocation of the rounded buffer, if that comes first.
+  Operation *next = nextWithEffects(matmul.op);
+  while (isa_and_nonnull<memref::AllocOp>(next))
+    next = nextWithEffects(next);
+  auto op = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!op || !op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || op.getDpsInputs()[0] != matmul.output ||
+      op.getNumReductionLoops() != 0 ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return;
+  Block &body = op.getRegion().front();
+  auto truncation = dyn_cast<arith::TruncFOp>(&body.front());
+  Value target = op.getDpsInits()[0];
+  auto targetType = cast<MemRefType>(target.getType());
+  if (body.getOperations().size() != 2 || !truncation ||
+      truncation.getIn() != body.getArgument(0) ||
+      body.getTerminator()->getOperand(0) != truncation.getResult() ||
+      !targetType.getElementType().isBF16() ||
+      targetType.getShape() !=
+          cast<MemRefType>(matmul.output.getType()).getShape() ||
+      !targetType.isLastDimUnitStride())
+    return;
+  // The kernel writes the target: a buffer from before it, or a fresh
+  // allocation (bufferization's, right before the rounding) whose sizes are.
+  auto allocation = target.getDefiningOp<memref::AllocOp>();
+  if (!definedBefore(target, matmul.op) &&
+      (!allocation || !llvm::all_of(allocation->getOperands(), [&](Value size) {
+        return definedBefore(size, matmul.op);
+      })))
+    return;
+  memref::AllocOp root = rootAllocation(matmul.output);
+  DenseSet<Operation *> readers = {matmul.op, op};
+  if (matmul.initialization)
+    readers.insert(matmul.initialization);
+  if (!root || root.getResult() != matmul.output ||
+      usedElsewhere(root.getResult(), readers))
+    return;
+  matmul.rounding = op;
+  matmul.rounded = target;
+}
+
+/// `bf16Vectors`: the target converts bf16 vectors natively (see
+/// VectorizeElementwise's bf16-vectors).
 std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
                                               int64_t vectorWidth,
-                                              int64_t inPlaceTile) {
+                                              int64_t inPlaceTile,
+                                              bool bf16Vectors) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1)
     return std::nullopt;
@@ -373,6 +427,8 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
     matmul.bias = matmul.initial = Value();
     matmul.initialization = nullptr;
   }
+  if (!matmul.cell && bf16Vectors)
+    matchRounding(matmul);
   return matmul;
 }
 
@@ -414,8 +470,7 @@ public:
           memref::DimOp::create(b, loc, matmul.output, dim).getResult());
       rows = arith::MulIOp::create(b, loc, rows, leadingSizes.back());
     }
-    if ((ShapedType::isDynamic(depth) || depth * tile > blockFloats) &&
-        !matmul.gateSource && !matmul.cell) {
+    if (isDeep()) {
       emitChunked(rows);
       return;
     }
@@ -541,6 +596,12 @@ public:
         b, loc, ValueRange{index(0), index(0)},
         ValueRange{blocks, index(panels)}, ValueRange{index(1), index(1)},
         [&](ValueRange ivs) { blockOfRows(ivs[0], ivs.drop_front()); });
+  }
+
+  /// Whether the product runs K in chunks (emitChunked), each from C.
+  bool isDeep() const {
+    return (ShapedType::isDynamic(depth) || depth * tile > blockFloats) &&
+           !matmul.gateSource && !matmul.cell;
   }
 
 private:
@@ -730,11 +791,19 @@ private:
     if (dynamicLength || part.length % splitStep)
       tileSums = kLoop(splitEnd, kEnd, kStep, tileSums, multiplyAdd);
 
+    auto roundedType = VectorType::get({vectorWidth}, b.getBF16Type());
     for (int64_t r = 0; r < height; ++r)
-      for (int64_t v = 0; v < vectors; ++v)
-        matmul.outputWrites.push_back(vector::TransferWriteOp::create(
-            b, loc, tileSums[r * vectors + v], matmul.output,
-            withLast(rowIndices[r], columnOf[v]), ArrayRef<bool>{inBounds}));
+      for (int64_t v = 0; v < vectors; ++v) {
+        Value sum = tileSums[r * vectors + v];
+        SmallVector<Value> indices = withLast(rowIndices[r], columnOf[v]);
+        if (matmul.rounded)
+          vector::TransferWriteOp::create(
+              b, loc, arith::TruncFOp::create(b, loc, roundedType, sum),
+              matmul.rounded, indices, ArrayRef<bool>{inBounds});
+        else
+          matmul.outputWrites.push_back(vector::TransferWriteOp::create(
+              b, loc, sum, matmul.output, indices, ArrayRef<bool>{inBounds}));
+      }
     if (matmul.cell)
       for (int64_t r = 0; r < height; ++r)
         applyCell(*matmul.cell, rowIndices[r], firstUnit,
@@ -904,7 +973,8 @@ struct VectorizePackedMatmulsPass
     int64_t inPlaceTile =
         CpuGemmTile::forTarget(vectorWidth, vectorRegisters).columns;
     getOperation()->walk([&](linalg::GenericOp op) {
-      if (auto matmul = matchPackedMatmul(op, vectorWidth, inPlaceTile))
+      if (auto matmul =
+              matchPackedMatmul(op, vectorWidth, inPlaceTile, bf16Dot))
         matmuls.push_back(*matmul);
     });
     IRRewriter rewriter(&getContext());
@@ -914,12 +984,20 @@ struct VectorizePackedMatmulsPass
       rewriter.setInsertionPoint(matmul.op);
       int64_t tileRows =
           CpuGemmTile::rowsFor(vectorRegisters, matmul.tile / vectorWidth);
-      KernelEmitter(rewriter, matmul, vectorWidth, tileRows, blockFloats,
-                    bf16Dot)
-          .emit();
+      KernelEmitter emitter(rewriter, matmul, vectorWidth, tileRows,
+                            blockFloats, bf16Dot);
+      // A deep product accumulates its chunks in C: C stays, and so does
+      // the rounding after it.
+      if (emitter.isDeep())
+        matmul.rounding = {}, matmul.rounded = {};
+      if (matmul.rounded && !definedBefore(matmul.rounded, matmul.op))
+        rewriter.moveOpBefore(matmul.rounded.getDefiningOp(), matmul.op);
+      emitter.emit();
       rewriter.eraseOp(matmul.op);
       if (matmul.initialization)
         rewriter.eraseOp(matmul.initialization);
+      if (matmul.rounding)
+        rewriter.eraseOp(matmul.rounding);
       if (matmul.cell) {
         rewriter.eraseOp(matmul.cell->op);
         if (matmul.cell->copy)

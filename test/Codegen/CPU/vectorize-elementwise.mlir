@@ -1,4 +1,5 @@
 // RUN: recur-opt %s -split-input-file --recur-vectorize-elementwise=vector-width=16 --canonicalize | FileCheck %s
+// RUN: recur-opt %s -split-input-file --recur-vectorize-elementwise="vector-width=16 bf16-vectors" --canonicalize | FileCheck %s --check-prefix=BF16
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
@@ -539,19 +540,23 @@ func.func @column_products(%d: memref<?x300xf32>, %db: memref<300xf32>) {
 #id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 
 // A bf16 model's conversions at its interface (the logits rounded to bf16,
-// an input extended to f32) run on vectors too: loads and stores of bf16
-// vectors, truncf and extf on them.
+// an input extended to f32) run on vectors too where the target converts
+// bf16 vectors natively (bf16-vectors: AVX512-BF16): loads and stores of
+// bf16 vectors, truncf and extf on them. Elsewhere they stay loops.
 // CHECK-LABEL: func.func @bf16_conversions(
-// CHECK-SAME: %[[LOGITS:[^:]*]]: memref<?x?x37xf32>, %[[OUT:[^:]*]]: memref<?x?x37xbf16>, %[[IN:[^:]*]]: memref<?x?x37xbf16>, %[[WIDE:[^:]*]]: memref<?x?x37xf32>
-// CHECK: scf.parallel
-// CHECK: %[[V:.*]] = vector.transfer_read %[[LOGITS]]{{.*}} : memref<?x?x37xf32>, vector<16xf32>
-// CHECK: %[[R:.*]] = arith.truncf %[[V]] : vector<16xf32> to vector<16xbf16>
-// CHECK: vector.transfer_write %[[R]], %[[OUT]]{{.*}} : vector<16xbf16>, memref<?x?x37xbf16>
-// CHECK: scf.parallel
-// CHECK: %[[B:.*]] = vector.transfer_read %[[IN]]{{.*}} : memref<?x?x37xbf16>, vector<16xbf16>
-// CHECK: %[[E:.*]] = arith.extf %[[B]] : vector<16xbf16> to vector<16xf32>
-// CHECK: vector.transfer_write %[[E]], %[[WIDE]]
-// CHECK-NOT: linalg.generic
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// BF16-LABEL: func.func @bf16_conversions(
+// BF16-SAME: %[[LOGITS:[^:]*]]: memref<?x?x37xf32>, %[[OUT:[^:]*]]: memref<?x?x37xbf16>, %[[IN:[^:]*]]: memref<?x?x37xbf16>, %[[WIDE:[^:]*]]: memref<?x?x37xf32>
+// BF16: scf.parallel
+// BF16: %[[V:.*]] = vector.transfer_read %[[LOGITS]]{{.*}} : memref<?x?x37xf32>, vector<16xf32>
+// BF16: %[[R:.*]] = arith.truncf %[[V]] : vector<16xf32> to vector<16xbf16>
+// BF16: vector.transfer_write %[[R]], %[[OUT]]{{.*}} : vector<16xbf16>, memref<?x?x37xbf16>
+// BF16: scf.parallel
+// BF16: %[[B:.*]] = vector.transfer_read %[[IN]]{{.*}} : memref<?x?x37xbf16>, vector<16xbf16>
+// BF16: %[[E:.*]] = arith.extf %[[B]] : vector<16xbf16> to vector<16xf32>
+// BF16: vector.transfer_write %[[E]], %[[WIDE]]
+// BF16-NOT: linalg.generic
 func.func @bf16_conversions(%logits: memref<?x?x37xf32>, %out: memref<?x?x37xbf16>,
                             %in: memref<?x?x37xbf16>, %wide: memref<?x?x37xf32>) {
   linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}

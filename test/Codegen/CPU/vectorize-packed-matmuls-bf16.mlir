@@ -1,6 +1,6 @@
-// RUN: recur-opt %s --recur-vectorize-packed-matmuls="vector-width=16 vector-registers=32 bf16-dot" --canonicalize | FileCheck %s --check-prefix=DOT
-// RUN: recur-opt %s --recur-vectorize-packed-matmuls="vector-width=16 vector-registers=32" --canonicalize | FileCheck %s --check-prefix=WIDEN
-// RUN: recur-opt %s --recur-vectorize-packed-matmuls="vector-width=8 vector-registers=16" --canonicalize | FileCheck %s --check-prefix=AVX2
+// RUN: recur-opt %s -split-input-file --recur-vectorize-packed-matmuls="vector-width=16 vector-registers=32 bf16-dot" --canonicalize | FileCheck %s --check-prefix=DOT
+// RUN: recur-opt %s -split-input-file --recur-vectorize-packed-matmuls="vector-width=16 vector-registers=32" --canonicalize | FileCheck %s --check-prefix=WIDEN
+// RUN: recur-opt %s -split-input-file --recur-vectorize-packed-matmuls="vector-width=8 vector-registers=16" --canonicalize | FileCheck %s --check-prefix=AVX2
 
 #x = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 #w = affine_map<(d0, d1, d2, d3) -> (d2 floordiv 32, d3 floordiv 2, (d2 mod 32) * 2 + d3 mod 2)>
@@ -83,4 +83,91 @@ func.func @projection_pairs(%x: memref<?x?x8xbf16>, %w: memref<2x4x64xbf16>, %b:
     linalg.yield %s : f32
   }
   return
+}
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2 floordiv 2, (d1 mod 32) * 2 + d2 mod 2)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A bf16 model's logits: C, an allocation nothing else reads, is rounded to
+// bf16 right after the product. The kernel rounds its tiles and stores them
+// in the bf16 buffer (allocated before the kernel now); C is never written
+// (and then gone) and so is the rounding pass.
+// DOT-LABEL: func.func @rounded_logits(
+// DOT-NOT: memref<?x37xf32>
+// DOT: %[[R:.*]] = memref.alloc(%{{.*}}) : memref<?x37xbf16>
+// DOT: scf.parallel
+// DOT: x86vector.avx512.dot
+// DOT: %[[T:.*]] = arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// DOT: vector.transfer_write %[[T]], %[[R]][{{.*}}] : vector<16xbf16>, memref<?x37xbf16>
+// DOT-NOT: memref<?x37xf32>
+// DOT-NOT: linalg.generic
+// DOT: return %[[R]]
+func.func @rounded_logits(%x: memref<?x8xbf16>, %w: memref<2x4x64xbf16>, %b: memref<37xf32>) -> memref<?x37xbf16> {
+  %c0 = arith.constant 0 : index
+  %rows = memref.dim %x, %c0 : memref<?x8xbf16>
+  %c = memref.alloc(%rows) : memref<?x37xf32>
+  linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : memref<37xf32>) outs(%c : memref<?x37xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x8xbf16>, memref<2x4x64xbf16>) outs(%c : memref<?x37xf32>) {
+  ^bb0(%a: bf16, %v: bf16, %acc: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ve = arith.extf %v : bf16 to f32
+    %p = arith.mulf %ae, %ve : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %r = memref.alloc(%rows) : memref<?x37xbf16>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<?x37xf32>) outs(%r : memref<?x37xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %c : memref<?x37xf32>
+  return %r : memref<?x37xbf16>
+}
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2 floordiv 2, (d1 mod 32) * 2 + d2 mod 2)>
+#y = affine_map<(d0, d1) -> (d0, d1)>
+#yy = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+// C is read again after the rounding: the kernel stores C and the rounding
+// stays.
+// DOT-LABEL: func.func @rounded_and_read(
+// DOT: vector.transfer_write {{.*}} : vector<16xf32>, memref<?x37xf32>
+// DOT: linalg.generic
+// DOT: arith.truncf %{{.*}} : f32 to bf16
+func.func @rounded_and_read(%x: memref<?x8xbf16>, %w: memref<2x4x64xbf16>) -> (memref<?x37xbf16>, memref<?x37xf32>) {
+  %c0 = arith.constant 0 : index
+  %rows = memref.dim %x, %c0 : memref<?x8xbf16>
+  %c = memref.alloc(%rows) : memref<?x37xf32>
+  linalg.generic {indexing_maps = [#x, #w, #yy], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x8xbf16>, memref<2x4x64xbf16>) outs(%c : memref<?x37xf32>) {
+  ^bb0(%a: bf16, %v: bf16, %acc: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ve = arith.extf %v : bf16 to f32
+    %p = arith.mulf %ae, %ve : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %r = memref.alloc(%rows) : memref<?x37xbf16>
+  linalg.generic {indexing_maps = [#y, #y], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<?x37xf32>) outs(%r : memref<?x37xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return %r, %c : memref<?x37xbf16>, memref<?x37xf32>
 }
