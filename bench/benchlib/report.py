@@ -149,7 +149,10 @@ def markdown(result, plots):
             out += [title, "", describe + ". Not run: " + "; ".join(reasons) + ".", ""]
             continue
         reference = entry.get("reference", {})
-        lines, notes = _table(entry, (m.get("fp32_peak") or {}).get("gflops"))
+        # The fp32 FMA peak is no bound at other precisions (bf16 dot
+        # products do two multiply-adds per lane).
+        lines, notes = _table(entry, (m.get("fp32_peak") or {}).get("gflops")
+                              if entry["precision"] == "fp32" else None)
         out += [title, "", describe + ".", "",
                 f"Reference: {reference.get('what') or reference.get('error')}"
                 + (f" ({reference['seconds']} s)" if "seconds" in reference else "") + ".", ""]
