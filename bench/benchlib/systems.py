@@ -86,7 +86,8 @@ SYSTEMS = [
            "Recur, GPU, GEMMs outside the recurrence by cuBLASLt (--gemm=cublaslt)",
            target="cuda-cublaslt", modes=BOTH_MODES),
     System("cudnn", "cuda", "binary", "cuDNN cudnnRNNForward + cuBLASLt projection (C++)",
-           binary="bench-cudnn-lm", precisions=("fp32", "tf32"), modes=BOTH_MODES),
+           # bf16: the row reports whether this cuDNN takes a bf16 LSTM.
+           binary="bench-cudnn-lm", precisions=("fp32", "tf32", "bf16"), modes=BOTH_MODES),
     System("torch-cudnn", "cuda", "python", "PyTorch nn.LSTM on the GPU (cuDNN)",
            script="torch_lstm.py", variant="nn-lstm", modes=BOTH_MODES),
     System("torch-eager-cell-cuda", "cuda", "python", "PyTorch eager fine-grained LSTM cell loop",
