@@ -258,6 +258,25 @@ void LSTMOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 // LSTMRecurrenceOp
 //===----------------------------------------------------------------------===//
 
+/// A weight packed in pairs of k for bf16 products (recur.pack_panels ...
+/// pairs): a static bf16 [P, K / 2, t, 2] read by an op that computes in
+/// f32 (the element type of `computeType`).
+static LogicalResult checkPairPacked(ShapeChecker &checker, StringRef what,
+                                     Type weight, Type computeType) {
+  auto type = cast<RankedTensorType>(weight);
+  if (!type.hasStaticShape() || type.getDimSize(3) != 2)
+    return checker.fail(what,
+                        " packed in pairs of k must have a static shape [P, "
+                        "K/2, t, 2], got ",
+                        weight);
+  if (!isPairPacked(weight, computeType))
+    return checker.fail(what,
+                        " packed in pairs of k must be bf16 and read by an "
+                        "f32 op, got ",
+                        weight, " read by ", computeType);
+  return success();
+}
+
 static FailureOr<SmallVector<SymbolicShape>>
 checkLSTMRecurrence(ShapeChecker &checker, Type inputGates, Type wHh, Type wHr,
                     Type h0, Type c0) {
@@ -272,24 +291,27 @@ checkLSTMRecurrence(ShapeChecker &checker, Type inputGates, Type wHh, Type wHr,
         },
         h0, c0, "P");
   auto packed = dyn_cast<RankedTensorType>(wHh);
-  if (packed && packed.getRank() == 3) {
+  if (packed && (packed.getRank() == 3 || packed.getRank() == 4)) {
     // Packed by recur.pack_panels: [ceil(4H / t), H, t]; in pairs of k
-    // (bf16 products of an f32 step): [ceil(4H / t), H / 2, 2t].
+    // (bf16 products of an f32 step): [ceil(4H / t), H / 2, t, 2] bf16.
     std::string what = operandName("w_hh");
-    bool pairs = isPairPacked(wHh, inputGates);
-    if (failed(checker.checkShape(what, wHh, {"P", pairs ? "H2" : "H", "t"},
-                                  /*requireStatic=*/true)) ||
+    bool pairs = packed.getRank() == 4;
+    if (pairs && failed(checkPairPacked(checker, what, wHh, inputGates)))
+      return failure();
+    if (failed(checker.checkShape(
+            what, wHh,
+            pairs ? SymbolicShape{"P", "H2", "t", "2"}
+                  : SymbolicShape{"P", "H", "t"},
+            /*requireStatic=*/true)) ||
         (!pairs && failed(checker.checkFloatElementType(what, wHh))))
       return failure();
     int64_t hidden = (pairs ? 2 : 1) * packed.getDimSize(1),
-            rows = packed.getDimSize(2) / (pairs ? 2 : 1);
-    if (pairs) {
-      if (packed.getDimSize(2) % 2)
-        return checker.fail(what, " packed in pairs of k needs panels of 2t "
-                                  "elements per pair of k, got ",
-                            packed.getDimSize(2));
+            rows = packed.getDimSize(2);
+    if (rows < 1)
+      return checker.fail(what, " packed in panels of ", rows,
+                          " rows; a panel holds at least one");
+    if (pairs)
       checker.assumeSize("H", hidden);
-    }
     int64_t panels = llvm::divideCeilSigned(4 * hidden, rows);
     if (panels != packed.getDimSize(0))
       return checker.fail(what, " packed in panels of ", rows,
@@ -341,12 +363,9 @@ LogicalResult LSTMRecurrenceOp::verify() {
   auto wHhType = cast<ShapedType>(getWHh().getType());
   // The fused step's register tile reads the four gates of K units from one
   // panel.
-  int64_t panelRows =
-      wHhType.getRank() == 3
-          ? wHhType.getDimSize(2) /
-                (isPairPacked(wHhType, getInputGates().getType()) ? 2 : 1)
-          : 0;
-  if (wHhType.getRank() == 3 && getCell() == CellSchedule::fused &&
+  // [P, H, 4K], or in pairs [P, H / 2, 4K, 2].
+  int64_t panelRows = wHhType.getRank() >= 3 ? wHhType.getDimSize(2) : 0;
+  if (wHhType.getRank() >= 3 && getCell() == CellSchedule::fused &&
       (!tile || panelRows != 4 * *tile))
     return emitOpError("a packed w_hh read by cell<fused> needs "
                        "interleaved(K) and panels of 4*K rows (the four "
@@ -573,27 +592,31 @@ static LogicalResult checkPackPanels(ShapeChecker &checker, Type input) {
 
 bool mlir::recur::isPairPacked(Type weight, Type computeType) {
   auto type = dyn_cast<RankedTensorType>(weight);
-  return type && type.getRank() == 3 && type.getElementType().isBF16() &&
+  return type && type.getRank() == 4 && type.getElementType().isBF16() &&
          getElementTypeOrSelf(computeType).isF32();
 }
 
 /// [ceil(N / tile), K, tile] for a static [N, K] input ([ceil(N / tile),
-/// K / 2, 2 tile] in `pairs`), else null.
+/// K / 2, tile, 2] in `pairs`), else null.
 static RankedTensorType packedType(Type input, int64_t tile, bool pairs) {
   auto type = dyn_cast<RankedTensorType>(input);
   if (!type || type.getRank() != 2 || !type.hasStaticShape())
     return {};
-  int64_t rowsPerPart = pairs ? 2 : 1;
-  return RankedTensorType::get(
-      {llvm::divideCeilSigned(type.getDimSize(0), tile),
-       type.getDimSize(1) / rowsPerPart, rowsPerPart * tile},
-      type.getElementType());
+  int64_t panels = llvm::divideCeilSigned(type.getDimSize(0), tile);
+  if (pairs)
+    return RankedTensorType::get({panels, type.getDimSize(1) / 2, tile, 2},
+                                 type.getElementType());
+  return RankedTensorType::get({panels, type.getDimSize(1), tile},
+                               type.getElementType());
 }
 
 LogicalResult PackPanelsOp::verify() {
   ShapeChecker checker = verifyingChecker(*this);
   if (failed(checkPackPanels(checker, getInput().getType())))
     return failure();
+  if (getPairs() && !getInput().getType().getElementType().isBF16())
+    return emitOpError() << "packs " << getInput().getType()
+                         << " in pairs of k; pairs are of bf16";
   if (getPairs() && getInput().getType().getDimSize(1) % 2)
     return emitOpError() << "packs K = " << getInput().getType().getDimSize(1)
                          << " in pairs; pairs need an even K";
@@ -623,32 +646,37 @@ void PackPanelsOp::build(OpBuilder &builder, OperationState &state, Value input,
 //===----------------------------------------------------------------------===//
 
 /// A weight packed by recur.pack_panels, [ceil(N / t), K, t] (in pairs of
-/// k, `pairs`: [ceil(N / t), K / 2, 2t] bf16), with N the last dimension of
+/// k: [ceil(N / t), K / 2, t, 2] bf16), with N the last dimension of
 /// `result`: the checker learns N from it.
 static LogicalResult checkPackedWeight(ShapeChecker &checker, Type weight,
-                                       Type result,
-                                       const SymbolicShape &resultShape,
-                                       bool pairs) {
+                                       Type input, Type result,
+                                       const SymbolicShape &resultShape) {
   std::string weightName = operandName("weight");
-  if (pairs) {
+  if (cast<RankedTensorType>(weight).getRank() == 4) {
+    if (failed(checkPairPacked(checker, weightName, weight, input)))
+      return failure();
     auto type = cast<RankedTensorType>(weight);
     int64_t depth = checker.sizesOf({"K"}).front();
-    if (ShapedType::isDynamic(depth) || depth % 2 || !type.hasStaticShape() ||
-        2 * type.getDimSize(1) != depth || type.getDimSize(2) % 2)
-      return checker.fail(
-          weightName, " packed in pairs of k expected shape [P, K/2 = ",
-          ShapedType::isDynamic(depth) ? std::string("?")
-                                       : std::to_string(depth / 2),
-          ", 2t] with K even and static, got ", weight);
+    if (ShapedType::isDynamic(depth) || 2 * type.getDimSize(1) != depth)
+      return checker.fail(weightName,
+                          " packed in pairs of k expected shape [P, K/2 = ",
+                          ShapedType::isDynamic(depth)
+                              ? std::string("?")
+                              : std::to_string(depth / 2) +
+                                    (depth % 2 ? " (K odd)" : ""),
+                          ", t, 2] with K static, got ", weight);
     // The checks below, on the panels' shape in single k.
     weight = RankedTensorType::get(
-        {type.getDimSize(0), depth, type.getDimSize(2) / 2},
-        type.getElementType());
+        {type.getDimSize(0), depth, type.getDimSize(2)}, type.getElementType());
   } else if (failed(checker.checkShape(weightName, weight, {"P", "K", "t"},
                                        /*requireStatic=*/true)) ||
              failed(checker.checkFloatElementType(weightName, weight))) {
     return failure();
   }
+  if (cast<RankedTensorType>(weight).getDimSize(2) < 1)
+    return checker.fail(weightName, " packed in panels of ",
+                        cast<RankedTensorType>(weight).getDimSize(2),
+                        " rows; a panel holds at least one");
   auto resultType = dyn_cast_or_null<RankedTensorType>(result);
   if (!resultType || resultType.getRank() == 0 ||
       resultType.isDynamicDim(resultType.getRank() - 1))
@@ -678,13 +706,13 @@ static FailureOr<SmallVector<SymbolicShape>> checkLinear(ShapeChecker &checker,
   inputShape.emplace_back("K");
   resultShape.emplace_back("N");
   auto weightType = dyn_cast<RankedTensorType>(weight);
-  bool packed = weightType && weightType.getRank() == 3;
+  bool packed = weightType && weightType.getRank() >= 3;
   // A bf16 weight packed in pairs is read by an f32 linear (bf16 products).
-  bool pairs = isPairPacked(weight, input);
+  bool pairs = weightType && weightType.getRank() == 4;
   if (failed(checker.checkShape(inputName, input, inputShape)) ||
       failed(checker.checkFloatElementType(inputName, input)) ||
-      failed(packed ? checkPackedWeight(checker, weight, result, resultShape,
-                                        pairs)
+      failed(packed ? checkPackedWeight(checker, weight, input, result,
+                                        resultShape)
                     : checker.checkShape(operandName("weight"), weight,
                                          {"N", "K"}, /*requireStatic=*/true)) ||
       (!pairs &&

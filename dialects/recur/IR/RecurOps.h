@@ -20,7 +20,7 @@
 namespace mlir::recur {
 /// Whether `weight`, read by an op that computes in the element type of
 /// `computeType` (f32), is packed in pairs of k for bf16 products
-/// (`recur.pack_panels ... pairs`): a rank-3 bf16 [P, K / 2, 2t] tensor.
+/// (`recur.pack_panels ... pairs`): a rank-4 bf16 [P, K / 2, t, 2] tensor.
 bool isPairPacked(Type weight, Type computeType);
 } // namespace mlir::recur
 

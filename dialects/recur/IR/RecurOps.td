@@ -136,7 +136,7 @@ def Recur_LSTMRecurrenceOp : Recur_Op<"lstm_recurrence",
     `t = 4K` with the fused one, so that a panel holds the four gates of `K`
     units (`recur.pack_panels (recur.interleave_gates %w_hh tile(K))
     tile(4K)`). In an f32 recurrence, a bf16 `w_hh` packed in pairs of k
-    (`pairs`, H even), `[ceil(4H / t), H / 2, 2t]`, makes each step's
+    (`pairs`, H even), `[ceil(4H / t), H / 2, t, 2]`, makes each step's
     product one of bf16 operands (h_{t-1} rounded to bf16), with f32 sums
     and cell, as `recur.linear`'s.
 
@@ -324,18 +324,19 @@ def Recur_PackPanelsOp : Recur_Op<"pack_panels", [Pure]> {
         : tensor<10001x256xf32> -> tensor<157x256x64xf32>
     ```
 
-    `pairs` stores K in pairs of consecutive k, for the two-term dot
-    products of bf16 (AVX512-BF16's `vdpbf16ps`): each of the `K / 2` rows of
-    a panel holds, for each of its `tile` rows of the input, the input's
-    elements at k = 2j and 2j + 1 side by side (K even):
+    `pairs` (bf16 only) stores K in pairs of consecutive k, for the
+    two-term dot products of bf16 (AVX512-BF16's `vdpbf16ps`): each of the
+    `K / 2` rows of a panel holds, for each of its `tile` rows of the input,
+    the input's elements at k = 2j and 2j + 1 side by side (K even), so a
+    row of pairs is one contiguous run of 2 x `tile` elements:
 
     ```
-    result[p, j, 2r + s] = input[p * tile + r, 2j + s]   (0 where p * tile + r >= N)
+    result[p, j, r, s] = input[p * tile + r, 2j + s]   (0 where p * tile + r >= N)
     ```
 
     ```mlir
     %p = recur.pack_panels %w tile(64) pairs
-        : tensor<10001x256xbf16> -> tensor<157x128x128xbf16>
+        : tensor<10001x256xbf16> -> tensor<157x128x64x2xbf16>
     ```
   }];
   let arguments = (ins AnyTensor:$input,
@@ -361,7 +362,7 @@ def Recur_LinearOp : Recur_Op<"linear", [Pure, DeclareOpInterfaceMethods<Recur_D
     The weight may also come packed by `recur.pack_panels` as
     `[ceil(N / t), K, t]`; N is then the result's last dimension. An f32
     linear may read a bf16 weight packed in pairs of k (`pairs`, K even),
-    `[ceil(N / t), K / 2, 2t]`: its products are then of bf16 operands (the
+    `[ceil(N / t), K / 2, t, 2]`: its products are then of bf16 operands (the
     input rounded to bf16 to nearest even, as a bf16 GEMM stores its
     activations), its sums f32: the CPU's `precision=bf16`.
 

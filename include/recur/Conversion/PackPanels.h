@@ -18,7 +18,7 @@ namespace mlir::recur {
 /// A linalg.generic packing `source`, a static [R, C] tensor, into panels of
 /// `tile` of its rows, [ceil(R / tile), C, tile] with P[p, k, j] =
 /// source[p * tile + j, k]; zero past the edge. In `pairs` of k (C even):
-/// [ceil(R / tile), C / 2, 2 tile] with P[p, i, 2j + s] =
+/// [ceil(R / tile), C / 2, tile, 2] with P[p, i, j, s] =
 /// source[p * tile + j, 2i + s].
 Value packPanels(OpBuilder &b, Location loc, Value source, int64_t tile,
                  bool pairs = false);

@@ -12,7 +12,8 @@
 using namespace mlir;
 using namespace mlir::recur;
 
-bool mlir::recur::isElementwiseF32Body(Block &body, bool withIndices) {
+bool mlir::recur::isElementwiseF32Body(Block &body, bool withIndices,
+                                       bool bf16Conversions) {
   auto allowed = [&](Type type) {
     return type.isF32() || type.isInteger(1) ||
            (withIndices && (type.isInteger(64) || type.isIndex()));
@@ -21,7 +22,7 @@ bool mlir::recur::isElementwiseF32Body(Block &body, bool withIndices) {
     if (withIndices && isa<linalg::IndexOp>(nested))
       continue;
     // A bf16 model's conversions at its interface (f32 <-> bf16).
-    if (isa<arith::ExtFOp, arith::TruncFOp>(nested) &&
+    if (bf16Conversions && isa<arith::ExtFOp, arith::TruncFOp>(nested) &&
         llvm::all_of(llvm::concat<Type>(nested.getOperandTypes(),
                                         nested.getResultTypes()),
                      [](Type type) { return type.isF32() || type.isBF16(); }))

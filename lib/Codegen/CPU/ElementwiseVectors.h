@@ -16,12 +16,13 @@
 namespace mlir::recur {
 
 /// Whether `body` holds only elementwise arith/math ops on f32 (and i1)
-/// scalars, conversions between f32 and bf16, and constants: what
-/// BodyVectorizer can run on vectors. With
+/// scalars (and with `bf16Conversions`, conversions between f32 and bf16),
+/// and constants: what BodyVectorizer can run on vectors. With
 /// `withIndices`, also `linalg.index` and integer ops on i64 and index
 /// values (a one-hot's compare of the column with a row's target), whose
 /// caller maps the `linalg.index` results to vectors itself.
-bool isElementwiseF32Body(Block &body, bool withIndices = false);
+bool isElementwiseF32Body(Block &body, bool withIndices = false,
+                          bool bf16Conversions = false);
 
 /// Clones scalar ops as the same ops on vectors of `width` lanes.
 class BodyVectorizer {

@@ -134,7 +134,7 @@ std::optional<RowOp> matchRowOp(linalg::GenericOp op, bool bf16Vectors) {
   if (!hasFullOperand)
     return std::nullopt;
   Block &body = op.getRegion().front();
-  if (!isElementwiseF32Body(body, /*withIndices=*/true))
+  if (!isElementwiseF32Body(body, /*withIndices=*/true, bf16Vectors))
     return std::nullopt;
   RowOp rowOp{op, {}};
   if (!reduces)

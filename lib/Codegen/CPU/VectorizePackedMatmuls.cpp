@@ -60,7 +60,7 @@ struct PackedMatmul {
   Value weight; // W [P, K, t], or [K, N] read in place when `inPlaceWeight`
   bool inPlaceWeight = false;
   /// bf16 products: A is bf16 [d..., K] and W bf16 in pairs of k, [P, K / 2,
-  /// 2t] (recur.pack_panels ... pairs).
+  /// t, 2] (recur.pack_panels ... pairs).
   bool pairs = false;
   int64_t tile = 0; // t, the panel's columns
   Value output;     // C [d..., N]
@@ -284,8 +284,18 @@ void matchRounding(PackedMatmul &matmul) {
           cast<MemRefType>(matmul.output.getType()).getShape() ||
       !targetType.isLastDimUnitStride())
     return;
-  // The kernel writes the target: a buffer from before it, or a fresh
-  // allocation (bufferization's, right before the rounding) whose sizes are.
+  // The kernel writes the target while tiles still read A, W and what C
+  // starts from: it must be an allocation of its own (bufferization's, right
+  // before the rounding, whose sizes are known before the kernel).
+  memref::AllocOp targetRoot = rootAllocation(target);
+  auto sharesTarget = [&](Value read) {
+    return read && rootBuffer(read) == targetRoot.getResult();
+  };
+  if (!targetRoot ||
+      llvm::any_of(ArrayRef<Value>{matmul.input, matmul.weight, matmul.bias,
+                                   matmul.initial, matmul.output},
+                   sharesTarget))
+    return;
   auto allocation = target.getDefiningOp<memref::AllocOp>();
   if (!definedBefore(target, matmul.op) &&
       (!allocation || !llvm::all_of(allocation->getOperands(), [&](Value size) {
@@ -330,15 +340,16 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
   auto weightType = cast<MemRefType>(matmul.weight.getType());
   auto outputType = cast<MemRefType>(matmul.output.getType());
   unsigned rank = outputType.getRank();
-  if (matmul.pairs && (weightType.getRank() != 3 ||
-                       !inputType.isLastDimUnitStride() ||
-                       weightType.getDimSize(2) % 2))
+  if (matmul.pairs &&
+      (weightType.getRank() != 4 || weightType.getDimSize(3) != 2 ||
+       !inputType.isLastDimUnitStride()))
     return std::nullopt;
   // A packed W [P, K, t], or a [K, N] one read in place in panels of
   // `inPlaceTile` columns.
   // An in-place W may have a dynamic K (a weight gradient's T x B rows).
   matmul.inPlaceWeight = weightType.getRank() == 2;
-  if ((weightType.getRank() != 3 && !matmul.inPlaceWeight) ||
+  if ((weightType.getRank() != (matmul.pairs ? 4 : 3) &&
+       !matmul.inPlaceWeight) ||
       (matmul.inPlaceWeight ? weightType.isDynamicDim(1)
                             : !weightType.hasStaticShape()) ||
       inputType.getRank() != rank ||
@@ -347,11 +358,10 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
       !outputType.isLastDimUnitStride() || outputType.isDynamicDim(rank - 1))
     return std::nullopt;
   int64_t columns = outputType.getDimSize(rank - 1);
-  int64_t perPart = matmul.pairs ? 2 : 1;
-  matmul.tile = matmul.inPlaceWeight ? inPlaceTile
-                                     : weightType.getDimSize(2) / perPart;
+  matmul.tile = matmul.inPlaceWeight ? inPlaceTile : weightType.getDimSize(2);
   int64_t tile = matmul.tile,
-          depth = perPart * weightType.getDimSize(matmul.inPlaceWeight ? 0 : 1),
+          depth = (matmul.pairs ? 2 : 1) *
+                  weightType.getDimSize(matmul.inPlaceWeight ? 0 : 1),
           panels = matmul.inPlaceWeight ? llvm::divideCeilSigned(columns, tile)
                                         : weightType.getDimSize(0);
   if (tile <= 0 || tile % vectorWidth != 0 ||
@@ -381,7 +391,7 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
       matmul.inPlaceWeight ? AffineMap::get(rank + 1, 0, {k, n}, context)
       : matmul.pairs
           ? AffineMap::get(rank + 1, 0,
-                           {n.floorDiv(tile), k.floorDiv(2), (n % tile) * 2 + k % 2},
+                           {n.floorDiv(tile), k.floorDiv(2), n % tile, k % 2},
                            context)
           : AffineMap::get(rank + 1, 0, {n.floorDiv(tile), k, n % tile},
                            context),
@@ -463,6 +473,11 @@ public:
   }
 
   void emit() {
+    // A panel row of pairs, [t, 2], as one run of 2t bf16 for the loads.
+    if (matmul.pairs)
+      pairPanels = memref::CollapseShapeOp::create(
+          b, loc, matmul.weight,
+          ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
     // Rows: the product of C's leading sizes.
     Value rows = index(1);
     for (unsigned dim = 0; dim + 1 < rank; ++dim) {
@@ -826,7 +841,7 @@ private:
     SmallVector<Value> weights;
     for (int64_t v = 0; v < vectors; ++v)
       weights.push_back(vector::LoadOp::create(
-          b, loc, pairType, matmul.weight,
+          b, loc, pairType, pairPanels,
           ValueRange{panel, pairIndex, index(2 * v * vectorWidth)}));
     // f32 lanes of the k (`high`: k + 1) halves of the 32-bit pairs.
     auto widened = [&](Value words, bool high) {
@@ -952,6 +967,8 @@ private:
   int64_t vectorWidth, tileRows, blockFloats;
   bool bf16Dot;
   int64_t panels = 0, depth = 0, tile = 0, columns = 0, kStep = 1;
+  /// W in pairs, [P, K / 2, t, 2], viewed as [P, K / 2, 2t] (set by emit).
+  Value pairPanels;
   unsigned rank = 0;
   VectorType vectorType;
   /// C's leading sizes, whose product is the row count (set by emit).

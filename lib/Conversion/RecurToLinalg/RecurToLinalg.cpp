@@ -88,6 +88,11 @@ public:
   Value productInput(Value x, Value w) {
     if (!isPairPacked(w.getType(), x.getType()))
       return x;
+    // A bf16 model's own input, extended to f32 at the entry, is its own
+    // rounding.
+    if (auto extension = x.getDefiningOp<arith::ExtFOp>();
+        extension && getElementTypeOrSelf(extension.getIn()).isBF16())
+      return extension.getIn();
     Value init = empty(tensor::getMixedSizes(b, loc, x), b.getBF16Type());
     return elementwiseInto(
         x, init, [&](OpBuilder &nested, Location loc, ValueRange args) {
@@ -99,10 +104,10 @@ public:
 
   /// `acc[d..., n] += sum_k x[d..., k] * w[n, k]`: x times w transposed, the
   /// PyTorch weight layout, accumulated into `acc`. A rank-3 `w` is that
-  /// weight packed by recur.pack_panels: w[n floordiv t, k, n mod t]; a bf16
-  /// one of an f32 product in pairs of k, w[n floordiv t, k floordiv 2,
-  /// 2 (n mod t) + k mod 2], whose products are of bf16 operands (x rounded
-  /// by productInput) with f32 sums.
+  /// weight packed by recur.pack_panels: w[n floordiv t, k, n mod t]; a
+  /// rank-4 bf16 one in pairs of k, w[n floordiv t, k floordiv 2, n mod t,
+  /// k mod 2], whose products are of bf16 operands (x rounded by
+  /// productInput) with f32 sums.
   Value accumulateMatmulTransposed(Value x, Value w, Value acc) {
     bool pairs = isPairPacked(w.getType(), acc.getType());
     if (pairs)
@@ -122,9 +127,9 @@ public:
     auto weightType = cast<RankedTensorType>(w.getType());
     AffineMap weightMap = AffineMap::get(loops, 0, {n, k}, context);
     if (pairs) {
-      int64_t tile = weightType.getDimSize(2) / 2;
+      int64_t tile = weightType.getDimSize(2);
       weightMap = AffineMap::get(
-          loops, 0, {n.floorDiv(tile), k.floorDiv(2), (n % tile) * 2 + k % 2},
+          loops, 0, {n.floorDiv(tile), k.floorDiv(2), n % tile, k % 2},
           context);
     } else if (weightType.getRank() == 3) {
       int64_t tile = weightType.getDimSize(2);
@@ -1000,7 +1005,7 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
         tensor::getMixedSizes(rewriter, loc, op.getInputGates());
     OpFoldResult batch = sizes[1];
     bool fused = op.getCell() == CellSchedule::fused;
-    if (fused && cast<RankedTensorType>(op.getWHh().getType()).getRank() == 3) {
+    if (fused && cast<RankedTensorType>(op.getWHh().getType()).getRank() >= 3) {
       replaceWithCasts(rewriter, op,
                        fusedPackedTimeLoop(rewriter, loc, op, sizes[0], batch));
       return success();
@@ -2109,29 +2114,28 @@ Value mlir::recur::packPanels(OpBuilder &b, Location loc, Value source,
   auto type = cast<RankedTensorType>(source.getType());
   int64_t split = type.getDimSize(0), other = type.getDimSize(1);
   Type elementType = type.getElementType();
-  int64_t perRow = pairs ? 2 : 1;
-  auto packedType = RankedTensorType::get(
-      {llvm::divideCeilSigned(split, tile), other / perRow, perRow * tile},
-      elementType);
+  int64_t panels = llvm::divideCeilSigned(split, tile);
+  auto packedType =
+      pairs ? RankedTensorType::get({panels, other / 2, tile, 2}, elementType)
+            : RankedTensorType::get({panels, other, tile}, elementType);
+  unsigned rank = packedType.getRank();
   Value init =
       tensor::EmptyOp::create(b, loc, packedType.getShape(), elementType);
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{packedType}, ValueRange{}, ValueRange{init},
-      AffineMap::getMultiDimIdentityMap(3, b.getContext()),
-      SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+      AffineMap::getMultiDimIdentityMap(rank, b.getContext()),
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
       [&](OpBuilder &nb, Location loc, ValueRange) {
         auto constant = [&](int64_t value) {
           return arith::ConstantIndexOp::create(nb, loc, value).getResult();
         };
-        // Row p * tile + j, column k (pairs: column 2i + s, q = 2j + s).
+        // Row p * tile + j, column k (pairs: column 2i + s).
         Value lane = linalg::IndexOp::create(nb, loc, 2);
         Value otherIndex = linalg::IndexOp::create(nb, loc, 1);
-        if (pairs) {
+        if (pairs)
           otherIndex = arith::AddIOp::create(
               nb, loc, arith::MulIOp::create(nb, loc, otherIndex, constant(2)),
-              arith::RemUIOp::create(nb, loc, lane, constant(2)));
-          lane = arith::DivUIOp::create(nb, loc, lane, constant(2));
-        }
+              linalg::IndexOp::create(nb, loc, 3));
         Value index = arith::AddIOp::create(
             nb, loc,
             arith::MulIOp::create(nb, loc, linalg::IndexOp::create(nb, loc, 0),

@@ -3,24 +3,25 @@
 // RUN: recur-opt %s -split-input-file --recur-vectorize-packed-matmuls="vector-width=8 vector-registers=16" --canonicalize | FileCheck %s --check-prefix=AVX2
 
 #x = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
-#w = affine_map<(d0, d1, d2, d3) -> (d2 floordiv 32, d3 floordiv 2, (d2 mod 32) * 2 + d3 mod 2)>
+#w = affine_map<(d0, d1, d2, d3) -> (d2 floordiv 32, d3 floordiv 2, d2 mod 32, d3 mod 2)>
 #y = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 #bias = affine_map<(d0, d1, d2) -> (d2)>
 #id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 
 // bf16 products (precision=bf16): x rounded to bf16, W packed in bf16 pairs
-// of k ([2, K/2, 2 x 32]), f32 sums. The kernel is the f32 one's over pairs
+// of k ([2, K/2, 32, 2]), f32 sums. The kernel is the f32 one's over pairs
 // of k: per pair one panel row of 2 x 32 bf16 (two vectors of 32 bf16), and
 // per tile row one pair of x as a 32-bit word, broadcast.
 // With AVX512-BF16, one vdpbf16ps (x86vector.avx512.dot) per vector: acc +
 // x_k w_k + x_k+1 w_k+1 in each f32 lane.
 // DOT-LABEL: func.func @projection_pairs(
-// DOT-SAME: %[[X:[^:]*]]: memref<?x?x8xbf16>, %[[W:[^:]*]]: memref<2x4x64xbf16>
+// DOT-SAME: %[[X:[^:]*]]: memref<?x?x8xbf16>, %[[W:[^:]*]]: memref<2x4x32x2xbf16>
 // DOT-NOT: linalg.generic
+// DOT: %[[ROWS:.*]] = memref.collapse_shape %[[W]] {{\[}}[0], [1], [2, 3]] : memref<2x4x32x2xbf16> into memref<2x4x64xbf16>
 // DOT: %[[ACC:.*]]:12 = scf.for %[[K:.*]] = %c0 to %c8 step %c2 iter_args(%[[A0:[^ ]*]] = %{{[^,]*}}, %[[A1:[^ ]*]] = %{{[^,]*}},
 // DOT: %[[PAIR:.*]] = arith.divui %[[K]], %c2
-// DOT-DAG: %[[W0:.*]] = vector.load %[[W]][%{{.*}}, %[[PAIR]], %c0] : memref<2x4x64xbf16>, vector<32xbf16>
-// DOT-DAG: %[[W1:.*]] = vector.load %[[W]][%{{.*}}, %[[PAIR]], %c32] : memref<2x4x64xbf16>, vector<32xbf16>
+// DOT-DAG: %[[W0:.*]] = vector.load %[[ROWS]][%{{.*}}, %[[PAIR]], %c0] : memref<2x4x64xbf16>, vector<32xbf16>
+// DOT-DAG: %[[W1:.*]] = vector.load %[[ROWS]][%{{.*}}, %[[PAIR]], %c32] : memref<2x4x64xbf16>, vector<32xbf16>
 // DOT: %[[XP:.*]] = vector.load %[[X]][%{{.*}}, %{{.*}}, %[[K]]] : memref<?x?x8xbf16>, vector<2xbf16>
 // DOT: %[[WORD:.*]] = vector.bitcast %[[XP]] : vector<2xbf16> to vector<1xi32>
 // DOT: %[[SCALAR:.*]] = vector.extract %[[WORD]][0]
@@ -67,14 +68,14 @@
 // AVX2: scf.for %{{.*}} = %c0 to %c8 step %c2
 // AVX2-COUNT-4: vector.load %{{.*}} : memref<2x4x64xbf16>, vector<16xbf16>
 // AVX2: vector.fma {{.*}} : vector<8xf32>
-func.func @projection_pairs(%x: memref<?x?x8xbf16>, %w: memref<2x4x64xbf16>, %b: memref<37xf32>, %y: memref<?x?x37xf32>) {
+func.func @projection_pairs(%x: memref<?x?x8xbf16>, %w: memref<2x4x32x2xbf16>, %b: memref<37xf32>, %y: memref<?x?x37xf32>) {
   linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel", "parallel"]}
       ins(%b : memref<37xf32>) outs(%y : memref<?x?x37xf32>) {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
   }
   linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<?x?x8xbf16>, memref<2x4x64xbf16>) outs(%y : memref<?x?x37xf32>) {
+      ins(%x, %w : memref<?x?x8xbf16>, memref<2x4x32x2xbf16>) outs(%y : memref<?x?x37xf32>) {
   ^bb0(%a: bf16, %v: bf16, %acc: f32):
     %ae = arith.extf %a : bf16 to f32
     %ve = arith.extf %v : bf16 to f32
@@ -88,7 +89,7 @@ func.func @projection_pairs(%x: memref<?x?x8xbf16>, %w: memref<2x4x64xbf16>, %b:
 // -----
 
 #x = affine_map<(d0, d1, d2) -> (d0, d2)>
-#w = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2 floordiv 2, (d1 mod 32) * 2 + d2 mod 2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2 floordiv 2, d1 mod 32, d2 mod 2)>
 #y = affine_map<(d0, d1, d2) -> (d0, d1)>
 #bias = affine_map<(d0, d1) -> (d1)>
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -107,7 +108,7 @@ func.func @projection_pairs(%x: memref<?x?x8xbf16>, %w: memref<2x4x64xbf16>, %b:
 // DOT-NOT: memref<?x37xf32>
 // DOT-NOT: linalg.generic
 // DOT: return %[[R]]
-func.func @rounded_logits(%x: memref<?x8xbf16>, %w: memref<2x4x64xbf16>, %b: memref<37xf32>) -> memref<?x37xbf16> {
+func.func @rounded_logits(%x: memref<?x8xbf16>, %w: memref<2x4x32x2xbf16>, %b: memref<37xf32>) -> memref<?x37xbf16> {
   %c0 = arith.constant 0 : index
   %rows = memref.dim %x, %c0 : memref<?x8xbf16>
   %c = memref.alloc(%rows) : memref<?x37xf32>
@@ -117,7 +118,7 @@ func.func @rounded_logits(%x: memref<?x8xbf16>, %w: memref<2x4x64xbf16>, %b: mem
     linalg.yield %in : f32
   }
   linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<?x8xbf16>, memref<2x4x64xbf16>) outs(%c : memref<?x37xf32>) {
+      ins(%x, %w : memref<?x8xbf16>, memref<2x4x32x2xbf16>) outs(%c : memref<?x37xf32>) {
   ^bb0(%a: bf16, %v: bf16, %acc: f32):
     %ae = arith.extf %a : bf16 to f32
     %ve = arith.extf %v : bf16 to f32
@@ -139,7 +140,7 @@ func.func @rounded_logits(%x: memref<?x8xbf16>, %w: memref<2x4x64xbf16>, %b: mem
 // -----
 
 #x = affine_map<(d0, d1, d2) -> (d0, d2)>
-#w = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2 floordiv 2, (d1 mod 32) * 2 + d2 mod 2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2 floordiv 2, d1 mod 32, d2 mod 2)>
 #y = affine_map<(d0, d1) -> (d0, d1)>
 #yy = affine_map<(d0, d1, d2) -> (d0, d1)>
 
@@ -149,12 +150,12 @@ func.func @rounded_logits(%x: memref<?x8xbf16>, %w: memref<2x4x64xbf16>, %b: mem
 // DOT: vector.transfer_write {{.*}} : vector<16xf32>, memref<?x37xf32>
 // DOT: linalg.generic
 // DOT: arith.truncf %{{.*}} : f32 to bf16
-func.func @rounded_and_read(%x: memref<?x8xbf16>, %w: memref<2x4x64xbf16>) -> (memref<?x37xbf16>, memref<?x37xf32>) {
+func.func @rounded_and_read(%x: memref<?x8xbf16>, %w: memref<2x4x32x2xbf16>) -> (memref<?x37xbf16>, memref<?x37xf32>) {
   %c0 = arith.constant 0 : index
   %rows = memref.dim %x, %c0 : memref<?x8xbf16>
   %c = memref.alloc(%rows) : memref<?x37xf32>
   linalg.generic {indexing_maps = [#x, #w, #yy], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<?x8xbf16>, memref<2x4x64xbf16>) outs(%c : memref<?x37xf32>) {
+      ins(%x, %w : memref<?x8xbf16>, memref<2x4x32x2xbf16>) outs(%c : memref<?x37xf32>) {
   ^bb0(%a: bf16, %v: bf16, %acc: f32):
     %ae = arith.extf %a : bf16 to f32
     %ve = arith.extf %v : bf16 to f32
@@ -170,4 +171,38 @@ func.func @rounded_and_read(%x: memref<?x8xbf16>, %w: memref<2x4x64xbf16>) -> (m
     linalg.yield %t : bf16
   }
   return %r, %c : memref<?x37xbf16>, memref<?x37xf32>
+}
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2 floordiv 2, d1 mod 32, d2 mod 2)>
+#yy = affine_map<(d0, d1, d2) -> (d0, d1)>
+#y = affine_map<(d0, d1) -> (d0, d1)>
+
+// The rounding writes A itself, which the tiles of the other panels still
+// read: the kernel stores C and the rounding stays after it.
+// DOT-LABEL: func.func @rounded_into_input(
+// DOT: vector.transfer_write {{.*}} : vector<16xf32>, memref<12x64xf32>
+// DOT: linalg.generic
+// DOT: arith.truncf %{{.*}} : f32 to bf16
+func.func @rounded_into_input(%x: memref<12x64xbf16>, %w: memref<2x32x32x2xbf16>) {
+  %c = memref.alloc() : memref<12x64xf32>
+  linalg.generic {indexing_maps = [#x, #w, #yy], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<12x64xbf16>, memref<2x32x32x2xbf16>) outs(%c : memref<12x64xf32>) {
+  ^bb0(%a: bf16, %v: bf16, %acc: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ve = arith.extf %v : bf16 to f32
+    %p = arith.mulf %ae, %ve : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#y, #y], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<12x64xf32>) outs(%x : memref<12x64xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %c : memref<12x64xf32>
+  return
 }

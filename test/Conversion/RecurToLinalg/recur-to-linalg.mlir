@@ -243,21 +243,20 @@ func.func @linear_packed(%x: tensor<5x6xf32>, %w: tensor<11x6xf32>) -> tensor<5x
 
 // -----
 
-// Packed in bf16 pairs of k (bf16 products): result[p, i, 2r + s] =
+// Packed in bf16 pairs of k (bf16 products): result[p, i, r, s] =
 // w[p * 16 + r, 2i + s]; the input is rounded to bf16 before the bias is
 // broadcast (the CPU kernels start from what is set right before the
 // product), which reads both as bf16 and sums in f32.
-// CHECK-DAG: #[[PAIRS:.*]] = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2 floordiv 2, (d1 mod 16) * 2 + d2 mod 2)>
+// CHECK-DAG: #[[PAIRS:.*]] = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2 floordiv 2, d1 mod 16, d2 mod 2)>
 // CHECK-LABEL: func.func @linear_pairs
 // CHECK-SAME: (%[[X:.*]]: tensor<5x6xf32>, %[[W:.*]]: tensor<11x6xbf16>, %[[B:.*]]: tensor<11xf32>)
 func.func @linear_pairs(%x: tensor<5x6xf32>, %w: tensor<11x6xbf16>, %b: tensor<11xf32>) -> tensor<5x11xf32> {
-  // CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x3x32xbf16>)
-  // CHECK:   %[[Q:.*]] = linalg.index 2
+  // CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x3x16x2xbf16>)
+  // CHECK:   %[[R:.*]] = linalg.index 2
   // CHECK:   %[[I:.*]] = linalg.index 1
   // CHECK:   %[[I2:.*]] = arith.muli %[[I]], %c2
-  // CHECK:   %[[S:.*]] = arith.remui %[[Q]], %c2
+  // CHECK:   %[[S:.*]] = linalg.index 3
   // CHECK:   %[[K:.*]] = arith.addi %[[I2]], %[[S]]
-  // CHECK:   %[[R:.*]] = arith.divui %[[Q]], %c2
   // CHECK:   %[[ROW:.*]] = arith.addi %{{.*}}, %[[R]]
   // CHECK:   tensor.extract %[[W]][%{{.*}}, %[[K]]] : tensor<11x6xbf16>
   // CHECK:   arith.select %{{.*}} : bf16
@@ -265,13 +264,13 @@ func.func @linear_pairs(%x: tensor<5x6xf32>, %w: tensor<11x6xbf16>, %b: tensor<1
   // CHECK:   arith.truncf %{{.*}} : f32 to bf16
   // CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<11xf32>)
   // CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[PAIRS]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
-  // CHECK-SAME: ins(%[[ROUNDED]], %[[P]] : tensor<5x6xbf16>, tensor<1x3x32xbf16>) outs(%[[INIT]] : tensor<5x11xf32>)
+  // CHECK-SAME: ins(%[[ROUNDED]], %[[P]] : tensor<5x6xbf16>, tensor<1x3x16x2xbf16>) outs(%[[INIT]] : tensor<5x11xf32>)
   // CHECK:   %[[A:.*]] = arith.extf %{{.*}} : bf16 to f32
   // CHECK:   %[[WE:.*]] = arith.extf %{{.*}} : bf16 to f32
   // CHECK:   %[[PROD:.*]] = arith.mulf %[[A]], %[[WE]]
   // CHECK:   arith.addf %{{.*}}, %[[PROD]]
-  %p = recur.pack_panels %w tile(16) pairs : tensor<11x6xbf16> -> tensor<1x3x32xbf16>
-  %y = recur.linear %x, %p bias(%b) : (tensor<5x6xf32>, tensor<1x3x32xbf16>, tensor<11xf32>) -> tensor<5x11xf32>
+  %p = recur.pack_panels %w tile(16) pairs : tensor<11x6xbf16> -> tensor<1x3x16x2xbf16>
+  %y = recur.linear %x, %p bias(%b) : (tensor<5x6xf32>, tensor<1x3x16x2xbf16>, tensor<11xf32>) -> tensor<5x11xf32>
   return %y : tensor<5x11xf32>
 }
 
@@ -280,15 +279,15 @@ func.func @linear_pairs(%x: tensor<5x6xf32>, %w: tensor<11x6xbf16>, %b: tensor<1
 // A fused step on a w_hh packed in bf16 pairs rounds h_{t-1} to bf16 before
 // it puts the step's input gates in C.
 // CHECK-LABEL: func.func @lstm_recurrence_pairs_fused
-// CHECK-SAME: (%[[GATES:[^:]*]]: tensor<?x?x32xf32>, %[[WHH:[^:]*]]: tensor<2x4x32xbf16>)
+// CHECK-SAME: (%[[GATES:[^:]*]]: tensor<?x?x32xf32>, %[[WHH:[^:]*]]: tensor<2x4x16x2xbf16>)
 // CHECK: scf.for %{{.*}} iter_args(%[[H:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}})
 // CHECK: %[[HB:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<?x8xf32>) outs(%{{.*}} : tensor<?x8xbf16>)
 // CHECK: linalg.transpose
-// CHECK: linalg.generic {{.*}} ins(%[[HB]], %[[WHH]] : tensor<?x8xbf16>, tensor<2x4x32xbf16>)
-func.func @lstm_recurrence_pairs_fused(%gates: tensor<?x?x32xf32>, %whh: tensor<2x4x32xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[HB]], %[[WHH]] : tensor<?x8xbf16>, tensor<2x4x16x2xbf16>)
+func.func @lstm_recurrence_pairs_fused(%gates: tensor<?x?x32xf32>, %whh: tensor<2x4x16x2xbf16>)
     -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
   %y, %h, %c = recur.lstm_recurrence %gates, %whh interleaved(4) cell<fused>
-      : (tensor<?x?x32xf32>, tensor<2x4x32xbf16>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
+      : (tensor<?x?x32xf32>, tensor<2x4x16x2xbf16>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
   return %y, %h : tensor<?x?x8xf32>, tensor<?x8xf32>
 }
 

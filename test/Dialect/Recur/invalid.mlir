@@ -923,39 +923,96 @@ func.func @pack_panels_odd_pairs(%w: tensor<37x7xbf16>) {
 // -----
 
 func.func @pack_panels_pairs_result(%w: tensor<37x8xbf16>) {
-  // expected-error @below {{'recur.pack_panels' op result expected 'tensor<3x4x32xbf16>', got 'tensor<3x8x16xbf16>'}}
+  // expected-error @below {{'recur.pack_panels' op result expected 'tensor<3x4x16x2xbf16>', got 'tensor<3x8x16xbf16>'}}
   %0 = recur.pack_panels %w tile(16) pairs : tensor<37x8xbf16> -> tensor<3x8x16xbf16>
   return
 }
 
 // -----
 
-func.func @linear_pairs_depth(%x: tensor<5x8xf32>, %w: tensor<3x8x32xbf16>) {
-  // expected-error @below {{'recur.linear' op operand 'weight' packed in pairs of k expected shape [P, K/2 = 4, 2t] with K even and static, got 'tensor<3x8x32xbf16>'}}
-  %0 = recur.linear %x, %w : (tensor<5x8xf32>, tensor<3x8x32xbf16>) -> tensor<5x37xf32>
+func.func @pack_panels_pairs_of_f32(%w: tensor<37x8xf32>) {
+  // expected-error @below {{'recur.pack_panels' op packs 'tensor<37x8xf32>' in pairs of k; pairs are of bf16}}
+  %0 = recur.pack_panels %w tile(16) pairs : tensor<37x8xf32> -> tensor<3x4x16x2xf32>
   return
 }
 
 // -----
 
-func.func @linear_pairs_panels(%x: tensor<5x8xf32>, %w: tensor<2x4x32xbf16>) {
+func.func @linear_pairs_depth(%x: tensor<5x8xf32>, %w: tensor<3x8x16x2xbf16>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' packed in pairs of k expected shape [P, K/2 = 4, t, 2] with K static, got 'tensor<3x8x16x2xbf16>'}}
+  %0 = recur.linear %x, %w : (tensor<5x8xf32>, tensor<3x8x16x2xbf16>) -> tensor<5x37xf32>
+  return
+}
+
+// -----
+
+func.func @linear_pairs_odd_depth(%x: tensor<5x7xf32>, %w: tensor<3x3x16x2xbf16>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' packed in pairs of k expected shape [P, K/2 = 3 (K odd), t, 2] with K static, got 'tensor<3x3x16x2xbf16>'}}
+  %0 = recur.linear %x, %w : (tensor<5x7xf32>, tensor<3x3x16x2xbf16>) -> tensor<5x37xf32>
+  return
+}
+
+// -----
+
+func.func @linear_pairs_panels(%x: tensor<5x8xf32>, %w: tensor<2x4x16x2xbf16>) {
   // expected-error @below {{'recur.linear' op operand 'weight' packed in panels of 16 rows for N = 37 needs 3 panels, got 2}}
-  %0 = recur.linear %x, %w : (tensor<5x8xf32>, tensor<2x4x32xbf16>) -> tensor<5x37xf32>
+  %0 = recur.linear %x, %w : (tensor<5x8xf32>, tensor<2x4x16x2xbf16>) -> tensor<5x37xf32>
   return
 }
 
 // -----
 
-func.func @recurrence_pairs_panels(%g: tensor<3x2x24xf32>, %w: tensor<3x3x32xbf16>) {
+func.func @linear_pairs_not_bf16(%x: tensor<5x8xf32>, %w: tensor<3x4x16x2xf32>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' packed in pairs of k must be bf16 and read by an f32 op, got 'tensor<3x4x16x2xf32>' read by 'tensor<5x8xf32>'}}
+  %0 = recur.linear %x, %w : (tensor<5x8xf32>, tensor<3x4x16x2xf32>) -> tensor<5x37xf32>
+  return
+}
+
+// -----
+
+func.func @linear_pairs_not_pairs(%x: tensor<5x8xf32>, %w: tensor<3x4x16x3xbf16>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' packed in pairs of k must have a static shape [P, K/2, t, 2], got 'tensor<3x4x16x3xbf16>'}}
+  %0 = recur.linear %x, %w : (tensor<5x8xf32>, tensor<3x4x16x3xbf16>) -> tensor<5x37xf32>
+  return
+}
+
+// -----
+
+// A bf16 weight packed without pairs is no weight of an f32 linear.
+func.func @linear_bf16_panels(%x: tensor<5x8xf32>, %w: tensor<3x8x16xbf16>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' expected element type 'f32' (that of operand 'input'), got 'bf16'}}
+  %0 = recur.linear %x, %w : (tensor<5x8xf32>, tensor<3x8x16xbf16>) -> tensor<5x37xf32>
+  return
+}
+
+// -----
+
+func.func @linear_empty_panels(%x: tensor<5x6xf32>, %w: tensor<1x6x0xf32>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' packed in panels of 0 rows; a panel holds at least one}}
+  %0 = recur.linear %x, %w : (tensor<5x6xf32>, tensor<1x6x0xf32>) -> tensor<5x11xf32>
+  return
+}
+
+// -----
+
+func.func @recurrence_pairs_panels(%g: tensor<3x2x24xf32>, %w: tensor<3x3x16x2xbf16>) {
   // expected-error @below {{'recur.lstm_recurrence' op operand 'w_hh' packed in panels of 16 rows for 4*H = 24 needs 2 panels, got 3}}
-  %y, %h, %c = recur.lstm_recurrence %g, %w : (tensor<3x2x24xf32>, tensor<3x3x32xbf16>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  %y, %h, %c = recur.lstm_recurrence %g, %w : (tensor<3x2x24xf32>, tensor<3x3x16x2xbf16>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
   return
 }
 
 // -----
 
-func.func @recurrence_pairs_fused_tile(%g: tensor<3x2x24xf32>, %w: tensor<1x3x48xbf16>) {
+func.func @recurrence_pairs_fused_tile(%g: tensor<3x2x24xf32>, %w: tensor<1x3x24x2xbf16>) {
   // expected-error @below {{'recur.lstm_recurrence' op a packed w_hh read by cell<fused> needs interleaved(K) and panels of 4*K rows (the four gates of K units), got panels of 24 rows for K = 2}}
-  %y, %h, %c = recur.lstm_recurrence %g, %w interleaved(2) cell<fused> : (tensor<3x2x24xf32>, tensor<1x3x48xbf16>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  %y, %h, %c = recur.lstm_recurrence %g, %w interleaved(2) cell<fused> : (tensor<3x2x24xf32>, tensor<1x3x24x2xbf16>) -> (tensor<3x2x6xf32>, tensor<2x6xf32>, tensor<2x6xf32>)
+  return
+}
+
+// -----
+
+func.func @recurrence_empty_panels(%g: tensor<3x2x16xf32>, %w: tensor<2x2x0x2xbf16>) {
+  // expected-error @below {{'recur.lstm_recurrence' op operand 'w_hh' packed in panels of 0 rows; a panel holds at least one}}
+  %y, %h, %c = recur.lstm_recurrence %g, %w : (tensor<3x2x16xf32>, tensor<2x2x0x2xbf16>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return
 }

@@ -119,33 +119,33 @@ func.func @packed_linear(%x: tensor<?x?x8xf32>, %w: tensor<37x8xf32>, %b: tensor
 // CHECK-LABEL: func.func @pair_packed_linear
 func.func @pair_packed_linear(%x: tensor<?x?x8xf32>, %w: tensor<37x8xbf16>, %b: tensor<37xf32>)
     -> tensor<?x?x37xf32> {
-  // CHECK: %[[P:.*]] = recur.pack_panels %{{.*}} tile(16) pairs : tensor<37x8xbf16> -> tensor<3x4x32xbf16>
-  // CHECK: recur.linear %{{.*}}, %[[P]] bias(%{{.*}}) : (tensor<?x?x8xf32>, tensor<3x4x32xbf16>, tensor<37xf32>) -> tensor<?x?x37xf32>
-  %p = recur.pack_panels %w tile(16) pairs : tensor<37x8xbf16> -> tensor<3x4x32xbf16>
+  // CHECK: %[[P:.*]] = recur.pack_panels %{{.*}} tile(16) pairs : tensor<37x8xbf16> -> tensor<3x4x16x2xbf16>
+  // CHECK: recur.linear %{{.*}}, %[[P]] bias(%{{.*}}) : (tensor<?x?x8xf32>, tensor<3x4x16x2xbf16>, tensor<37xf32>) -> tensor<?x?x37xf32>
+  %p = recur.pack_panels %w tile(16) pairs : tensor<37x8xbf16> -> tensor<3x4x16x2xbf16>
   %y = recur.linear %x, %p bias(%b)
-      : (tensor<?x?x8xf32>, tensor<3x4x32xbf16>, tensor<37xf32>) -> tensor<?x?x37xf32>
+      : (tensor<?x?x8xf32>, tensor<3x4x16x2xbf16>, tensor<37xf32>) -> tensor<?x?x37xf32>
   return %y : tensor<?x?x37xf32>
 }
 
 // CHECK-LABEL: func.func @pair_packed_fused_recurrence
 func.func @pair_packed_fused_recurrence(%gates: tensor<?x?x1024xf32>, %w_hh: tensor<1024x256xbf16>)
     -> tensor<?x?x256xf32> {
-  // CHECK: %[[P:.*]] = recur.pack_panels %{{.*}} tile(64) pairs : tensor<1024x256xbf16> -> tensor<16x128x128xbf16>
-  // CHECK: recur.lstm_recurrence %{{.*}}, %[[P]] interleaved(16) cell<fused> : (tensor<?x?x1024xf32>, tensor<16x128x128xbf16>) -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
+  // CHECK: %[[P:.*]] = recur.pack_panels %{{.*}} tile(64) pairs : tensor<1024x256xbf16> -> tensor<16x128x64x2xbf16>
+  // CHECK: recur.lstm_recurrence %{{.*}}, %[[P]] interleaved(16) cell<fused> : (tensor<?x?x1024xf32>, tensor<16x128x64x2xbf16>) -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
   %w = recur.interleave_gates %w_hh tile(16) : tensor<1024x256xbf16>
-  %p = recur.pack_panels %w tile(64) pairs : tensor<1024x256xbf16> -> tensor<16x128x128xbf16>
+  %p = recur.pack_panels %w tile(64) pairs : tensor<1024x256xbf16> -> tensor<16x128x64x2xbf16>
   %y, %h, %c = recur.lstm_recurrence %gates, %p interleaved(16) cell<fused>
-      : (tensor<?x?x1024xf32>, tensor<16x128x128xbf16>) -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
+      : (tensor<?x?x1024xf32>, tensor<16x128x64x2xbf16>) -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
   return %y : tensor<?x?x256xf32>
 }
 
 // CHECK-LABEL: func.func @pair_packed_separate_recurrence
 func.func @pair_packed_separate_recurrence(%gates: tensor<?x?x24xf32>, %w_hh: tensor<24x6xbf16>)
     -> tensor<?x?x6xf32> {
-  // CHECK: recur.lstm_recurrence %{{.*}}, %{{.*}} : (tensor<?x?x24xf32>, tensor<2x3x32xbf16>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
-  %p = recur.pack_panels %w_hh tile(16) pairs : tensor<24x6xbf16> -> tensor<2x3x32xbf16>
+  // CHECK: recur.lstm_recurrence %{{.*}}, %{{.*}} : (tensor<?x?x24xf32>, tensor<2x3x16x2xbf16>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+  %p = recur.pack_panels %w_hh tile(16) pairs : tensor<24x6xbf16> -> tensor<2x3x16x2xbf16>
   %y, %h, %c = recur.lstm_recurrence %gates, %p
-      : (tensor<?x?x24xf32>, tensor<2x3x32xbf16>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
+      : (tensor<?x?x24xf32>, tensor<2x3x16x2xbf16>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<?x6xf32>)
   return %y : tensor<?x?x6xf32>
 }
 

@@ -116,17 +116,17 @@ func.func @fused_recurrences(%g: tensor<?x?x24xf32> {recur.input = "g"},
 // PAIRS-SAME: %[[O:[^:]*]]: tensor<37x7xbf16>
 // PAIRS-SAME: %[[F:[^:]*]]: tensor<16x8xf32>
 // PAIRS: %[[R:.*]] = arith.truncf %[[F]] : tensor<16x8xf32> to tensor<16x8xbf16>
-// PAIRS: %[[PF:.*]] = recur.pack_panels %[[R]] tile(16) pairs : tensor<16x8xbf16> -> tensor<1x4x32xbf16>
+// PAIRS: %[[PF:.*]] = recur.pack_panels %[[R]] tile(16) pairs : tensor<16x8xbf16> -> tensor<1x4x16x2xbf16>
 // PAIRS-NOT: arith.extf %[[W]]
-// PAIRS: %[[P:.*]] = recur.pack_panels %[[W]] tile(16) pairs : tensor<37x8xbf16> -> tensor<3x4x32xbf16>
-// PAIRS: recur.linear %[[X]], %[[P]] : (tensor<?x?x8xf32>, tensor<3x4x32xbf16>) -> tensor<?x?x37xf32>
+// PAIRS: %[[P:.*]] = recur.pack_panels %[[W]] tile(16) pairs : tensor<37x8xbf16> -> tensor<3x4x16x2xbf16>
+// PAIRS: recur.linear %[[X]], %[[P]] : (tensor<?x?x8xf32>, tensor<3x4x16x2xbf16>) -> tensor<?x?x37xf32>
 // PAIRS-NOT: arith.extf %[[H]]
 // PAIRS: %[[I:.*]] = recur.interleave_gates %[[H]] tile(2) : tensor<24x6xbf16>
-// PAIRS: %[[PH:.*]] = recur.pack_panels %[[I]] tile(8) pairs : tensor<24x6xbf16> -> tensor<3x3x16xbf16>
-// PAIRS: recur.lstm_recurrence %{{.*}}, %[[PH]] interleaved(2) cell<fused> : (tensor<?x?x24xf32>, tensor<3x3x16xbf16>)
+// PAIRS: %[[PH:.*]] = recur.pack_panels %[[I]] tile(8) pairs : tensor<24x6xbf16> -> tensor<3x3x8x2xbf16>
+// PAIRS: recur.lstm_recurrence %{{.*}}, %[[PH]] interleaved(2) cell<fused> : (tensor<?x?x24xf32>, tensor<3x3x8x2xbf16>)
 // PAIRS: %[[EO:.*]] = arith.extf %[[O]]
 // PAIRS: recur.pack_panels %[[EO]] tile(16) : tensor<37x7xf32> -> tensor<3x7x16xf32>
-// PAIRS: recur.linear %[[X]], %[[PF]] : (tensor<?x?x8xf32>, tensor<1x4x32xbf16>) -> tensor<?x?x16xf32>
+// PAIRS: recur.linear %[[X]], %[[PF]] : (tensor<?x?x8xf32>, tensor<1x4x16x2xbf16>) -> tensor<?x?x16xf32>
 func.func @bf16_model(%x: tensor<?x?x8xf32> {recur.input = "x"},
                       %w: tensor<37x8xbf16> {recur.weight = "w"},
                       %w_hh: tensor<24x6xbf16> {recur.weight = "w_hh"},
