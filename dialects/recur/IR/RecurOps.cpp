@@ -652,7 +652,13 @@ static LogicalResult checkPackedWeight(ShapeChecker &checker, Type weight,
                                        Type input, Type result,
                                        const SymbolicShape &resultShape) {
   std::string weightName = operandName("weight");
-  if (cast<RankedTensorType>(weight).getRank() == 4) {
+  int64_t rank = cast<RankedTensorType>(weight).getRank();
+  if (rank != 3 && rank != 4)
+    return checker.fail(weightName,
+                        " packed in panels must be [P, K, t], or [P, K/2, t, "
+                        "2] in pairs of k, got ",
+                        weight);
+  if (rank == 4) {
     if (failed(checkPairPacked(checker, weightName, weight, input)))
       return failure();
     auto type = cast<RankedTensorType>(weight);

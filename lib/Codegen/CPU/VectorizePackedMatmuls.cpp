@@ -57,7 +57,8 @@ struct PackedMatmul {
   linalg::GenericOp op;
   Value input; // A [d..., K], or [K, M] when `transposedInput` (C [M, N])
   bool transposedInput = false;
-  Value weight; // W [P, K, t], or [K, N] read in place when `inPlaceWeight`
+  Value weight; // W [P, K, t] ([P, K / 2, t, 2] when `pairs`), or [K, N]
+                // read in place when `inPlaceWeight`
   bool inPlaceWeight = false;
   /// bf16 products: A is bf16 [d..., K] and W bf16 in pairs of k, [P, K / 2,
   /// t, 2] (recur.pack_panels ... pairs).
@@ -293,7 +294,8 @@ void matchRounding(PackedMatmul &matmul) {
   };
   if (!targetRoot ||
       llvm::any_of(ArrayRef<Value>{matmul.input, matmul.weight, matmul.bias,
-                                   matmul.initial, matmul.output},
+                                   matmul.initial, matmul.output,
+                                   matmul.gateSource},
                    sharesTarget))
     return;
   auto allocation = target.getDefiningOp<memref::AllocOp>();
@@ -344,8 +346,8 @@ std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
       (weightType.getRank() != 4 || weightType.getDimSize(3) != 2 ||
        !inputType.isLastDimUnitStride()))
     return std::nullopt;
-  // A packed W [P, K, t], or a [K, N] one read in place in panels of
-  // `inPlaceTile` columns.
+  // A packed W [P, K, t] (in pairs, [P, K / 2, t, 2]), or a [K, N] one read
+  // in place in panels of `inPlaceTile` columns.
   // An in-place W may have a dynamic K (a weight gradient's T x B rows).
   matmul.inPlaceWeight = weightType.getRank() == 2;
   if ((weightType.getRank() != (matmul.pairs ? 4 : 3) &&
@@ -582,8 +584,9 @@ public:
       };
       if (ShapedType::isDynamic(depth)) {
         // Whole chunks, then the rest; C holds what it was set to.
-        Value total = memref::DimOp::create(b, loc, matmul.weight,
-                                            matmul.inPlaceWeight ? 0 : 1);
+        assert(matmul.inPlaceWeight &&
+               "only a weight read in place has a dynamic depth");
+        Value total = memref::DimOp::create(b, loc, matmul.weight, 0);
         Value whole = roundDown(b, loc, total, kChunk);
         buildFor(b, loc, index(0), whole, index(kChunk),
                  [&](Value kBegin) { chunk(kBegin, kChunk, true); });

@@ -573,3 +573,31 @@ func.func @bf16_conversions(%logits: memref<?x?x37xf32>, %out: memref<?x?x37xbf1
   }
   return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// An f32-only body that rounds through bf16 (the product's input of a bf16
+// GEMM) has bf16 vectors inside: on vectors only with bf16-vectors, a loop
+// otherwise (LLVM would call libgcc's __truncsfbf2 for it).
+// CHECK-LABEL: func.func @bf16_round_trip(
+// CHECK: linalg.generic
+// CHECK-NOT: vector<16xbf16>
+// BF16-LABEL: func.func @bf16_round_trip(
+// BF16: scf.parallel
+// BF16: %[[V:.*]] = vector.transfer_read {{.*}} : memref<?x37xf32>, vector<16xf32>
+// BF16: %[[R:.*]] = arith.truncf %[[V]] : vector<16xf32> to vector<16xbf16>
+// BF16: %[[E:.*]] = arith.extf %[[R]] : vector<16xbf16> to vector<16xf32>
+// BF16: vector.transfer_write %[[E]]
+// BF16-NOT: linalg.generic
+func.func @bf16_round_trip(%x: memref<?x37xf32>, %rounded: memref<?x37xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x37xf32>) outs(%rounded : memref<?x37xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.truncf %a : f32 to bf16
+    %e = arith.extf %r : bf16 to f32
+    linalg.yield %e : f32
+  }
+  return
+}

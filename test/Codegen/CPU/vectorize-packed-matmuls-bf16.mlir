@@ -206,3 +206,40 @@ func.func @rounded_into_input(%x: memref<12x64xbf16>, %w: memref<2x32x32x2xbf16>
   memref.dealloc %c : memref<12x64xf32>
   return
 }
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2 floordiv 2, d1 mod 32, d2 mod 2)>
+#yy = affine_map<(d0, d1, d2) -> (d0, d1)>
+#y = affine_map<(d0, d1) -> (d0, d1)>
+
+// The same with A an allocation of the function's own: the rounding's
+// target is an allocation, but the one the tiles read, so again the kernel
+// stores C and the rounding stays after it.
+// DOT-LABEL: func.func @rounded_into_allocated_input(
+// DOT: vector.transfer_write {{.*}} : vector<16xf32>, memref<12x64xf32>
+// DOT: linalg.generic
+// DOT: arith.truncf %{{.*}} : f32 to bf16
+func.func @rounded_into_allocated_input(%src: memref<12x64xbf16>, %w: memref<2x32x32x2xbf16>) -> memref<12x64xbf16> {
+  %x = memref.alloc() : memref<12x64xbf16>
+  memref.copy %src, %x : memref<12x64xbf16> to memref<12x64xbf16>
+  %c = memref.alloc() : memref<12x64xf32>
+  linalg.generic {indexing_maps = [#x, #w, #yy], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<12x64xbf16>, memref<2x32x32x2xbf16>) outs(%c : memref<12x64xf32>) {
+  ^bb0(%a: bf16, %v: bf16, %acc: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ve = arith.extf %v : bf16 to f32
+    %p = arith.mulf %ae, %ve : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#y, #y], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<12x64xf32>) outs(%x : memref<12x64xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %c : memref<12x64xf32>
+  return %x : memref<12x64xbf16>
+}

@@ -916,7 +916,7 @@ func.func @lstm_grad_no_hidden_units(%x: tensor<3x2x5xf32>, %wi: tensor<0x5xf32>
 
 func.func @pack_panels_odd_pairs(%w: tensor<37x7xbf16>) {
   // expected-error @below {{'recur.pack_panels' op packs K = 7 in pairs; pairs need an even K}}
-  %0 = recur.pack_panels %w tile(16) pairs : tensor<37x7xbf16> -> tensor<3x3x32xbf16>
+  %0 = recur.pack_panels %w tile(16) pairs : tensor<37x7xbf16> -> tensor<3x3x16x2xbf16>
   return
 }
 
@@ -933,6 +933,14 @@ func.func @pack_panels_pairs_result(%w: tensor<37x8xbf16>) {
 func.func @pack_panels_pairs_of_f32(%w: tensor<37x8xf32>) {
   // expected-error @below {{'recur.pack_panels' op packs 'tensor<37x8xf32>' in pairs of k; pairs are of bf16}}
   %0 = recur.pack_panels %w tile(16) pairs : tensor<37x8xf32> -> tensor<3x4x16x2xf32>
+  return
+}
+
+// -----
+
+func.func @linear_packed_rank(%x: tensor<5x8xf32>, %w: tensor<3x4x16x2x1xbf16>) {
+  // expected-error @below {{'recur.linear' op operand 'weight' packed in panels must be [P, K, t], or [P, K/2, t, 2] in pairs of k, got 'tensor<3x4x16x2x1xbf16>'}}
+  %0 = recur.linear %x, %w : (tensor<5x8xf32>, tensor<3x4x16x2x1xbf16>) -> tensor<5x37xf32>
   return
 }
 
