@@ -16,6 +16,7 @@
 #include "recur/Codegen/CpuGemmTile.h"
 #include "recur/Codegen/Passes.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -852,22 +853,12 @@ private:
       Value bits =
           high ? arith::AndIOp::create(
                      b, loc, words,
-                     arith::ConstantOp::create(
-                         b, loc, wordType,
-                         isa<VectorType>(wordType)
-                             ? TypedAttr(DenseElementsAttr::get(
-                                   cast<VectorType>(wordType),
-                                   APInt(32, 0xFFFF0000u)))
-                             : TypedAttr(b.getI32IntegerAttr(0xFFFF0000u))))
+                     createScalarOrSplatConstant(b, loc, wordType,
+                                                 APInt(32, 0xFFFF0000u)))
                      .getResult()
                : arith::ShLIOp::create(
                      b, loc, words,
-                     arith::ConstantOp::create(
-                         b, loc, wordType,
-                         isa<VectorType>(wordType)
-                             ? TypedAttr(DenseElementsAttr::get(
-                                   cast<VectorType>(wordType), APInt(32, 16)))
-                             : TypedAttr(b.getI32IntegerAttr(16))))
+                     createScalarOrSplatConstant(b, loc, wordType, 16))
                      .getResult();
       Type floatType = isa<VectorType>(wordType) ? Type(vectorType)
                                                  : Type(b.getF32Type());

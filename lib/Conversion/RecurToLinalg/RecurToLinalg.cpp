@@ -608,8 +608,7 @@ SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
                                 Value wHh, Value h, Value c, OpFoldResult batch,
                                 int64_t hidden, Value hOut = {}) {
   Emitter emit(b, loc);
-  gates = emit.accumulateMatmulTransposed(emit.productInput(h, wHh), wHh,
-                                          gates);
+  gates = emit.accumulateMatmulTransposed(h, wHh, gates);
   // The cell's h goes to `hOut` where h itself is projected from it.
   if (!hOut)
     hOut = h;
