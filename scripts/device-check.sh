@@ -19,7 +19,14 @@
 #   bench          bench/run --systems cuda on the LM workloads, fastrnns and
 #                  lstm10-b1, at fp32, tf32 and bf16, and the LM's training
 #                  step (lm-reference-train: Recur, cuDNN, PyTorch's rows)
-#                  (RECUR_DEVICE_BENCH: other workload files, e.g. deepbench)
+#                  (RECUR_DEVICE_BENCH: other workload files, e.g. deepbench;
+#                  RECUR_DEVICE_SYSTEMS: bench/run --systems, default cuda),
+#                  one step per workload file so that each report survives
+# A lease is short, so every step is bounded: RECUR_STEP_TIMEOUT seconds
+# (default 300) each, and with RECUR_DEVICE_DEADLINE=S no step starts S
+# seconds after check.sh did (it is listed as not run). With
+# RECUR_DEVICE_ARCHIVE=FILE.tar.gz every log is packed into FILE after each
+# step, so what ran comes back even if the call is cut off.
 set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
 root=$(pwd)
@@ -49,23 +56,36 @@ lm_unfused=$bundle/gpu-suite/liblm_reference-none.so
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   echo '```'
   echo
-  echo "| step | result |"
-  echo "|---|---|"
+  echo "| step | result | seconds |"
+  echo "|---|---|---|"
 } > "$summary"
 
+started=$SECONDS
 # step NAME COMMAND...: runs COMMAND into $out/NAME.log; 77 means skipped.
 step() {
-  local name=$1 result
+  local name=$1 result status begin=$SECONDS
   shift
+  if [[ -n ${RECUR_DEVICE_DEADLINE:-} ]] && ((SECONDS - started >= RECUR_DEVICE_DEADLINE)); then
+    echo "== $name: not run (deadline)"
+    echo "| $name | not run (past RECUR_DEVICE_DEADLINE) |" >> "$summary"
+    return
+  fi
   echo "== $name: $*"
-  "$@" > "$out/$name.log" 2>&1
-  case $? in
+  timeout -k 10 "${RECUR_STEP_TIMEOUT:-300}" "$@" > "$out/$name.log" 2>&1
+  status=$?
+  case $status in
     0) result=pass ;;
     77) result=skipped ;;
+    124 | 137) result="**FAIL** (killed after ${RECUR_STEP_TIMEOUT:-300} s)"; failures=$((failures + 1)) ;;
     *) result="**FAIL**"; failures=$((failures + 1)) ;;
   esac
   tail -n 4 "$out/$name.log" | sed 's/^/   /'
-  echo "| $name | $result |" >> "$summary"
+  echo "| $name | $result | $((SECONDS - begin)) s |" >> "$summary"
+  pack
+}
+pack() {
+  [[ -n ${RECUR_DEVICE_ARCHIVE:-} ]] && tar czf "$RECUR_DEVICE_ARCHIVE" -C "$out" .
+  return 0
 }
 
 step device "${run_model[@]}" --cuda-check
@@ -76,24 +96,6 @@ fi
 step gpu-numerics "$root/test/gpu/run-suite.sh" "$bundle/gpu-suite" "$bundle/bin"
 if command -v cuobjdump >/dev/null; then
   step cuobjdump bash -c "cuobjdump --list-elf '$lm' | grep -c sm_90.cubin"
-fi
-if command -v compute-sanitizer >/dev/null; then
-  for level in none all; do
-    step "memcheck-odd-$level" compute-sanitizer --tool memcheck --error-exitcode 1 \
-      "${run_model[@]}" "$bundle/gpu-suite/liblm_odd_a-$level.so" --random-weights 1 \
-      --seq 9 --batch 6 --warmup 0 --iters 1 --check
-  done
-  step memcheck-lm compute-sanitizer --tool memcheck --error-exitcode 1 \
-    "${run_model[@]}" "$lm" --random-weights 1 --seq 5 --batch 8 \
-    --warmup 0 --iters 1
-  for tool in racecheck synccheck; do
-    step "$tool-odd-all" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-      "${run_model[@]}" "$bundle/gpu-suite/liblm_odd_a-all.so" --random-weights 1 \
-      --seq 9 --batch 6 --warmup 0 --iters 1 --check
-    step "$tool-lm" compute-sanitizer --tool "$tool" --error-exitcode 1 \
-      "${run_model[@]}" "$lm" --random-weights 1 --seq 5 --batch 8 \
-      --warmup 0 --iters 1
-  done
 fi
 for model in "$lm" "$bundle/gpu-suite/liblm_reference-steps.so" \
   "$bundle/gpu-suite/liblm_reference-untiled.so" \
@@ -108,11 +110,34 @@ for model in "$lm" "$bundle/gpu-suite/liblm_reference-steps.so" \
   step "timing-$level" "${run_model[@]}" "$model" --random-weights 1 --seq 50 \
     --batch 128 --warmup 10 --iters 50 --json
 done
-workloads=${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json bench/workloads/lstm10-b1.json bench/workloads/lm-reference-tf32.json bench/workloads/lm-reference-b16-tf32.json bench/workloads/lm-reference-b1-tf32.json bench/workloads/fastrnns-tf32.json bench/workloads/lm-reference-bf16.json bench/workloads/lm-reference-b16-bf16.json bench/workloads/lm-reference-b1-bf16.json bench/workloads/fastrnns-bf16.json bench/workloads/lm-reference-train.json}
-# shellcheck disable=SC2086
-step bench env RECUR_BENCH_MODELS="$bundle/bench-models" RECUR_BENCH_BIN="$bundle/bin" \
-  RECUR_BENCH_COMMIT="$(sed -n 's/^commit //p' "$bundle/BUILD")" \
-  "$python" bench/run --systems cuda --out "$out/bench" $workloads
+
+# sanitize TOOL NAME LIBRARY SEQ BATCH [--check]
+sanitize() {
+  command -v compute-sanitizer > /dev/null || return 0
+  step "$1-$2" compute-sanitizer --tool "$1" --error-exitcode 1 "${run_model[@]}" "$3" \
+    --random-weights 1 --seq "$4" --batch "$5" --warmup 0 --iters 1 "${@:6}"
+}
+bench_workload() {
+  step "bench-$(basename "$1" .json)" env RECUR_BENCH_MODELS="$bundle/bench-models" \
+    RECUR_BENCH_BIN="$bundle/bin" RECUR_BENCH_COMMIT="$(sed -n 's/^commit //p' "$bundle/BUILD")" \
+    "$python" bench/run --systems "${RECUR_DEVICE_SYSTEMS:-cuda}" --out "$out/bench" \
+    --name "$(basename "$1" .json)" "$1"
+}
+odd=$bundle/gpu-suite/liblm_odd_a
+workloads=(${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json bench/workloads/lstm10-b1.json bench/workloads/lm-reference-tf32.json bench/workloads/lm-reference-b16-tf32.json bench/workloads/lm-reference-b1-tf32.json bench/workloads/fastrnns-tf32.json bench/workloads/lm-reference-bf16.json bench/workloads/lm-reference-b16-bf16.json bench/workloads/lm-reference-b1-bf16.json bench/workloads/fastrnns-bf16.json bench/workloads/lm-reference-train.json})
+# In order of what a short lease most needs: the persistent kernels under
+# each sanitizer, the first workload's benchmark, then the rest.
+sanitize memcheck odd-all "$odd-all.so" 9 6 --check
+sanitize memcheck lm "$lm" 5 8
+sanitize racecheck odd-all "$odd-all.so" 9 6 --check
+sanitize synccheck odd-all "$odd-all.so" 9 6 --check
+bench_workload "${workloads[0]}"
+sanitize memcheck odd-none "$odd-none.so" 9 6 --check
+sanitize racecheck lm "$lm" 5 8
+sanitize synccheck lm "$lm" 5 8
+for workload in "${workloads[@]:1}"; do
+  bench_workload "$workload"
+done
 
 {
   echo
@@ -125,5 +150,6 @@ step bench env RECUR_BENCH_MODELS="$bundle/bench-models" RECUR_BENCH_BIN="$bundl
     echo '```'
   done
 } >> "$summary"
+pack
 echo "device check: $failures failed step(s); summary in $summary"
 ((failures == 0))

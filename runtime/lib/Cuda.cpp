@@ -35,6 +35,11 @@ constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_NO_BINARY_FOR_GPU = 209;
 constexpr CUresult CUDA_ERROR_INVALID_PTX = 218;
 constexpr CUresult CUDA_ERROR_NOT_SUPPORTED = 801;
+// Faults of a running kernel (illegal or misaligned address, trap, assert,
+// illegal instruction, ...): 700 to 719. They are reported by whatever
+// driver call comes after the kernel ran, and the context stays unusable.
+constexpr CUresult CUDA_ERROR_ILLEGAL_ADDRESS = 700;
+constexpr CUresult CUDA_ERROR_LAUNCH_FAILED = 719;
 constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
@@ -93,6 +98,17 @@ struct Driver {
   RECUR_CUDA_FUNCTIONS(RECUR_DECLARE)
 #undef RECUR_DECLARE
 
+  /// What a kernel fault means for the reader, who would otherwise blame
+  /// the call that happened to report it.
+  static std::string kernelFaultNote(CUresult result) {
+    if (result < CUDA_ERROR_ILLEGAL_ADDRESS || result > CUDA_ERROR_LAUNCH_FAILED)
+      return "";
+    return "; a kernel launched before this call faulted (kernels run "
+           "asynchronously, so a later driver call reports it, and the GPU "
+           "context is unusable from here): run under compute-sanitizer to "
+           "find the kernel";
+  }
+
   std::string describe(CUresult result) const {
     const char *errorName = nullptr, *text = nullptr;
     if (cuGetErrorName)
@@ -108,7 +124,8 @@ struct Driver {
   void check(CUresult result, const std::string &what) const {
     if (result == CUDA_SUCCESS)
       return;
-    std::string message = what + " failed: " + describe(result);
+    std::string message =
+        what + " failed: " + describe(result) + kernelFaultNote(result);
     if (result == CUDA_ERROR_OUT_OF_MEMORY) {
       size_t free = 0, total = 0;
       if (cuMemGetInfo_v2(&free, &total) == CUDA_SUCCESS)
@@ -268,6 +285,9 @@ bool failing() { return !current || !current->error.empty(); }
 
 void recordMessage(CUresult result, const std::string &what) {
   current->error = what + " failed: " + driver().describe(result);
+  if (std::string note = Driver::kernelFaultNote(result); !note.empty())
+    current->error += note + " (" + std::to_string(current->launches) +
+                      " launched in this run)";
   if (result == CUDA_ERROR_NO_BINARY_FOR_GPU ||
       result == CUDA_ERROR_INVALID_PTX)
     current->error += "; the kernels were not compiled for " +

@@ -38,6 +38,7 @@ struct FakeDriver {
   int (*launches)() = nullptr;
   int (*foreignStreamUses)() = nullptr;
   void (*failAllocation)(int) = nullptr;
+  void (*faultAtLaunch)(int) = nullptr;
   void (*setCapability)(int) = nullptr;
   void *(*deviceAlloc)(size_t) = nullptr;
   void (*deviceFree)(void *) = nullptr;
@@ -59,6 +60,7 @@ struct FakeDriver {
       RECUR_FAKE(launches, "fake_cuda_launches")
       RECUR_FAKE(foreignStreamUses, "fake_cuda_foreign_stream_uses")
       RECUR_FAKE(failAllocation, "fake_cuda_fail_allocation")
+      RECUR_FAKE(faultAtLaunch, "fake_cuda_fault_at_launch")
       RECUR_FAKE(setCapability, "fake_cuda_set_capability")
       RECUR_FAKE(deviceAlloc, "fake_cuda_device_alloc")
       RECUR_FAKE(deviceFree, "fake_cuda_device_free")
@@ -251,6 +253,25 @@ TEST_F(FakeCudaTest, OutOfMemoryIsAnErrorAndLeaksNothing) {
   fake->failAllocation(-1);
   recur_model_free(model);
   EXPECT_EQ(fake->liveAllocations(), 0) << "device memory leaked";
+}
+
+// A kernel that faults is reported by a later driver call; the message must
+// not let the reader blame that call.
+TEST_F(FakeCudaTest, KernelFaultsSayALaunchedKernelFaulted) {
+  RecurModel *model = load();
+  ASSERT_NE(model, nullptr);
+  bindWeights(model);
+  DLTensor view = tokens.view();
+  fake->faultAtLaunch(0);
+  DLManagedTensor *logits;
+  std::string message = messageOf(run(model, &view, &logits));
+  EXPECT_THAT(message, HasSubstr("failed: CUDA_ERROR_ILLEGAL_ADDRESS"));
+  EXPECT_THAT(message, HasSubstr("a kernel launched before this call faulted"));
+  EXPECT_THAT(message, HasSubstr("run under compute-sanitizer"));
+  EXPECT_THAT(message, HasSubstr("1 launched in this run"));
+  EXPECT_EQ(logits, nullptr);
+  fake->faultAtLaunch(-1);
+  recur_model_free(model);
 }
 
 TEST_F(FakeCudaTest, DeviceInputsAreCheckedWhereTheyLive) {

@@ -750,7 +750,11 @@ def GpuDeviceMemory : Pass<"recur-gpu-device-memory", "::mlir::func::FuncOp"> {
     temporaries and outputs live in device memory (the runtime passes device
     pointers for inputs and weights too). A `memref.load`/`memref.store` left
     on the host on such a buffer would dereference a device pointer on the CPU:
-    it is reported as an error instead.
+    it is reported as an error instead. Kernels must not be handed host
+    addresses either: a constant global a kernel reads (`memref.get_global`,
+    with any views on it) is cloned into the launch, so that outlining gives
+    the kernel module its own copy, and host scratch (`memref.alloca`) used
+    by a kernel is an error.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }

@@ -5,6 +5,7 @@
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_GPUDEVICEMEMORY
@@ -20,6 +21,47 @@ namespace {
 bool isHostBuffer(Value memref) {
   Operation *def = rootBuffer(memref).getDefiningOp();
   return def && isa<memref::AllocaOp, memref::GetGlobalOp>(def);
+}
+
+/// A kernel that reads a constant global (bufferization turns small constant
+/// tensors, such as the loss gradient's seed 1.0, into memref.get_global)
+/// would be handed the global's host address, which the GPU cannot read.
+/// The get_global, and the views between it and the kernel's use, are
+/// cloned into the launch body instead: gpu-kernel-outlining then copies the
+/// memref.global into the kernel's module, a device global. Host scratch
+/// (memref.alloca) has no device copy, so reaching a kernel is an error.
+LogicalResult moveGlobalsIntoKernels(func::FuncOp func, IRRewriter &rewriter) {
+  bool failedAny = false;
+  func.walk([&](gpu::LaunchOp launch) {
+    SetVector<Value> usedAbove;
+    getUsedValuesDefinedAbove(launch.getBody(), usedAbove);
+    for (Value value : usedAbove) {
+      if (!isa<MemRefType>(value.getType()) || !isHostBuffer(value))
+        continue;
+      Operation *root = rootBuffer(value).getDefiningOp();
+      if (isa<memref::AllocaOp>(root)) {
+        launch.emitOpError("reads host scratch, which the GPU cannot reach")
+                .attachNote(root->getLoc())
+            << "the scratch buffer";
+        failedAny = true;
+        continue;
+      }
+      // The chain from the global to the value, outermost first.
+      SmallVector<Operation *> chain;
+      for (Value view = value; view.getDefiningOp() != root;
+           view = cast<ViewLikeOpInterface>(view.getDefiningOp())
+                      .getViewSource())
+        chain.push_back(view.getDefiningOp());
+      chain.push_back(root);
+      rewriter.setInsertionPointToStart(&launch.getBody().front());
+      IRMapping mapping;
+      for (Operation *op : llvm::reverse(chain))
+        rewriter.clone(*op, mapping);
+      replaceAllUsesInRegionWith(value, mapping.lookup(value),
+                                 launch.getBody());
+    }
+  });
+  return failure(failedAny);
 }
 
 struct GpuDeviceMemoryPass
@@ -52,6 +94,8 @@ struct GpuDeviceMemoryPass
       return signalPassFailure();
 
     IRRewriter rewriter(&getContext());
+    if (failed(moveGlobalsIntoKernels(func, rewriter)))
+      return signalPassFailure();
     for (Operation *op : hostOps) {
       rewriter.setInsertionPoint(op);
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {

@@ -23,7 +23,7 @@ namespace {
 using CUresult = int;
 using CUdeviceptr = unsigned long long; // as in cuda.h
 constexpr CUresult kSuccess = 0, kOutOfMemory = 2, kInvalidHandle = 400,
-                   kCooperativeLaunchTooLarge = 720;
+                   kIllegalAddress = 700, kCooperativeLaunchTooLarge = 720;
 
 std::set<void *> modules;
 std::map<uintptr_t, size_t> allocations;
@@ -35,6 +35,10 @@ int cooperativeLaunches = 0, lastCooperativeGrid = 0;
 int multiprocessors = 4, blocksPerMultiprocessor = 2, cooperativeSupport = 1;
 int invalidFrees = 0; // frees of memory that is not (or no longer) allocated
 int allocationsUntilFailure = -1; // -1: never fail
+// A kernel that faults: the launch after this many succeeds, and every call
+// that reports kernel errors fails from then on, as a real context does.
+int launchesUntilFault = -1; // -1: never
+bool faulted = false;
 void *const theStream = reinterpret_cast<void *>(0x5eed);
 void *const legacyStream = reinterpret_cast<void *>(0x1);
 
@@ -66,6 +70,10 @@ int fake_cuda_launches() { return launches; }
 int fake_cuda_invalid_frees() { return invalidFrees; }
 int fake_cuda_foreign_stream_uses() { return foreignStreamUses; }
 void fake_cuda_fail_allocation(int nth) { allocationsUntilFailure = nth; }
+void fake_cuda_fault_at_launch(int nth) {
+  launchesUntilFault = nth;
+  faulted = false;
+}
 void fake_cuda_set_capability(int value) { capability = value; }
 int fake_cuda_cooperative_launches() { return cooperativeLaunches; }
 int fake_cuda_last_cooperative_grid() { return lastCooperativeGrid; }
@@ -81,8 +89,9 @@ void fake_cuda_device_free(void *pointer) {
 
 CUresult cuInit(unsigned) { return kSuccess; }
 CUresult cuGetErrorName(CUresult result, const char **name) {
-  *name = result == kOutOfMemory     ? "CUDA_ERROR_OUT_OF_MEMORY"
-          : result == kInvalidHandle ? "CUDA_ERROR_INVALID_HANDLE"
+  *name = result == kOutOfMemory      ? "CUDA_ERROR_OUT_OF_MEMORY"
+          : result == kInvalidHandle  ? "CUDA_ERROR_INVALID_HANDLE"
+          : result == kIllegalAddress ? "CUDA_ERROR_ILLEGAL_ADDRESS"
           : result == kCooperativeLaunchTooLarge
               ? "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"
               : "CUDA_ERROR_UNKNOWN";
@@ -147,6 +156,8 @@ CUresult cuModuleUnload(void *module) {
   return modules.erase(module) ? kSuccess : kInvalidHandle;
 }
 CUresult cuModuleGetFunction(void **function, void *module, const char *) {
+  if (faulted)
+    return kIllegalAddress;
   if (!modules.count(module))
     return kInvalidHandle;
   *function = static_cast<char *>(module) + 1;
@@ -155,10 +166,14 @@ CUresult cuModuleGetFunction(void **function, void *module, const char *) {
 CUresult cuLaunchKernel(void *function, unsigned, unsigned, unsigned, unsigned,
                         unsigned, unsigned, unsigned, void *stream, void **,
                         void **) {
+  if (faulted)
+    return kIllegalAddress;
   if (!modules.count(static_cast<char *>(function) - 1))
     return kInvalidHandle;
   useStream(stream);
   ++launches;
+  if (launchesUntilFault >= 0 && launchesUntilFault-- == 0)
+    faulted = true; // the launch succeeds, the kernel faults later
   return kSuccess;
 }
 CUresult cuLaunchCooperativeKernel(void *function, unsigned gridX, unsigned,
@@ -185,7 +200,9 @@ CUresult cuStreamCreate(void **stream, unsigned) {
   return kSuccess;
 }
 CUresult cuStreamDestroy_v2(void *) { return kSuccess; }
-CUresult cuStreamSynchronize(void *) { return kSuccess; }
+CUresult cuStreamSynchronize(void *) {
+  return faulted ? kIllegalAddress : kSuccess;
+}
 CUresult cuMemGetInfo_v2(size_t *free, size_t *total) {
   *free = size_t(1) << 30;
   *total = size_t(2) << 30;

@@ -19,3 +19,20 @@ func.func @host_store_through_view(%n: index, %v: f32) {
   memref.dealloc %buf : memref<?x4xf32>
   return
 }
+
+// -----
+
+// Host scratch has no device copy: a kernel must not be handed it.
+func.func @scratch_in_kernel(%v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-note @+1 {{the scratch buffer}}
+  %scratch = memref.alloca() : memref<2xf32>
+  // expected-error @+1 {{'gpu.launch' op reads host scratch, which the GPU cannot reach}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    memref.store %v, %scratch[%c0] : memref<2xf32>
+    gpu.terminator
+  }
+  return
+}
