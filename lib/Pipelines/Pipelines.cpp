@@ -80,6 +80,7 @@ void mlir::recur::buildConvertRecurPipeline(OpPassManager &pm, bool forGpu) {
 }
 
 void mlir::recur::buildBufferizePipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createMarkWritableArguments());
   bufferization::OneShotBufferizePassOptions options;
   options.bufferizeFunctionBoundaries = true;
   // The runtime passes dense row-major tensors; identity layouts keep the

@@ -22,6 +22,21 @@ def LowerCopiesToLinalg : Pass<"recur-lower-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def MarkWritableArguments : Pass<"recur-mark-writable-arguments",
+                                 "::mlir::func::FuncOp"> {
+  let summary = "Tell bufferization which model arguments it may write";
+  let description = [{
+    Runs right before one-shot bufferization (the first stage of
+    `recur-bufferize`). Model inputs, weights and derived tensors
+    (`recur.input`, `recur.weight`, `recur.derived`) belong to the caller:
+    they get `bufferization.writable = false`, so bufferization copies
+    rather than updates them in place. The weights a training step updates
+    (named by a result's `recur.update`) are the exception: they are
+    writable, so the update is written over the bound weight
+    (`recur-update-weights-in-place` then checks that it was).
+  }];
+}
+
 def UpdateWeightsInPlace : Pass<"recur-update-weights-in-place",
                                 "::mlir::func::FuncOp"> {
   let summary = "Drop a training step's weight-update results, written in place";
@@ -29,7 +44,7 @@ def UpdateWeightsInPlace : Pass<"recur-update-weights-in-place",
     Runs right after one-shot bufferization. A training step returns each
     updated weight as a result with `recur.update = "name"`; the lowering
     writes the update into the buffer of the weight argument of that name
-    (`convert-recur-to-linalg` makes those arguments writable), so each such
+    (`recur-mark-writable-arguments` makes those arguments writable), so each such
     result must be that very argument's buffer. The pass checks it and
     removes the result: the bound weight has changed, and no copy is made.
     An update that bufferization could not do in place is an error (it

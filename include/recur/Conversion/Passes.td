@@ -31,8 +31,11 @@ def ConvertRecurToLinalg : Pass<"convert-recur-to-linalg", "::mlir::ModuleOp"> {
     the reductions; the summation order is therefore not fixed. Only f32 models
     are lowered for now; f16/bf16 models get a diagnostic.
 
-    Arguments named by `recur.input`/`recur.weight` are marked
-    `bufferization.writable = false`: they belong to the caller.
+    The patterns are grouped by op family (dense ops, recurrences, the
+    wavefront, layouts, training), one file each in
+    `lib/Conversion/RecurToLinalg`; `populateRecurToLinalgPatterns` adds
+    them all. Which arguments bufferization may write is decided later, by
+    `recur-mark-writable-arguments`.
   }];
   let options = [
     Option<"embeddingGradRowBlocks", "embedding-grad-row-blocks", "int64_t",

@@ -12,7 +12,7 @@
 
 #include "Contractions.h"
 #include "recur/Codegen/Passes.h"
-#include "recur/Conversion/PackPanels.h"
+#include "recur/Utils/PackPanels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

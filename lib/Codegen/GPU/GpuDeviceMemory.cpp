@@ -49,8 +49,8 @@ LogicalResult moveGlobalsIntoKernels(func::FuncOp func, IRRewriter &rewriter) {
       // The chain from the global to the value, outermost first.
       SmallVector<Operation *> chain;
       for (Value view = value; view.getDefiningOp() != root;
-           view = cast<ViewLikeOpInterface>(view.getDefiningOp())
-                      .getViewSource())
+           view =
+               cast<ViewLikeOpInterface>(view.getDefiningOp()).getViewSource())
         chain.push_back(view.getDefiningOp());
       chain.push_back(root);
       rewriter.setInsertionPointToStart(&launch.getBody().front());

@@ -341,17 +341,6 @@ func.func @cross_entropy_none(%logits: tensor<4x7xf32>, %targets: tensor<4xi64>)
 
 // -----
 
-// Model inputs and weights belong to the caller: bufferization must not write them.
-// CHECK-LABEL: func.func @forward
-// CHECK-SAME: {bufferization.writable = false, recur.input = "ids"}
-// CHECK-SAME: {bufferization.writable = false, recur.weight = "table"}
-func.func @forward(%ids: tensor<3xi64> {recur.input = "ids"}, %table: tensor<5x2xf32> {recur.weight = "table"}) -> tensor<3x2xf32> {
-  %x = recur.embedding %table[%ids] : (tensor<5x2xf32>, tensor<3xi64>) -> tensor<3x2xf32>
-  return %x : tensor<3x2xf32>
-}
-
-// -----
-
 // A fused wavefront: both layers' states in one [B, L, Hmax] = [B, 2, 4]
 // tensor (layer 1's fourth unit is padding), T + L - 1 diagonal steps, two
 // per loop iteration, and per diagonal one loop nest over (b, unit, layer),

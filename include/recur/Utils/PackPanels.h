@@ -1,5 +1,4 @@
-//===- PackPanels.h - a matrix in the panels of the CPU GEMM kernels -*- C++
-//-*-===//
+//===- PackPanels.h - a matrix in the CPU GEMM kernels' panels -*- C++ -*-===//
 //
 // The layout the register-tiled CPU kernels read a transposed second operand
 // in: what recur.pack_panels lowers to, and what recur-pack-gemm-operands
@@ -8,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RECUR_CONVERSION_PACKPANELS_H
-#define RECUR_CONVERSION_PACKPANELS_H
+#ifndef RECUR_UTILS_PACKPANELS_H
+#define RECUR_UTILS_PACKPANELS_H
 
 #include "mlir/IR/Builders.h"
 
@@ -25,4 +24,4 @@ Value packPanels(OpBuilder &b, Location loc, Value source, int64_t tile,
 
 } // namespace mlir::recur
 
-#endif // RECUR_CONVERSION_PACKPANELS_H
+#endif // RECUR_UTILS_PACKPANELS_H

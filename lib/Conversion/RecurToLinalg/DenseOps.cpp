@@ -1,0 +1,173 @@
+//===- DenseOps.cpp - the ops around the recurrences ----------------------===//
+//
+// recur.embedding (a gather), linear (a product with the PyTorch weight
+// layout), transpose, log_softmax and cross_entropy as linalg on tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+using namespace mlir;
+using namespace mlir::recur;
+using namespace mlir::recur::to_linalg;
+
+namespace {
+
+struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    Emitter emit(rewriter, op.getLoc());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    unsigned rank = resultType.getRank();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, op.getLoc(), op.getIds());
+    sizes.push_back(rewriter.getIndexAttr(resultType.getShape().back()));
+    Value init = emit.empty(sizes, resultType.getElementType());
+    Value table = op.getTable();
+    // The runtime checks that ids lie in [0, vocab) before running.
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, op.getLoc(), TypeRange{init.getType()},
+            ValueRange{op.getIds()}, ValueRange{init},
+            ArrayRef<AffineMap>{
+                emit.leadingMap(rank),
+                AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())},
+            SmallVector<IteratorType>(rank, IteratorType::parallel),
+            [&](OpBuilder &nested, Location loc, ValueRange args) {
+              Value row = arith::IndexCastOp::create(
+                  nested, loc, nested.getIndexType(), args[0]);
+              Value column = linalg::IndexOp::create(nested, loc, rank - 1);
+              Value element = tensor::ExtractOp::create(
+                  nested, loc, table, ValueRange{row, column});
+              linalg::YieldOp::create(nested, loc, element);
+            })
+            .getResult(0);
+    replaceWithCasts(rewriter, op, result);
+    return success();
+  }
+};
+
+struct LowerLinear : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    Emitter emit(rewriter, op.getLoc());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, op.getLoc(), op.getInput());
+    sizes.back() = rewriter.getIndexAttr(resultType.getShape().back());
+    Value input = emit.productInput(op.getInput(), op.getWeight());
+    Value init = op.getBias()
+                     ? emit.broadcastLast(op.getBias(), sizes)
+                     : emit.filled(sizes, resultType.getElementType(), 0.0);
+    replaceWithCasts(
+        rewriter, op,
+        emit.accumulateMatmulTransposed(input, op.getWeight(), init));
+    return success();
+  }
+};
+
+struct LowerTranspose : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<OpFoldResult> inputSizes =
+        tensor::getMixedSizes(rewriter, loc, op.getInput());
+    SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+        op.getPermutation(), [&](int64_t dim) { return inputSizes[dim]; });
+    Value init =
+        Emitter(rewriter, loc).empty(sizes, op.getType().getElementType());
+    auto transpose = linalg::TransposeOp::create(rewriter, loc, op.getInput(),
+                                                 init, op.getPermutation());
+    replaceWithCasts(rewriter, op, transpose.getResult());
+    return success();
+  }
+};
+
+struct LowerLogSoftmax : OpRewritePattern<LogSoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LogSoftmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    Emitter emit(rewriter, op.getLoc());
+    Value input = op.getInput();
+    auto [max, logSum] = emit.logSumExpParts(input);
+    unsigned rank = cast<RankedTensorType>(input.getType()).getRank();
+    auto type = cast<RankedTensorType>(input.getType());
+    Value init = emit.empty(tensor::getMixedSizes(rewriter, op.getLoc(), input),
+                            type.getElementType());
+    AffineMap identity =
+        AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext());
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, op.getLoc(), TypeRange{init.getType()},
+            ValueRange{input, max, logSum}, ValueRange{init},
+            ArrayRef<AffineMap>{identity, emit.leadingMap(rank),
+                                emit.leadingMap(rank), identity},
+            SmallVector<IteratorType>(rank, IteratorType::parallel),
+            [](OpBuilder &b, Location loc, ValueRange args) {
+              Value shifted = arith::SubFOp::create(b, loc, args[0], args[1]);
+              linalg::YieldOp::create(
+                  b, loc,
+                  arith::SubFOp::create(b, loc, shifted, args[2]).getResult());
+            })
+            .getResult(0);
+    replaceWithCasts(rewriter, op, result);
+    return success();
+  }
+};
+
+struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    Value logits = op.getLogits();
+    auto logitsType = cast<RankedTensorType>(logits.getType());
+    Type elementType = logitsType.getElementType();
+    auto [max, logSum] = emit.logSumExpParts(logits);
+    // loss = max + log(sum(exp(x - max))) - x[target]; the runtime checks that
+    // targets lie in [0, C).
+    Value perToken = emit.elementwise(
+        {op.getTargets(), max, logSum}, max,
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          SmallVector<Value> indices;
+          for (unsigned dim = 0; dim + 1 < logitsType.getRank(); ++dim)
+            indices.push_back(linalg::IndexOp::create(b, loc, dim));
+          indices.push_back(
+              arith::IndexCastOp::create(b, loc, b.getIndexType(), args[0]));
+          Value target = tensor::ExtractOp::create(b, loc, logits, indices);
+          Value normalizer = arith::AddFOp::create(b, loc, args[1], args[2]);
+          return arith::SubFOp::create(b, loc, normalizer, target).getResult();
+        });
+    if (op.getReduction() == Reduction::none) {
+      replaceWithCasts(rewriter, op, perToken);
+      return success();
+    }
+
+    // Sum every token's loss into a rank-0 tensor; `mean` divides by the count.
+    Value sum = emit.total(perToken, /*squares=*/false);
+    Value result = sum;
+    if (op.getReduction() == Reduction::mean) {
+      Value countFloat = emit.countOf(
+          tensor::getMixedSizes(rewriter, loc, perToken), elementType);
+      result = emit.elementwise(
+          {sum}, sum, [&](OpBuilder &b, Location loc, ValueRange args) {
+            return arith::DivFOp::create(b, loc, args[0], countFloat)
+                .getResult();
+          });
+    }
+    replaceWithCasts(rewriter, op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::recur::to_linalg::populateDenseOpPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LowerEmbedding, LowerLinear, LowerTranspose, LowerLogSoftmax,
+               LowerCrossEntropy>(patterns.getContext());
+}

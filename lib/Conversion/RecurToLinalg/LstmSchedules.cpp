@@ -1,0 +1,175 @@
+//===- LstmSchedules.cpp - the LSTM cell and its step schedules -----------===//
+//
+// Shared by Recurrences.cpp and Wavefront.cpp (LstmSchedules.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LstmSchedules.h"
+
+#include "recur/Conversion/Passes.h"
+
+using namespace mlir;
+using namespace mlir::recur;
+using namespace mlir::recur::to_linalg;
+
+namespace mlir::recur::to_linalg {
+
+std::pair<Value, Value> lstmCell(OpBuilder &b, Location loc, Value inGate,
+                                 Value forgetGate, Value candidateGate,
+                                 Value outGate, Value cPrev) {
+  Value in = sigmoid(b, loc, inGate);
+  Value forget = sigmoid(b, loc, forgetGate);
+  Value candidate = math::TanhOp::create(b, loc, candidateGate);
+  Value out = sigmoid(b, loc, outGate);
+  Value cNext = arith::AddFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, forget, cPrev),
+      arith::MulFOp::create(b, loc, in, candidate));
+  Value hNext =
+      arith::MulFOp::create(b, loc, out, math::TanhOp::create(b, loc, cNext));
+  return {hNext, cNext};
+}
+
+Value initialState(Emitter &emit, Value initial, OpFoldResult batch,
+                   int64_t hidden, Type elementType) {
+  if (initial)
+    return initial;
+  return emit.filled({batch, emit.b.getIndexAttr(hidden)}, elementType, 0.0);
+}
+
+SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
+                                Value wHh, Value h, Value c, OpFoldResult batch,
+                                int64_t hidden, Value hOut) {
+  Emitter emit(b, loc);
+  gates = emit.accumulateMatmulTransposed(h, wHh, gates);
+  // The cell's h goes to `hOut` where h itself is projected from it.
+  if (!hOut)
+    hOut = h;
+  // Gate order i, f, g, o along the 4H dimension, as in PyTorch.
+  SmallVector<Value> gate;
+  auto stateType = cast<RankedTensorType>(c.getType());
+  OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> stateSizes = {batch, b.getIndexAttr(hidden)};
+  for (int64_t index = 0; index < 4; ++index)
+    gate.push_back(tensor::ExtractSliceOp::create(
+        b, loc, stateType, gates,
+        ArrayRef<OpFoldResult>{zeroAttr, b.getIndexAttr(index * hidden)},
+        stateSizes, ArrayRef<OpFoldResult>{oneAttr, oneAttr}));
+  SmallVector<AffineMap> maps(
+      7, AffineMap::getMultiDimIdentityMap(2, b.getContext()));
+  auto cell = linalg::GenericOp::create(
+      b, loc, TypeRange{stateType, stateType},
+      ValueRange{gate[0], gate[1], gate[2], gate[3], c},
+      // Updating h and c in place: h was last read by the recurrent
+      // matmul above, c is read elementwise.
+      ValueRange{hOut, c}, maps,
+      SmallVector<IteratorType>(2, IteratorType::parallel),
+      [](OpBuilder &b, Location loc, ValueRange args) {
+        auto [hNext, cNext] =
+            lstmCell(b, loc, args[0], args[1], args[2], args[3], args[4]);
+        linalg::YieldOp::create(b, loc, ValueRange{hNext, cNext});
+      });
+  return {cell.getResult(0), cell.getResult(1)};
+}
+
+SmallVector<Value> gateRows(OpBuilder &b, Location loc, Value unit,
+                            int64_t hidden, std::optional<int64_t> gateTile) {
+  Value first = unit;
+  int64_t gateStride = hidden;
+  if (gateTile) {
+    int64_t tile = *gateTile;
+    gateStride = tile;
+    Value tiles = arith::DivUIOp::create(
+        b, loc, unit, arith::ConstantIndexOp::create(b, loc, tile));
+    first = arith::AddIOp::create(
+        b, loc, unit,
+        arith::MulIOp::create(
+            b, loc, tiles, arith::ConstantIndexOp::create(b, loc, 3 * tile)));
+  }
+  SmallVector<Value> rows = {first};
+  for (int64_t gate = 1; gate < 4; ++gate)
+    rows.push_back(arith::AddIOp::create(
+        b, loc, first,
+        arith::ConstantIndexOp::create(b, loc, gate * gateStride)));
+  return rows;
+}
+
+void markUnitStep(OpBuilder &b, linalg::GenericOp step, bool layered,
+                  ArrayRef<int64_t> hidden, ArrayRef<int64_t> gateTiles) {
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("batch", b.getI64IntegerAttr(0)),
+      b.getNamedAttr("unit", b.getI64IntegerAttr(1)),
+      b.getNamedAttr("hidden", b.getDenseI64ArrayAttr(hidden)),
+      b.getNamedAttr("gate_tiles", b.getDenseI64ArrayAttr(gateTiles))};
+  if (layered)
+    fields.push_back(b.getNamedAttr("layer", b.getI64IntegerAttr(2)));
+  step->setAttr(kUnitStepAttrName, b.getDictionaryAttr(fields));
+}
+
+SmallVector<Value> accumulateGates(OpBuilder &b, Location loc, ValueRange sums,
+                                   ArrayRef<Value> rows,
+                                   const GateProduct &product) {
+  arith::FastMathFlagsAttr fastMath = reassociable(b.getContext());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value size = arith::ConstantIndexOp::create(
+      b, loc, cast<RankedTensorType>(product.w.getType()).getShape()[1]);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, size, one, sums,
+      [&](OpBuilder &kb, Location loc, Value k, ValueRange acc) {
+        SmallVector<Value> indices(product.leading.begin(),
+                                   product.leading.end());
+        indices.push_back(k);
+        Value xk = tensor::ExtractOp::create(kb, loc, product.x, indices);
+        SmallVector<Value> next;
+        for (int64_t gate = 0; gate < 4; ++gate) {
+          Value weight = tensor::ExtractOp::create(kb, loc, product.w,
+                                                   ValueRange{rows[gate], k});
+          Value term = arith::MulFOp::create(kb, loc, xk, weight, fastMath);
+          next.push_back(
+              arith::AddFOp::create(kb, loc, acc[gate], term, fastMath));
+        }
+        scf::YieldOp::create(kb, loc, next);
+      });
+  return llvm::to_vector_of<Value>(loop.getResults());
+}
+
+SmallVector<Value> emitDoubleBufferedLoop(OpBuilder &b, Location loc,
+                                          Value count, Value h0, Value hOther,
+                                          ValueRange carried,
+                                          DoubleBufferedStepFn step) {
+  SmallVector<Value> inits = {h0, hOther};
+  llvm::append_range(inits, carried);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 0), count,
+      arith::ConstantIndexOp::create(b, loc, 2), inits,
+      [&](OpBuilder &nb, Location loc, Value t, ValueRange state) {
+        Value h = state[0], other = state[1];
+        SmallVector<Value> first =
+            step(nb, loc, t, h, other, state.drop_front(2));
+        Value second = arith::AddIOp::create(nb, loc, t, one);
+        Value hasSecond = arith::CmpIOp::create(
+            nb, loc, arith::CmpIPredicate::ult, second, count);
+        auto branch = scf::IfOp::create(
+            nb, loc, hasSecond,
+            [&](OpBuilder &tb, Location loc) {
+              scf::YieldOp::create(tb, loc,
+                                   step(tb, loc, second, first[0], h,
+                                        ArrayRef(first).drop_front()));
+            },
+            [&](OpBuilder &eb, Location loc) {
+              SmallVector<Value> next = first;
+              next[0] =
+                  linalg::CopyOp::create(eb, loc, first[0], h).getResult(0);
+              scf::YieldOp::create(eb, loc, next);
+            });
+        SmallVector<Value> next = {branch.getResult(0), first[0]};
+        llvm::append_range(next, branch.getResults().drop_front());
+        scf::YieldOp::create(nb, loc, next);
+      });
+  SmallVector<Value> results = {loop.getResult(0)};
+  llvm::append_range(results, loop.getResults().drop_front(2));
+  return results;
+}
+
+} // namespace mlir::recur::to_linalg

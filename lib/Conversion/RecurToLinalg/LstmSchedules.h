@@ -1,0 +1,81 @@
+//===- LstmSchedules.h - the LSTM cell and step schedules -------*- C++ -*-===//
+//
+// What the recurrence and the wavefront lowerings share: PyTorch's LSTM cell,
+// the separate step (a [B, 4H] gate tensor, then the cell), the fused step's
+// gate sums in registers and its recur.unit_step mark, and the double-buffered
+// time loop.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECUR_LIB_CONVERSION_RECURTOLINALG_LSTMSCHEDULES_H
+#define RECUR_LIB_CONVERSION_RECURTOLINALG_LSTMSCHEDULES_H
+
+#include "LoweringUtils.h"
+
+namespace mlir::recur::to_linalg {
+
+/// The cell update of PyTorch's LSTM from the four gate pre-activations
+/// (i, f, g, o) and the previous cell state: returns {h_t, c_t}.
+std::pair<Value, Value> lstmCell(OpBuilder &b, Location loc, Value inGate,
+                                 Value forgetGate, Value candidateGate,
+                                 Value outGate, Value cPrev);
+
+/// `initial` ([B, H]), or zero where the op has no initial state.
+Value initialState(Emitter &emit, Value initial, OpFoldResult batch,
+                   int64_t hidden, Type elementType);
+
+/// One step of a time loop: the step's time and the carried state in, the
+/// next state out.
+using StepFn = function_ref<SmallVector<Value>(OpBuilder &, Location, Value t,
+                                               ValueRange state)>;
+
+/// The separate step schedule: the [B, 4H] gate tensor `gates` (which
+/// already holds everything but h·w_hhᵀ) gets the recurrent contraction,
+/// then one elementwise pass applies the cell.
+SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
+                                Value wHh, Value h, Value c, OpFoldResult batch,
+                                int64_t hidden, Value hOut = {});
+
+/// The rows of unit `unit`'s four gates (i, f, g, o) in a gate-stacked
+/// weight: g * H + j in PyTorch's layout; interleaved with tile K,
+/// (j / K) * 4K + g * K + j % K, i.e. j + 3K * (j / K) + g * K.
+SmallVector<Value> gateRows(OpBuilder &b, Location loc, Value unit,
+                            int64_t hidden, std::optional<int64_t> gateTile);
+
+/// Marks `step` as a fused step (kUnitStepAttrName) over iterations
+/// (batch row, unit[, layer]).
+void markUnitStep(OpBuilder &b, linalg::GenericOp step, bool layered,
+                  ArrayRef<int64_t> hidden, ArrayRef<int64_t> gateTiles);
+
+/// A product added to a unit's gate sums: for every gate g,
+/// Σ_k x[leading..., k] · w[rows[g], k] over w's columns k.
+struct GateProduct {
+  Value x;
+  SmallVector<Value, 2> leading;
+  Value w;
+};
+
+/// `sums` (the four gates of one unit) plus `product`, summed over k in
+/// registers.
+SmallVector<Value> accumulateGates(OpBuilder &b, Location loc, ValueRange sums,
+                                   ArrayRef<Value> rows,
+                                   const GateProduct &product);
+
+/// One step of a double-buffered loop: step t reads hIn and writes every
+/// element of hOut; returns {h_t, the other carried values' next values}.
+using DoubleBufferedStepFn = function_ref<SmallVector<Value>(
+    OpBuilder &, Location, Value t, Value hIn, Value hOut, ValueRange carried)>;
+
+/// `count` steps with h double-buffered, two per iteration: the first from
+/// h into `hOther`, the second back into h, so that the loop-carried buffers
+/// stay in place for bufferization and no step copies h before it starts
+/// (an odd count's last step is followed by that copy instead). Returns
+/// {h, the carried values}.
+SmallVector<Value> emitDoubleBufferedLoop(OpBuilder &b, Location loc,
+                                          Value count, Value h0, Value hOther,
+                                          ValueRange carried,
+                                          DoubleBufferedStepFn step);
+
+} // namespace mlir::recur::to_linalg
+
+#endif // RECUR_LIB_CONVERSION_RECURTOLINALG_LSTMSCHEDULES_H

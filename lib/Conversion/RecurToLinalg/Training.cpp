@@ -1,0 +1,569 @@
+//===- Training.cpp - gradients and the weight update ---------------------===//
+//
+// The ops recur-differentiate emits: the gradients of cross_entropy, linear,
+// lstm (backward through time) and embedding, gradient clipping and the SGD
+// update, written over the weight it updates.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+using namespace mlir;
+using namespace mlir::recur;
+using namespace mlir::recur::to_linalg;
+
+namespace {
+
+/// An uninitialized tensor with the type and sizes of `like` (of a static
+/// type: sizes only, no op reads `like`).
+Value emptyLike(Emitter &emit, Value like) {
+  return emit.empty(tensor::getMixedSizes(emit.b, emit.loc, like),
+                    cast<RankedTensorType>(like.getType()).getElementType());
+}
+
+/// A zero tensor with the type and sizes of `like`.
+Value zerosLike(Emitter &emit, Value like) {
+  return emit.filled(tensor::getMixedSizes(emit.b, emit.loc, like),
+                     cast<RankedTensorType>(like.getType()).getElementType(),
+                     0.0);
+}
+
+struct LowerCrossEntropyGrad : OpRewritePattern<CrossEntropyGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CrossEntropyGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    Value logits = op.getLogits();
+    auto logitsType = cast<RankedTensorType>(logits.getType());
+    unsigned rank = logitsType.getRank();
+    Type elementType = logitsType.getElementType();
+    auto [max, logSum] = emit.logSumExpParts(logits);
+    // The scale of every row: d_loss per token (none), or d_loss over the
+    // token count (mean) or not (sum).
+    // A rank-0 d_loss stays a tensor, read by the kernel rather than by the
+    // host (whose reads of device memory the CUDA pipeline rejects).
+    Value scale = op.getDLoss();
+    if (op.getReduction() == Reduction::mean) {
+      Value count = emit.countOf(
+          tensor::getMixedSizes(rewriter, loc, op.getTargets()), elementType);
+      scale = emit.elementwise(
+          {scale}, scale, [&](OpBuilder &b, Location loc, ValueRange args) {
+            return arith::DivFOp::create(b, loc, args[0], count).getResult();
+          });
+    }
+    SmallVector<Value> inputs = {logits, max, logSum, op.getTargets(), scale};
+    MLIRContext *context = rewriter.getContext();
+    SmallVector<AffineMap> maps(inputs.size() + 1, emit.leadingMap(rank));
+    maps[0] = maps.back() = AffineMap::getMultiDimIdentityMap(rank, context);
+    if (op.getReduction() != Reduction::none)
+      maps[4] = AffineMap::get(rank, 0, {}, context);
+    Value init =
+        emit.empty(tensor::getMixedSizes(rewriter, loc, logits), elementType);
+    // (softmax - one_hot(target)) * scale
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{init.getType()}, inputs, ValueRange{init},
+            maps, SmallVector<IteratorType>(rank, IteratorType::parallel),
+            [&](OpBuilder &b, Location loc, ValueRange args) {
+              Value shifted = arith::SubFOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, args[0], args[1]),
+                  args[2]);
+              Value probability = math::ExpOp::create(b, loc, shifted);
+              Value column = arith::IndexCastOp::create(
+                  b, loc, b.getI64Type(),
+                  linalg::IndexOp::create(b, loc, rank - 1));
+              Value isTarget = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::eq, column, args[3]);
+              Value one = arith::ConstantOp::create(
+                  b, loc, elementType, b.getFloatAttr(elementType, 1.0));
+              Value zero = arith::ConstantOp::create(
+                  b, loc, elementType, b.getFloatAttr(elementType, 0.0));
+              Value oneHot =
+                  arith::SelectOp::create(b, loc, isTarget, one, zero);
+              Value gradient = arith::MulFOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, probability, oneHot),
+                  args[4]);
+              linalg::YieldOp::create(b, loc, gradient);
+            })
+            .getResult(0);
+    replaceWithCasts(rewriter, op, result);
+    return success();
+  }
+};
+
+struct LowerLinearGrad : OpRewritePattern<LinearGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Emitter emit(rewriter, op.getLoc());
+    // Results nobody reads (a model input's gradient, an absent bias's) are
+    // not computed; their placeholder folds away.
+    Value dResult = op.getDResult();
+    Value dInput = op.getDInput().use_empty()
+                       ? emptyLike(emit, op.getInput())
+                       : emit.accumulateMatmul(dResult, op.getWeight(),
+                                               zerosLike(emit, op.getInput()));
+    Value dWeight = emit.accumulateRowProducts(dResult, op.getInput(),
+                                               zerosLike(emit, op.getWeight()));
+    Value dBias = op.getDBias().use_empty()
+                      ? emptyLike(emit, op.getDBias())
+                      : emit.accumulateColumnSums(
+                            dResult, zerosLike(emit, op.getDBias()));
+    replaceWithCasts(rewriter, op, {dInput, dWeight, dBias});
+    return success();
+  }
+};
+
+/// `size + 1`, static where `size` is.
+OpFoldResult plusOne(OpBuilder &b, Location loc, OpFoldResult size) {
+  if (std::optional<int64_t> value = getConstantIntValue(size))
+    return b.getIndexAttr(*value + 1);
+  return arith::AddIOp::create(b, loc, cast<Value>(size),
+                               arith::ConstantIndexOp::create(b, loc, 1))
+      .getResult();
+}
+
+/// `sequence` [T, B, N] shifted one step later: row t holds row t-1 of
+/// `sequence`, row 0 zeros; as a [T+1, B, N] tensor whose rows 1..T are
+/// `sequence` (slice [0, T) of it is the shifted sequence).
+Value withZeroStepBefore(Emitter &emit, Value sequence) {
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(emit.b, emit.loc, sequence);
+  SmallVector<OpFoldResult> extended = sizes;
+  extended[0] = plusOne(emit.b, emit.loc, sizes[0]);
+  Value zeros = emit.filled(
+      extended, cast<RankedTensorType>(sequence.getType()).getElementType(),
+      0.0);
+  OpFoldResult zero = emit.b.getIndexAttr(0), one = emit.b.getIndexAttr(1);
+  return tensor::InsertSliceOp::create(emit.b, emit.loc, sequence, zeros,
+                                       ArrayRef<OpFoldResult>{one, zero, zero},
+                                       sizes,
+                                       ArrayRef<OpFoldResult>{one, one, one});
+}
+
+/// Rows [offset, offset + count) of a [T', B, N] tensor.
+Value stepRange(Emitter &emit, Value sequence, OpFoldResult offset,
+                OpFoldResult count) {
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(emit.b, emit.loc, sequence);
+  sizes[0] = count;
+  OpFoldResult zero = emit.b.getIndexAttr(0), one = emit.b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      emit.b, emit.loc, sequence, ArrayRef<OpFoldResult>{offset, zero, zero},
+      sizes, ArrayRef<OpFoldResult>{one, one, one});
+}
+
+Value oneMinus(OpBuilder &b, Location loc, Value x) {
+  Value one = arith::ConstantOp::create(b, loc, x.getType(),
+                                        b.getFloatAttr(x.getType(), 1.0));
+  return arith::SubFOp::create(b, loc, one, x);
+}
+
+/// Backward through time of one layer (recur.lstm_grad's description has
+/// the equations). Three phases: the gates of every step recomputed from x
+/// and the shifted y in two GEMMs over all steps, and the cell states in an
+/// elementwise scan; the reverse time loop, whose step is one GEMM (the
+/// recurrent gradient dgates_t · w_hh) and one fused elementwise pass over
+/// [B, H]; the weight and input gradients as GEMMs over all steps at once.
+struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LSTMGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    Type elementType = inputType.getElementType();
+    int64_t hidden =
+        cast<RankedTensorType>(op.getWHh().getType()).getDimSize(1);
+    SmallVector<OpFoldResult> inputSizes =
+        tensor::getMixedSizes(rewriter, loc, op.getInput());
+    OpFoldResult seq = inputSizes[0], batch = inputSizes[1];
+    OpFoldResult hiddenSize = rewriter.getIndexAttr(hidden);
+    SmallVector<OpFoldResult> gateSizes = {seq, batch,
+                                           rewriter.getIndexAttr(4 * hidden)};
+
+    // Phase 1: gate pre-activations of every step, and c_{-1..T-1}.
+    Value bias = emit.elementwise(
+        {op.getBIh(), op.getBHh()}, op.getBIh(),
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          return arith::AddFOp::create(b, loc, args[0], args[1]).getResult();
+        });
+    Value gates = emit.broadcastLast(bias, gateSizes);
+    gates = emit.accumulateMatmulTransposed(op.getInput(), op.getWIh(), gates);
+    Value yBefore = stepRange(emit, withZeroStepBefore(emit, op.getY()),
+                              rewriter.getIndexAttr(0), seq);
+    gates = emit.accumulateMatmulTransposed(yBefore, op.getWHh(), gates);
+
+    // cells[t + 1] = c_t; cells[0] = 0.
+    OpFoldResult seqPlusOne = plusOne(rewriter, loc, seq);
+    Value cells =
+        emit.filled({seqPlusOne, batch, hiddenSize}, elementType, 0.0);
+    Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
+    Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, seq);
+    auto gateSlices = [&](OpBuilder &b, Location loc, Value t) {
+      SmallVector<Value> slices;
+      for (int64_t gate = 0; gate < 4; ++gate)
+        slices.push_back(
+            timeSlice(b, loc, gates, t, batch, gate * hidden, hidden));
+      return slices;
+    };
+    auto identity = [&](unsigned count) {
+      return SmallVector<AffineMap>(
+          count, AffineMap::getMultiDimIdentityMap(2, rewriter.getContext()));
+    };
+    SmallVector<IteratorType> parallel2(2, IteratorType::parallel);
+    auto scan = scf::ForOp::create(
+        rewriter, loc, zero, steps, one, ValueRange{cells},
+        [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
+          SmallVector<Value> gate = gateSlices(b, loc, t);
+          Value cPrev = timeSlice(b, loc, state[0], t, batch, 0, hidden);
+          Value next = arith::AddIOp::create(b, loc, t, one);
+          Value cInit = timeSlice(b, loc, state[0], next, batch, 0, hidden);
+          Value c = Emitter(b, loc).elementwiseInto(
+              ValueRange{gate[0], gate[1], gate[2], cPrev}, cInit,
+              [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                Value in = sigmoid(b, loc, args[0]);
+                Value forget = sigmoid(b, loc, args[1]);
+                Value candidate = math::TanhOp::create(b, loc, args[2]);
+                return arith::AddFOp::create(
+                    b, loc, arith::MulFOp::create(b, loc, forget, args[3]),
+                    arith::MulFOp::create(b, loc, in, candidate));
+              });
+          scf::YieldOp::create(
+              b, loc, insertStep(b, loc, c, state[0], next, batch, hidden));
+        });
+    cells = scan.getResult(0);
+
+    // Phase 2: t = T-1 … 0, carrying dh (from step t+1's gates) and dc.
+    Value dGatesInit = emit.empty(gateSizes, elementType);
+    Value dhInit = emit.filled({batch, hiddenSize}, elementType, 0.0);
+    Value dcInit = emit.filled({batch, hiddenSize}, elementType, 0.0);
+    auto reverse = scf::ForOp::create(
+        rewriter, loc, zero, steps, one, ValueRange{dGatesInit, dhInit, dcInit},
+        [&](OpBuilder &b, Location loc, Value i, ValueRange state) {
+          Emitter emit(b, loc);
+          Value t = arith::SubIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, steps, one), i);
+          Value next = arith::AddIOp::create(b, loc, t, one);
+          SmallVector<Value> inputs = gateSlices(b, loc, t);
+          inputs.push_back(timeSlice(b, loc, cells, next, batch, 0, hidden));
+          inputs.push_back(timeSlice(b, loc, cells, t, batch, 0, hidden));
+          inputs.push_back(timeSlice(b, loc, op.getDY(), t, batch, 0, hidden));
+          inputs.push_back(state[1]);
+          Value dGateInit = emit.empty({batch, hiddenSize}, elementType);
+          // Outputs: the four gate gradients, then dc for step t-1 (in place
+          // of dc).
+          auto cell = linalg::GenericOp::create(
+              b, loc,
+              TypeRange{dGateInit.getType(), dGateInit.getType(),
+                        dGateInit.getType(), dGateInit.getType(),
+                        state[2].getType()},
+              inputs,
+              ValueRange{dGateInit, dGateInit, dGateInit, dGateInit, state[2]},
+              identity(13), parallel2,
+              [](OpBuilder &b, Location loc, ValueRange args) {
+                Value in = sigmoid(b, loc, args[0]);
+                Value forget = sigmoid(b, loc, args[1]);
+                Value candidate = math::TanhOp::create(b, loc, args[2]);
+                Value out = sigmoid(b, loc, args[3]);
+                Value c = args[4], cPrev = args[5];
+                Value dh = arith::AddFOp::create(b, loc, args[6], args[7]);
+                Value tanhC = math::TanhOp::create(b, loc, c);
+                auto mul = [&](Value x, Value y) {
+                  return arith::MulFOp::create(b, loc, x, y).getResult();
+                };
+                Value dc = arith::AddFOp::create(
+                    b, loc, args[12],
+                    mul(mul(dh, out), oneMinus(b, loc, mul(tanhC, tanhC))));
+                Value dIn =
+                    mul(mul(dc, candidate), mul(in, oneMinus(b, loc, in)));
+                Value dForget =
+                    mul(mul(dc, cPrev), mul(forget, oneMinus(b, loc, forget)));
+                Value dCandidate = mul(
+                    mul(dc, in), oneMinus(b, loc, mul(candidate, candidate)));
+                Value dOut =
+                    mul(mul(dh, tanhC), mul(out, oneMinus(b, loc, out)));
+                linalg::YieldOp::create(b, loc,
+                                        ValueRange{dIn, dForget, dCandidate,
+                                                   dOut, mul(dc, forget)});
+              });
+          Value dGates = state[0];
+          OpFoldResult zeroAttr = b.getIndexAttr(0),
+                       oneAttr = b.getIndexAttr(1);
+          for (int64_t gate = 0; gate < 4; ++gate)
+            dGates = tensor::InsertSliceOp::create(
+                b, loc, cell.getResult(gate), dGates,
+                ArrayRef<OpFoldResult>{t, zeroAttr,
+                                       b.getIndexAttr(gate * hidden)},
+                ArrayRef<OpFoldResult>{oneAttr, batch, hiddenSize},
+                ArrayRef<OpFoldResult>{oneAttr, oneAttr, oneAttr});
+          // dh for step t-1: dgates_t · w_hh, in place of dh.
+          Value dGatesStep = timeSlice(b, loc, dGates, t, batch, 0, 4 * hidden);
+          Value zeroFloat = emit.constantFloat(elementType, 0.0);
+          Value dhZero = linalg::FillOp::create(b, loc, ValueRange{zeroFloat},
+                                                ValueRange{state[1]})
+                             .getResult(0);
+          Value dh = emit.accumulateMatmul(dGatesStep, op.getWHh(), dhZero);
+          scf::YieldOp::create(b, loc,
+                               ValueRange{dGates, dh, cell.getResult(4)});
+        });
+    Value dGates = reverse.getResult(0);
+
+    // Phase 3: every step's contribution at once.
+    Value dInput = op.getDInput().use_empty()
+                       ? emptyLike(emit, op.getInput())
+                       : emit.accumulateMatmul(dGates, op.getWIh(),
+                                               zerosLike(emit, op.getInput()));
+    Value dWIh = emit.accumulateRowProducts(dGates, op.getInput(),
+                                            zerosLike(emit, op.getWIh()));
+    Value dWHh = emit.accumulateRowProducts(dGates, yBefore,
+                                            zerosLike(emit, op.getWHh()));
+    Value dBias =
+        emit.accumulateColumnSums(dGates, zerosLike(emit, op.getBIh()));
+    replaceWithCasts(rewriter, op, {dInput, dWIh, dWHh, dBias});
+    return success();
+  }
+};
+
+/// Rows of the table summed by id, one id after another (ids may repeat):
+/// whole rows in one loop, or (`rowBlocks` > 0) in an scf.forall whose tasks
+/// each own one column of one block of rows.
+struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
+  LowerEmbeddingGrad(MLIRContext *context, int64_t rowBlocks)
+      : OpRewritePattern(context), rowBlocks(rowBlocks) {}
+  int64_t rowBlocks;
+
+  LogicalResult matchAndRewrite(EmbeddingGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    auto idsType = cast<RankedTensorType>(op.getIds().getType());
+    auto dResultType = cast<RankedTensorType>(op.getDResult().getType());
+    int64_t columns = dResultType.getShape().back();
+    // Ids as one dimension, d_result as [count, E].
+    Value ids = op.getIds(), dResult = op.getDResult();
+    if (idsType.getRank() == 0) {
+      ids = tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get({1}, idsType.getElementType()),
+          ids, ArrayRef<ReassociationIndices>{});
+      dResult = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get({1, columns}, dResultType.getElementType()),
+          dResult, ArrayRef<ReassociationIndices>{{0, 1}});
+    } else {
+      ReassociationIndices all =
+          llvm::to_vector(llvm::seq<int64_t>(0, idsType.getRank()));
+      ids = tensor::CollapseShapeOp::create(
+          rewriter, loc, ids, ArrayRef<ReassociationIndices>{all});
+      dResult = tensor::CollapseShapeOp::create(
+          rewriter, loc, dResult,
+          ArrayRef<ReassociationIndices>{all, {idsType.getRank()}});
+    }
+    Value table = zerosLike(emit, op.getDTable());
+    Value count = tensor::DimOp::create(rewriter, loc, ids, 0);
+    OpFoldResult zeroAttr = rewriter.getIndexAttr(0),
+                 oneAttr = rewriter.getIndexAttr(1),
+                 width = rewriter.getIndexAttr(columns);
+    // The runtime checks that ids lie in [0, V) before running.
+    if (rowBlocks > 0) {
+      replaceWithCasts(
+          rewriter, op,
+          blockParallelSum(emit, ids, dResult, table, count, rowBlocks));
+      return success();
+    }
+    auto rowType =
+        RankedTensorType::get({columns}, dResultType.getElementType());
+    Value sums = forEachId(
+        emit, ids, count, table,
+        [&](OpBuilder &b, Location loc, Value p, Value id, Value state) {
+          auto row = [&](Value source, Value index) {
+            return tensor::ExtractSliceOp::create(
+                b, loc, rowType, source,
+                ArrayRef<OpFoldResult>{index, zeroAttr},
+                ArrayRef<OpFoldResult>{oneAttr, width},
+                ArrayRef<OpFoldResult>{oneAttr, oneAttr});
+          };
+          Value target = row(state, id);
+          Value sum = Emitter(b, loc).elementwiseInto(
+              ValueRange{row(dResult, p)}, target,
+              [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                return arith::AddFOp::create(b, loc, args[1], args[0]);
+              });
+          return tensor::InsertSliceOp::create(
+                     b, loc, sum, state, ArrayRef<OpFoldResult>{id, zeroAttr},
+                     ArrayRef<OpFoldResult>{oneAttr, width},
+                     ArrayRef<OpFoldResult>{oneAttr, oneAttr})
+              .getResult();
+        });
+    replaceWithCasts(rewriter, op, sums);
+    return success();
+  }
+
+  /// A loop over p < count carrying `init`: `body(p, ids[p] as an index,
+  /// state)` gives the next state.
+  static Value forEachId(
+      Emitter &emit, Value ids, Value count, Value init,
+      function_ref<Value(OpBuilder &, Location, Value, Value, Value)> body) {
+    return scf::ForOp::create(
+               emit.b, emit.loc, emit.constantIndex(0), count,
+               emit.constantIndex(1), ValueRange{init},
+               [&](OpBuilder &b, Location loc, Value p, ValueRange state) {
+                 Value id = arith::IndexCastOp::create(
+                     b, loc, b.getIndexType(),
+                     tensor::ExtractOp::create(b, loc, ids, ValueRange{p}));
+                 scf::YieldOp::create(b, loc, body(b, loc, p, id, state[0]));
+               })
+        .getResult(0);
+  }
+
+  /// table[ids[p], e] += dResult[p, e] in an scf.forall over blocks of
+  /// table rows and the table's columns: task (r, e) owns column e of row
+  /// block r and walks every p, adding the ids in its block, so tasks never
+  /// write the same element.
+  static Value blockParallelSum(Emitter &emit, Value ids, Value dResult,
+                                Value table, Value count, int64_t rowBlocks) {
+    OpBuilder &b = emit.b;
+    Location loc = emit.loc;
+    auto tableType = cast<RankedTensorType>(table.getType());
+    int64_t rows = tableType.getDimSize(0), columns = tableType.getDimSize(1);
+    int64_t blockRows = llvm::divideCeil(rows, std::min(rowBlocks, rows));
+    int64_t blocks = llvm::divideCeil(rows, blockRows);
+    auto forall = scf::ForallOp::create(
+        b, loc,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(blocks), b.getIndexAttr(columns)},
+        ValueRange{table}, /*mapping=*/std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value block = forall.getInductionVar(0), e = forall.getInductionVar(1);
+    Value shared = forall.getRegionIterArgs()[0];
+    // Rows [first, first + size): the last block may be short.
+    Value first =
+        arith::MulIOp::create(b, loc, block, emit.constantIndex(blockRows));
+    Value size = arith::MinSIOp::create(
+        b, loc, emit.constantIndex(blockRows),
+        arith::SubIOp::create(b, loc, emit.constantIndex(rows), first));
+    OpFoldResult oneAttr = b.getIndexAttr(1);
+    SmallVector<OpFoldResult> offsets = {first, e}, sizes = {size, oneAttr},
+                              strides = {oneAttr, oneAttr};
+    auto columnType =
+        RankedTensorType::get({blockRows == rows ? rows : ShapedType::kDynamic},
+                              tableType.getElementType());
+    Value column = tensor::ExtractSliceOp::create(b, loc, columnType, shared,
+                                                  offsets, sizes, strides);
+    Value walk = forEachId(
+        emit, ids, count, column,
+        [&](OpBuilder &nb, Location loc, Value p, Value id, Value state) {
+          // Unsigned: an id below the block wraps around past its end.
+          Value local = arith::SubIOp::create(nb, loc, id, first);
+          Value inBlock = arith::CmpIOp::create(
+              nb, loc, arith::CmpIPredicate::ult, local, size);
+          auto add = scf::IfOp::create(
+              nb, loc, inBlock,
+              [&](OpBuilder &ib, Location loc) {
+                Value sum = arith::AddFOp::create(
+                    ib, loc,
+                    tensor::ExtractOp::create(ib, loc, state,
+                                              ValueRange{local}),
+                    tensor::ExtractOp::create(ib, loc, dResult,
+                                              ValueRange{p, e}));
+                scf::YieldOp::create(ib, loc,
+                                     tensor::InsertOp::create(
+                                         ib, loc, sum, state, ValueRange{local})
+                                         .getResult());
+              },
+              [&](OpBuilder &ib, Location loc) {
+                scf::YieldOp::create(ib, loc, state);
+              });
+          return add.getResult(0);
+        });
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, walk, shared, offsets, sizes,
+                                          strides);
+    return forall.getResult(0);
+  }
+};
+
+/// `x * scale` elementwise, `scale` a rank-0 tensor.
+Value scaled(Emitter &emit, Value x, Value scale) {
+  return emit.elementwise(
+      {x, scale}, x, [&](OpBuilder &b, Location loc, ValueRange args) {
+        return arith::MulFOp::create(b, loc, args[0], args[1]).getResult();
+      });
+}
+
+struct LowerClipGradNorm : OpRewritePattern<ClipGradNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ClipGradNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    Type elementType =
+        cast<RankedTensorType>(op.getNorm().getType()).getElementType();
+    // The norm and the coefficient stay rank-0 tensors, computed and read by
+    // kernels (on the device, for CUDA) rather than by the host.
+    SmallVector<Value> sums =
+        llvm::map_to_vector(op.getGradients(), [&](Value gradient) {
+          return emit.sumOfSquares(gradient);
+        });
+    Value norm = emit.elementwise(
+        sums, sums.front(), [&](OpBuilder &b, Location loc, ValueRange args) {
+          Value total = Emitter(b, loc).constantFloat(elementType, 0.0);
+          for (Value sum : args)
+            total = arith::AddFOp::create(b, loc, total, sum);
+          return math::SqrtOp::create(b, loc, total).getResult();
+        });
+    // torch.nn.utils.clip_grad_norm_: min(1, max_norm / (norm + 1e-6)).
+    Value scale = emit.elementwise(
+        {norm}, norm, [&](OpBuilder &b, Location loc, ValueRange args) {
+          Emitter nested(b, loc);
+          Value coefficient = arith::DivFOp::create(
+              b, loc,
+              nested.constantFloat(elementType,
+                                   op.getMaxNorm().convertToDouble()),
+              arith::AddFOp::create(b, loc, args[0],
+                                    nested.constantFloat(elementType, 1e-6)));
+          return arith::MinimumFOp::create(
+                     b, loc, coefficient,
+                     nested.constantFloat(elementType, 1.0))
+              .getResult();
+        });
+    SmallVector<Value> results = {norm};
+    for (Value gradient : op.getGradients())
+      results.push_back(scaled(emit, gradient, scale));
+    replaceWithCasts(rewriter, op, results);
+    return success();
+  }
+};
+
+/// weight - lr * gradient, written into the weight's tensor: bufferization
+/// updates the bound weight in place where the model allows it.
+struct LowerSGDUpdate : OpRewritePattern<SGDUpdateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SGDUpdateOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    auto type = cast<RankedTensorType>(op.getType());
+    Value lr =
+        emit.constantFloat(type.getElementType(), op.getLr().convertToDouble());
+    Value result = emit.elementwiseInto(
+        ValueRange{op.getGradient()}, op.getWeight(),
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value step = arith::MulFOp::create(b, loc, lr, args[0]);
+          return arith::SubFOp::create(b, loc, args[1], step);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::recur::to_linalg::populateTrainingPatterns(
+    RewritePatternSet &patterns, int64_t embeddingGradRowBlocks) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<LowerCrossEntropyGrad, LowerLinearGrad, LowerLSTMGrad,
+               LowerClipGradNorm, LowerSGDUpdate>(context);
+  patterns.add<LowerEmbeddingGrad>(context, embeddingGradRowBlocks);
+}
