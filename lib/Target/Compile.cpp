@@ -1,12 +1,13 @@
 //===- Compile.cpp - ahead-of-time compilation of recur models ------------===//
 //
-// recur ops -> recur-lower-to-cpu -> LLVM IR, plus the runtime ABI:
+// recur ops -> recur-lower-to-cpu or recur-lower-to-cuda -> LLVM IR, plus
+// the runtime ABI (recur/runtime.h):
 //
-//   const char *recur_compiled_model_description(void);  JSON
-//   (ModelDescription.h) void recur_compiled_model_run(void **args);  args[0]:
-//   result descriptors,
-//                                                args[1..]: argument
-//                                                descriptors
+//   const char *recur_compiled_model_description(void); // JSON
+//                                                       // (ModelDescription.h)
+//   void recur_compiled_model_run(void **args);   // args[0]: the results'
+//                                                 // descriptors, args[1..]:
+//                                                 // the arguments'
 //
 // -> O3 -> object file -> shared library (linked by clang from LLVM 22).
 //

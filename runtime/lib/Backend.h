@@ -1,5 +1,4 @@
-//===- Backend.h - where a model's memory lives and its code runs -*- C++
-//-*-===//
+//===- Backend.h - where a model's memory and code live ---------*- C++ -*-===//
 //
 // The C API (Runtime.cpp) is written once against this interface; the CPU
 // backend (CpuBackend.cpp) and the CUDA backend (CudaBackend.cpp, over the

@@ -101,7 +101,8 @@ struct Driver {
   /// What a kernel fault means for the reader, who would otherwise blame
   /// the call that happened to report it.
   static std::string kernelFaultNote(CUresult result) {
-    if (result < CUDA_ERROR_ILLEGAL_ADDRESS || result > CUDA_ERROR_LAUNCH_FAILED)
+    if (result < CUDA_ERROR_ILLEGAL_ADDRESS ||
+        result > CUDA_ERROR_LAUNCH_FAILED)
       return "";
     return "; a kernel launched before this call faulted (kernels run "
            "asynchronously, so a later driver call reports it, and the GPU "

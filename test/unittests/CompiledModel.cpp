@@ -228,3 +228,13 @@ void recur::testing::checkLstmLm(const LmShape &shape,
   inputs.push_back(randomIds({shape.seq, shape.batch}, shape.vocab, rng));
   model.runAndCompare(std::move(inputs), tolerance);
 }
+
+void recur::testing::PrintTo(const LmShape &shape, std::ostream *os) {
+  *os << "vocab " << shape.vocab << ", embed " << shape.embed << ", hidden "
+      << shape.hidden << ", layers " << shape.layers << ", T " << shape.seq
+      << ", B " << shape.batch << (shape.staticShapes ? " (static)" : "");
+}
+
+void mlir::recur::PrintTo(FusionLevel level, std::ostream *os) {
+  *os << stringifyFusionLevel(level).str();
+}

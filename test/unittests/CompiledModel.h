@@ -87,6 +87,9 @@ struct LmShape {
   int64_t vocab, embed, hidden, layers, seq, batch;
   bool staticShapes = false;
 };
+/// How gtest prints a shape in a parameterized test's description (ctest
+/// lists it), instead of its bytes.
+void PrintTo(const LmShape &shape, std::ostream *os);
 
 /// Compiles the LM of `shape` with `options` (as `name`), runs it on random
 /// weights and tokens drawn from the shape, and compares every output with
@@ -96,5 +99,10 @@ void checkLstmLm(const LmShape &shape,
                  const std::string &name, double tolerance = 1e-4);
 
 } // namespace recur::testing
+
+namespace mlir::recur {
+/// A fusion level in a parameterized test's description: its name.
+void PrintTo(FusionLevel level, std::ostream *os);
+} // namespace mlir::recur
 
 #endif // RECUR_TEST_UNITTESTS_COMPILEDMODEL_H

@@ -24,6 +24,7 @@ struct EmulatedCase {
   bool persistent = true, tiledGemms = true, stationaryWeights = true;
   const char *precision = "fp32";
 };
+void PrintTo(const EmulatedCase &c, std::ostream *os) { *os << c.name; }
 
 std::vector<EmulatedCase> emulatedCases() {
   return {

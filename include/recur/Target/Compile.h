@@ -59,9 +59,9 @@ struct CompileOptions {
 };
 
 /// The fusion level a compile without one uses: `all` on the GPU and where
-/// the CPU has no vector GEMM kernels; `hoist` on CPUs that have them, whose
-/// fused step (cell, wavefront) is still a scalar loop nest and measures
-/// slower than the packed GEMM and the vectorized cell (docs/benchmarks.md).
+/// the CPU has no vector GEMM kernels; `cell` on CPUs that have them, whose
+/// fused step runs as a register tile while the wavefront's is still a
+/// scalar loop nest (docs/benchmarks.md).
 FusionLevel defaultFusionLevel(const CompileOptions &options);
 
 /// Checks `options` alone (target, CPU and GPU names, emit kind), before any
