@@ -76,6 +76,11 @@ void mlir::recur::buildConvertRecurPipeline(OpPassManager &pm, bool forGpu) {
   // Fusion adds elementwise arith on tensors (e.g. the two biases' sum).
   pm.addPass(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
+  // Before CSE, which would make every layer's tensor.empty of one shape a
+  // single value: bufferization would then see one alias set spanning all
+  // layers, its time quadratic in their number (10 s of a 200-layer
+  // stack's compile; 0.4 s with an allocation each).
+  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   pm.addPass(createCSEPass());
 }
 
@@ -116,16 +121,18 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
         VectorizeElementwiseOptions{tile.vectorWidth, options.bf16Dot}));
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
-  // exp and tanh inline instead of libm calls in every cell update.
-  pm.addPass(createApproximateMath());
-  // No libgcc bf16 helper on CPUs without AVX512-BF16.
-  pm.addPass(createExpandBf16Conversions());
   // One thread team per time loop rather than one per step.
   if (options.openmp)
     pm.addPass(createPersistentParallelLoops());
   // Keeps compile time linear in the number of layers (the OpenMP
-  // translation analyses a parallel region's whole function).
+  // translation analyses a parallel region's whole function), and compiles
+  // the loops of layers of one shape once.
   pm.addPass(createOutlineParallelLoops());
+  // After outlining, so that layers of one shape share the work.
+  // exp and tanh inline instead of libm calls in every cell update.
+  pm.addPass(createApproximateMath());
+  // No libgcc bf16 helper on CPUs without AVX512-BF16.
+  pm.addPass(createExpandBf16Conversions());
   if (options.openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

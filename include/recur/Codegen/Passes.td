@@ -69,7 +69,12 @@ def OutlineParallelLoops : Pass<"recur-outline-parallel-loops", "::mlir::ModuleO
     optimizer and code generator are superlinear in a function's size too),
     and compile time grows linearly with depth. The regions are the
     outermost `scf.parallel` loops and the `omp.parallel` teams that
-    `recur-persistent-parallel-loops` put around time loops.
+    `recur-persistent-parallel-loops` put around time loops. Loops that
+    differ only in the values they use (a stack's layers of one shape) call
+    one function: it is lowered and compiled once, and the passes after this
+    one (`recur-approximate-math`, the LLVM conversions, LLVM's optimizer and
+    code generator) do a layer's work once for the whole stack (a 200-layer
+    stack compiled in 283 s, now 39 s).
 
     ```mlir
     // before                           // after

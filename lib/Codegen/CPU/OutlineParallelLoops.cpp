@@ -18,11 +18,45 @@ using namespace mlir;
 
 namespace {
 
+/// The outlined functions so far, by a hash of their bodies' ops (names,
+/// attributes, types; not locations or which values they use): a stack's
+/// layers of one shape give the same loops, which are compiled once.
+class OutlinedFunctions {
+public:
+  /// An outlined function with `function`'s type and an equivalent body,
+  /// or null; otherwise `function` is remembered as one.
+  func::FuncOp findOrAdd(func::FuncOp function) {
+    llvm::hash_code hash = hash_value(function.getFunctionType());
+    function.getBody().walk([&](Operation *op) {
+      hash = llvm::hash_combine(hash,
+                                OperationEquivalence::computeHash(
+                                    op, OperationEquivalence::ignoreHashValue,
+                                    OperationEquivalence::ignoreHashValue,
+                                    OperationEquivalence::IgnoreLocations));
+    });
+    SmallVector<func::FuncOp, 1> &candidates =
+        byHash[static_cast<size_t>(hash)];
+    for (func::FuncOp candidate : candidates)
+      if (candidate.getFunctionType() == function.getFunctionType() &&
+          OperationEquivalence::isRegionEquivalentTo(
+              &candidate.getBody(), &function.getBody(),
+              OperationEquivalence::IgnoreLocations))
+        return candidate;
+    candidates.push_back(function);
+    return {};
+  }
+
+private:
+  llvm::DenseMap<size_t, SmallVector<func::FuncOp, 1>> byHash;
+};
+
 /// Moves `loop` (an scf.parallel, or an omp.parallel team around a serial
 /// loop) into a new private function next to `parent` and calls it in its
-/// place. Values the loop uses from above become arguments, except
-/// constants, which are cloned so the function's bounds stay static.
-void outline(Operation *loop, func::FuncOp parent, SymbolTable &symbols) {
+/// place, or calls an equivalent function outlined before. Values the loop
+/// uses from above become arguments, except constants, which are cloned so
+/// the function's bounds stay static.
+void outline(Operation *loop, func::FuncOp parent, SymbolTable &symbols,
+             OutlinedFunctions &outlined) {
   llvm::SetVector<Value> used;
   for (Value operand : loop->getOperands())
     used.insert(operand);
@@ -53,7 +87,6 @@ void outline(Operation *loop, func::FuncOp parent, SymbolTable &symbols) {
   function->setAttr(
       "llvm.linkage",
       LLVM::LinkageAttr::get(builder.getContext(), LLVM::Linkage::Internal));
-  symbols.insert(function); // renamed if the name is taken
   Block *body = function.addEntryBlock();
   IRMapping mapping;
   mapping.map(arguments, body->getArguments());
@@ -62,6 +95,12 @@ void outline(Operation *loop, func::FuncOp parent, SymbolTable &symbols) {
     builder.clone(*constant, mapping);
   Operation *clone = builder.clone(*loop, mapping);
   func::ReturnOp::create(builder, loc, clone->getResults());
+  if (func::FuncOp existing = outlined.findOrAdd(function)) {
+    function.erase();
+    function = existing;
+  } else {
+    symbols.insert(function); // renamed if the name is taken
+  }
 
   builder.setInsertionPoint(loop);
   auto call = func::CallOp::create(builder, loc, function, arguments);
@@ -84,8 +123,9 @@ struct OutlineParallelLoopsPass
       return WalkResult::skip();
     });
     SymbolTable symbols(module);
+    OutlinedFunctions outlined;
     for (auto [loop, parent] : loops)
-      outline(loop, parent, symbols);
+      outline(loop, parent, symbols, outlined);
   }
 };
 

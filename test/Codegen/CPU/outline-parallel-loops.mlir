@@ -61,6 +61,47 @@ func.func @two_loops(%buf: memref<4x4xf32>, %v: f32) {
 
 // -----
 
+// Loops that differ only in the buffers and values they use (a stack's layers
+// of one shape) share one function; a loop that differs in an op or an
+// attribute gets its own.
+// CHECK-LABEL: func.func @layers(
+// CHECK-SAME: %[[A:[^:]*]]: memref<4xf32>, %[[B:[^:]*]]: memref<4xf32>, %[[V:[^:]*]]: f32, %[[W:[^:]*]]: f32
+// CHECK: call @layers_parallel(%[[A]], %[[V]])
+// CHECK-NEXT: call @layers_parallel(%[[B]], %[[W]])
+// CHECK-NEXT: call @layers_parallel_0(%[[A]], %[[V]])
+// CHECK-NEXT: return
+// CHECK: func.func private @layers_parallel_0(
+// CHECK: arith.mulf
+// CHECK: func.func private @layers_parallel(
+// CHECK: arith.addf
+// CHECK-NOT: func.func private
+func.func @layers(%a: memref<4xf32>, %b: memref<4xf32>, %v: f32, %w: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %x = memref.load %a[%i] : memref<4xf32>
+    %y = arith.addf %x, %v : f32
+    memref.store %y, %a[%i] : memref<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %x = memref.load %b[%i] : memref<4xf32>
+    %y = arith.addf %x, %w : f32
+    memref.store %y, %b[%i] : memref<4xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %x = memref.load %a[%i] : memref<4xf32>
+    %y = arith.mulf %x, %v : f32
+    memref.store %y, %a[%i] : memref<4xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
 // Nothing to outline: the function is left as it is.
 // CHECK-LABEL: func.func @serial(
 // CHECK-NOT: call
