@@ -161,7 +161,7 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
 void mlir::recur::buildLowerToCpuPipeline(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
   buildFusionPipeline(pm, options.fusion, options.gemmTile(),
-                      options.precision == "bf16");
+                      options.precision == Precision::bf16);
   buildCpuBackEndPipeline(pm, options);
 }
 

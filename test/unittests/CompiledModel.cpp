@@ -23,7 +23,7 @@ namespace ref = recur::reference;
 
 std::string recur::testing::compileToLibrary(mlir::ModuleOp module,
                                              const std::string &name,
-                                             const std::string &target,
+                                             mlir::recur::Target target,
                                              mlir::recur::FusionLevel fusion) {
   mlir::recur::CompileOptions options;
   options.target = target;
@@ -52,7 +52,7 @@ recur::testing::compileToLibrary(mlir::ModuleOp module, const std::string &name,
 
 std::string recur::testing::compileToLibrary(const std::string &mlirText,
                                              const std::string &name,
-                                             const std::string &target,
+                                             mlir::recur::Target target,
                                              mlir::recur::FusionLevel fusion) {
   mlir::recur::CompileOptions options;
   options.target = target;

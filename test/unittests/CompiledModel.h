@@ -22,18 +22,18 @@
 
 namespace recur::testing {
 
-/// Compiles `module` for `target` (cpu, cuda) to a shared library in the
+/// Compiles `module` for `target` to a shared library in the
 /// test's temporary directory; returns its path, or "" after reporting the
 /// diagnostics as a test failure.
 std::string compileToLibrary(
     mlir::ModuleOp module, const std::string &name,
-    const std::string &target = "cpu",
+    mlir::recur::Target target = mlir::recur::Target::cpu,
     mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::all);
 std::string compileToLibrary(mlir::ModuleOp module, const std::string &name,
                              const mlir::recur::CompileOptions &options);
 std::string compileToLibrary(
     const std::string &mlirText, const std::string &name,
-    const std::string &target = "cpu",
+    mlir::recur::Target target = mlir::recur::Target::cpu,
     mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::all);
 std::string compileToLibrary(const std::string &mlirText,
                              const std::string &name,

@@ -83,11 +83,11 @@ class CompiledAtEveryFusionLevel
 protected:
   std::string compile(mlir::ModuleOp module, const std::string &name) {
     return compileToLibrary(module, name + "_" + fusionName({GetParam(), 0}),
-                            "cpu", GetParam());
+                            Target::cpu, GetParam());
   }
   std::string compile(const std::string &text, const std::string &name) {
     return compileToLibrary(text, name + "_" + fusionName({GetParam(), 0}),
-                            "cpu", GetParam());
+                            Target::cpu, GetParam());
   }
 };
 

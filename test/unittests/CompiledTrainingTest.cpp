@@ -65,7 +65,7 @@ TEST_P(CompiledTrainingTest, StepMatchesReference) {
   }
   auto module = mlir::recur::buildLstmLm(context, config);
   std::string path = compileToLibrary(*module, std::string("train-") + c.name,
-                                      "cpu", c.fusion);
+                                      mlir::recur::Target::cpu, c.fusion);
   ASSERT_FALSE(path.empty());
   LoadedModel model(path);
   ASSERT_TRUE(model);

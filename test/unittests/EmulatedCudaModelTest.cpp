@@ -81,12 +81,12 @@ class EmulatedCudaLmTest
 TEST_P(EmulatedCudaLmTest, MatchesReference) {
   const auto &[c, fusion] = GetParam();
   CompileOptions options;
-  options.target = kCudaEmulatorTarget.str();
+  options.target = Target::cudaEmulator;
   options.fusion = fusion;
   options.persistentKernels = c.persistent;
   options.tiledGemms = c.tiledGemms;
   options.stationaryWeights = c.stationaryWeights;
-  options.precision = c.precision;
+  options.precision = symbolizePrecision(c.precision);
   // Outputs are f32.
   DLDataType f32{kDLFloat, 32, 1};
   checkLstmLm(c.shape, options,

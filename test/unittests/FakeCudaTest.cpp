@@ -111,7 +111,7 @@ std::string compileCudaLm(int64_t hidden, const std::string &name) {
   config.hidden = hidden;
   config.layers = 2;
   auto module = mlir::recur::buildLstmLm(context, config);
-  return compileToLibrary(*module, name, "cuda");
+  return compileToLibrary(*module, name, mlir::recur::Target::cuda);
 }
 
 /// A small LM compiled for CUDA, once per process.
@@ -193,8 +193,9 @@ TEST_F(FakeCudaTest, RunsOnTheModelsStreamAndReturnsDeviceOutputs) {
 // Results that share a buffer (returned twice, merged by CSE) or that are an
 // input or a weight: each output gets its own device allocation.
 TEST_F(FakeCudaTest, AliasedOutputsEachOwnTheirBuffer) {
-  static std::string path = compileToLibrary(
-      readTestModel("aliased-outputs.mlir"), "fake_cuda_aliased", "cuda");
+  static std::string path =
+      compileToLibrary(readTestModel("aliased-outputs.mlir"),
+                       "fake_cuda_aliased", mlir::recur::Target::cuda);
   ASSERT_FALSE(path.empty());
   RecurModel *model = nullptr;
   ASSERT_EQ(messageOf(recur_model_load(path.c_str(), &model)), "");
@@ -421,9 +422,9 @@ func.func @forward(%x: tensor<?x?x5xf32> {recur.input = "x"},
 
 std::string compileProjection(const std::string &precision) {
   mlir::recur::CompileOptions options;
-  options.target = "cuda";
-  options.gemm = "cublaslt";
-  options.precision = precision;
+  options.target = mlir::recur::Target::cuda;
+  options.gemm = mlir::recur::GemmLowering::cublaslt;
+  options.precision = mlir::recur::symbolizePrecision(precision);
   return compileToLibrary(kProjection, "fake_cuda_cublaslt_" + precision,
                           options);
 }

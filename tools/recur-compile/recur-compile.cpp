@@ -123,8 +123,17 @@ int main(int argc, char **argv) {
       "Recur ahead-of-time compiler: recur IR to a shared library\n");
   auto start = std::chrono::steady_clock::now();
 
+  // Option mistakes are reported alone, before any IR is read.
+  auto optionError = [](const Twine &message) {
+    WithColor::error(errs(), "recur-compile") << message << "\n";
+    return 1;
+  };
   CompileOptions options;
-  options.target = target;
+  std::optional<mlir::recur::Target> targetKind = symbolizeTarget(target);
+  if (!targetKind)
+    return optionError("unknown target '" + target +
+                       "'; expected cpu, cuda or cuda-emulator");
+  options.target = *targetKind;
   options.cpu = cpu;
   options.cudaArch = cudaArch;
   options.openmp = !noOpenmp;
@@ -133,15 +142,20 @@ int main(int argc, char **argv) {
   options.stationaryWeights = !noStationaryWeights;
   if (fusion.getNumOccurrences())
     options.fusion = fusion;
-  if (precision.getNumOccurrences())
-    options.precision = precision;
-  options.gemm = gemm;
-  options.emit = emit;
-  // Option mistakes are reported alone, before any IR is read.
-  if (std::string message = checkCompileOptions(options); !message.empty()) {
-    WithColor::error(errs(), "recur-compile") << message << "\n";
-    return 1;
+  if (precision.getNumOccurrences()) {
+    options.precision = symbolizePrecision(precision);
+    if (!options.precision)
+      return optionError("unknown --precision '" + precision +
+                         "'; expected fp32, tf32 or bf16");
   }
+  std::optional<GemmLowering> gemmLowering = symbolizeGemmLowering(gemm);
+  if (!gemmLowering)
+    return optionError("unknown --gemm '" + gemm +
+                       "'; expected generated or cublaslt");
+  options.gemm = *gemmLowering;
+  options.emit = emit;
+  if (std::string message = checkCompileOptions(options); !message.empty())
+    return optionError(message);
 
   mlir::DialectRegistry registry;
   registerCompilerDialects(registry);
@@ -166,18 +180,22 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (mlir::failed(compileModel(*module, options, outputFilename)))
+  mlir::FailureOr<TargetConfig> config =
+      compileModel(*module, options, outputFilename);
+  if (mlir::failed(config))
     return 1;
   if (!quiet) {
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
-    outs() << "recur-compile: wrote " << outputFilename << " (target " << target
-           << (target == "cuda" ? " " + cudaArch : "") << ", cpu " << cpu
-           << ", fusion "
-           << stringifyFusionLevel(options.fusion ? *options.fusion
-                                                  : defaultFusionLevel(options))
-           << ", " << format("%.1f", seconds) << " s)\n";
+    outs() << "recur-compile: wrote " << outputFilename << " (target "
+           << stringifyTarget(config->target)
+           << (config->target == mlir::recur::Target::cuda
+                   ? " " + config->cudaArch
+                   : "")
+           << ", cpu " << config->cpu << ", fusion "
+           << stringifyFusionLevel(config->fusion) << ", "
+           << format("%.1f", seconds) << " s)\n";
   }
   return 0;
 }

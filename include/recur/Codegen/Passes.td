@@ -460,9 +460,10 @@ def GpuStationaryWeights : Pass<"recur-gpu-stationary-weights", "::mlir::func::F
            "Most shared memory for a block's weights (48 KiB: the static limit)">,
     Option<"maxLanes", "max-lanes", "int64_t", /*default=*/"32",
            "Most threads that share one iteration's sums over K (1: none)">,
-    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+    Option<"precision", "precision", "::mlir::recur::Precision",
+           /*default=*/"::mlir::recur::Precision::fp32",
            "The products' precision: fp32 (SIMT FMAs), tf32 or bf16 (tensor "
-           "cores)">,
+           "cores)", "RECUR_PRECISION_VALUES">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
@@ -579,9 +580,10 @@ def GpuLibraryGemms : Pass<"recur-gpu-library-gemms", "::mlir::ModuleOp"> {
     recurrence's products stay generated code (DESIGN.md).
   }];
   let options = [
-    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+    Option<"precision", "precision", "::mlir::recur::Precision",
+           /*default=*/"::mlir::recur::Precision::fp32",
            "The products' precision: fp32, tf32 or bf16 (cuBLASLt compute "
-           "types 32F, 32F_FAST_TF32, 32F_FAST_16BF)">,
+           "types 32F, 32F_FAST_TF32, 32F_FAST_16BF)", "RECUR_PRECISION_VALUES">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
@@ -644,9 +646,10 @@ def GpuTiledGemms : Pass<"recur-gpu-tiled-gemms", "::mlir::func::FuncOp"> {
            "Output rows per thread">,
     Option<"threadTileN", "thread-tile-n", "int64_t", /*default=*/"8",
            "Output columns per thread">,
-    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+    Option<"precision", "precision", "::mlir::recur::Precision",
+           /*default=*/"::mlir::recur::Precision::fp32",
            "The products' precision: fp32 (the SIMT kernel), tf32 or bf16 "
-           "(tensor cores: operands rounded, sums in f32)">,
+           "(tensor cores: operands rounded, sums in f32)", "RECUR_PRECISION_VALUES">,
     Option<"mmaTileK", "mma-tile-k", "int64_t", /*default=*/"16",
            "tf32/bf16: the k-slice staged in shared memory per iteration">,
     Option<"warpTileM", "warp-tile-m", "int64_t", /*default=*/"64",

@@ -10,6 +10,7 @@
 
 #include "mlir/Pass/PassOptions.h"
 #include "recur/Codegen/CpuGemmTile.h"
+#include "recur/Codegen/Precision.h"
 
 namespace mlir {
 class OpPassManager;
@@ -77,12 +78,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Vector registers of the target (32 with AVX-512, 16 "
                      "with AVX2)"),
       llvm::cl::init(32)};
-  Option<std::string> precision{
+  Option<Precision> precision{
       *this, "precision",
       llvm::cl::desc("The products of the packed GEMMs (the projections, "
                      "each step's recurrent product): fp32, or bf16 (bf16 "
                      "operands, f32 sums)"),
-      llvm::cl::init("fp32")};
+      llvm::cl::init(Precision::fp32), RECUR_PRECISION_VALUES};
   Option<bool> bf16Dot{
       *this, "bf16-dot",
       llvm::cl::desc("The target has AVX512-BF16: dot products (vdpbf16ps) "
@@ -146,13 +147,13 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
                        clEnumValN(GemmLowering::cublaslt, "cublaslt",
                                   "calls the runtime runs with cuBLASLt "
                                   "(recur-gpu-library-gemms)"))};
-  Option<std::string> precision{
+  Option<Precision> precision{
       *this, "precision",
       llvm::cl::desc("The products of the GEMMs outside time loops "
                      "(recur-gpu-tiled-gemms) and of the fused steps "
                      "(recur-gpu-stationary-weights): fp32 (strict), tf32 "
                      "or bf16 (tensor cores, f32 sums)"),
-      llvm::cl::init("fp32")};
+      llvm::cl::init(Precision::fp32), RECUR_PRECISION_VALUES};
   Option<bool> stationaryWeights{
       *this, "stationary-weights",
       llvm::cl::desc("Fused LSTM steps as blocks that own groups of hidden "

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
+#include "recur/Codegen/Precision.h"
 
 namespace mlir::recur::gemm {
 
@@ -118,11 +119,9 @@ SmallVector<Value> buildSliceLoop(
 /// CUDA input is used in place, with whatever alignment it has).
 bool canLoadRowVectors(Value buffer, int64_t width);
 
-/// The MMA operand type of pass option `precision`: null for fp32 (no
-/// MMAs), f32 (holding tf32) for tf32, bf16 for bf16. Anything else is an
-/// error on `op`, naming `pass`.
-FailureOr<Type> mmaOperandType(Operation *op, StringRef pass,
-                               StringRef precision);
+/// The MMA operand type of `precision`: null for fp32 (no MMAs), f32
+/// (holding tf32) for tf32, bf16 for bf16.
+Type mmaOperandType(MLIRContext *context, Precision precision);
 
 /// `value` (f32, or a vector of f32) as an MMA operand of `operandType`: for
 /// tf32 (f32), rounded to 10 mantissa bits, to nearest with ties away from

@@ -107,13 +107,10 @@ struct GpuLibraryGemmsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<Type> operandType =
-        mmaOperandType(module, getArgument(), precision);
-    if (failed(operandType))
-      return signalPassFailure();
-    int32_t precisionCode = !*operandType           ? RECUR_GEMM_FP32
-                            : operandType->isBF16() ? RECUR_GEMM_BF16
-                                                    : RECUR_GEMM_TF32;
+    int32_t precisionCode =
+        precision == recur::Precision::fp32   ? RECUR_GEMM_FP32
+        : precision == recur::Precision::bf16 ? RECUR_GEMM_BF16
+                                              : RECUR_GEMM_TF32;
 
     // Inside a loop, a GEMM is a step of the persistent kernel.
     SmallVector<Gemm> gemms;

@@ -205,14 +205,15 @@ Value mlir::recur::gemm::roundToOperandType(OpBuilder &b, Location loc,
       b, loc, type, arith::SelectOp::create(b, loc, special, bits, rounded));
 }
 
-FailureOr<Type> mlir::recur::gemm::mmaOperandType(Operation *op, StringRef pass,
-                                                  StringRef precision) {
-  if (precision == "fp32")
-    return Type();
-  if (precision == "tf32")
-    return Type(Float32Type::get(op->getContext()));
-  if (precision == "bf16")
-    return Type(BFloat16Type::get(op->getContext()));
-  return op->emitError(pass) << ": unknown precision '" << precision
-                             << "'; expected fp32, tf32 or bf16";
+Type mlir::recur::gemm::mmaOperandType(MLIRContext *context,
+                                       Precision precision) {
+  switch (precision) {
+  case Precision::fp32:
+    return {};
+  case Precision::tf32:
+    return Float32Type::get(context);
+  case Precision::bf16:
+    return BFloat16Type::get(context);
+  }
+  llvm_unreachable("unknown precision");
 }

@@ -1110,11 +1110,8 @@ struct GpuStationaryWeightsPass
   }
 
   void runOnOperation() override {
-    FailureOr<Type> parsed = mlir::recur::gemm::mmaOperandType(
-        getOperation(), getArgument(), precision);
-    if (failed(parsed))
-      return signalPassFailure();
-    Type operandType = *parsed;
+    Type operandType =
+        mlir::recur::gemm::mmaOperandType(&getContext(), precision);
     std::vector<Plan> plans;
     getOperation()->walk([&](linalg::GenericOp step) {
       if (!step->hasAttr(recur::kUnitStepAttrName))

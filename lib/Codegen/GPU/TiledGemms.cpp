@@ -539,14 +539,10 @@ struct GpuTiledGemmsPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    FailureOr<Type> operandType =
-        mmaOperandType(func, getArgument(), precision);
-    if (failed(operandType))
-      return signalPassFailure();
+    Type operandType = mmaOperandType(&getContext(), precision);
     std::optional<MmaTiles> mma;
-    if (*operandType) {
-      mma =
-          MmaTiles{tileM, tileN, mmaTileK, warpTileM, warpTileN, *operandType};
+    if (operandType) {
+      mma = MmaTiles{tileM, tileN, mmaTileK, warpTileM, warpTileN, operandType};
       if (failed(verifyMma(func, *mma)))
         return signalPassFailure();
     }
@@ -581,7 +577,8 @@ struct GpuTiledGemmsPass
                   "columns, each dividing its block tile");
     if (tiles.k % tiles.mmaK() != 0)
       return fail("mma-tile-k must be a multiple of " + Twine(tiles.mmaK()) +
-                  ", the k of one " + precision + " mma.sync");
+                  ", the k of one " + stringifyPrecision(precision) +
+                  " mma.sync");
     for (int64_t rows : {tiles.m, tiles.n}) {
       if (rows * tiles.k % tiles.threads() != 0 ||
           !llvm::isPowerOf2_64(tiles.elementsPerThread(rows)))

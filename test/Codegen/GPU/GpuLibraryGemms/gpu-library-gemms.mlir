@@ -3,7 +3,7 @@
 // RUN: recur-opt %s --recur-gpu-library-gemms=precision=bf16 --split-input-file | FileCheck %s --check-prefix=BF16
 // RUN: not recur-opt %s --recur-gpu-library-gemms=precision=f16 --split-input-file 2>&1 | FileCheck %s --check-prefix=BAD-PRECISION
 
-// BAD-PRECISION: error: recur-gpu-library-gemms: unknown precision 'f16'; expected fp32, tf32 or bf16
+// BAD-PRECISION: for the --precision option: Cannot find option named 'f16'!
 
 #a = affine_map<(t, b, v, k) -> (t, b, k)>
 #w = affine_map<(t, b, v, k) -> (v, k)>

@@ -94,7 +94,7 @@
 // BF16-NOT: nvgpu.mma.sync
 // BF16: scf.yield
 
-// UNKNOWN: error: recur-gpu-stationary-weights: unknown precision 'fp16'; expected fp32, tf32 or bf16
+// UNKNOWN: for the --precision option: Cannot find option named 'fp16'!
 func.func @wavefront(%gates: tensor<?x?x64xf32>, %w0: tensor<64x16xf32>, %w1: tensor<64x16xf32>,
                      %u1: tensor<64x16xf32>, %b1: tensor<64xf32>) -> tensor<?x?x16xf32> {
   %y, %s:4 = recur.lstm_wavefront %gates w_hh(%w0, %w1) w_ih(%u1) bias(%b1) cell<fused>

@@ -10,7 +10,7 @@
 // BAD-WARP-TILE: error: recur-gpu-tiled-gemms: warp tiles must be positive multiples of 16 rows and 8 columns, each dividing its block tile
 // BAD-K: error: recur-gpu-tiled-gemms: mma-tile-k must be a multiple of 16, the k of one bf16 mma.sync
 // BAD-LOADS: error: recur-gpu-tiled-gemms: a slice of 8 rows and 8 k must split into parts of up to 4 consecutive k, the same number per thread (96 threads)
-// BAD-PRECISION: error: recur-gpu-tiled-gemms: unknown precision 'f16'; expected fp32, tf32 or bf16
+// BAD-PRECISION: for the --precision option: Cannot find option named 'f16'!
 
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (n, k)>
