@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Remarks.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
@@ -114,6 +115,12 @@ static cl::opt<FusionLevel>
            cl::cat(compileCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"),
                            cl::cat(compileCategory));
+static cl::opt<bool> printRemarks(
+    "remarks",
+    cl::desc("Print a remark, with the op's location, wherever the compiler "
+             "leaves an op to a slower form than its fast path (a plain loop "
+             "nest, SIMT instead of tensor cores, an unfused layer) and why"),
+    cl::cat(compileCategory));
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
@@ -162,6 +169,15 @@ int main(int argc, char **argv) {
   mlir::MLIRContext context(registry);
   // Diagnostics name a location; the whole module after them is noise.
   context.printOpOnDiagnostic(false);
+  if (printRemarks) {
+    mlir::remark::RemarkCategories missed;
+    missed.missed = ".*";
+    if (mlir::failed(mlir::remark::enableOptimizationRemarks(
+            context, /*streamer=*/nullptr,
+            std::make_unique<mlir::remark::RemarkEmittingPolicyAll>(), missed,
+            /*printAsEmitRemarks=*/true)))
+      return optionError("cannot enable remarks");
+  }
 
   std::string error;
   std::unique_ptr<MemoryBuffer> input =

@@ -48,6 +48,9 @@ def Recur_Dialect : Dialect {
     /// step: its one result is the loss, and `recur-differentiate` adds the
     /// backward pass and the weights' update.
     static constexpr ::llvm::StringLiteral kTrainAttrName = "recur.train";
+    /// Attribute (a `#recur.unit_step`) of a fused LSTM step's
+    /// linalg.generic, set by convert-recur-to-linalg.
+    static constexpr ::llvm::StringLiteral kUnitStepAttrName = "recur.unit_step";
     /// Result attribute of a training step naming the weight whose updated
     /// value the result is: the compiled model writes it over the bound
     /// weight, in place.

@@ -2,11 +2,13 @@
 
 #include "recur/IR/RecurDialect.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "recur/IR/RecurOps.h"
 #include "llvm/ADT/TypeSwitch.h" // used by the generated attribute parser
+#include "llvm/Support/InterleavedRange.h"
 
 #include <cmath>
 
@@ -57,6 +59,34 @@ LogicalResult SGDAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "clip_norm must be finite and at least 0 (0: no "
                           "clipping), got "
                        << clipNorm;
+  return success();
+}
+
+LogicalResult UnitStepAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t batch, int64_t unit,
+                                   std::optional<int64_t> layer,
+                                   ArrayRef<int64_t> hidden,
+                                   ArrayRef<int64_t> gateTiles) {
+  SmallVector<int64_t> dims = {batch, unit};
+  if (layer)
+    dims.push_back(*layer);
+  for (auto [index, dim] : llvm::enumerate(dims))
+    if (dim < 0 || llvm::is_contained(ArrayRef(dims).take_front(index), dim))
+      return emitError() << "the batch, unit and layer dimensions must be "
+                            "distinct and non-negative, got "
+                         << llvm::interleaved_array(dims);
+  if (hidden.empty() || hidden.size() != gateTiles.size())
+    return emitError() << "expected hidden sizes and gate tiles for every "
+                          "layer, got "
+                       << hidden.size() << " and " << gateTiles.size();
+  if (hidden.size() > 1 && !layer)
+    return emitError() << "a step of " << hidden.size()
+                       << " layers needs its layer dimension";
+  for (auto [size, tile] : llvm::zip(hidden, gateTiles))
+    if (size <= 0 || tile < 0 || (tile && size % tile))
+      return emitError() << "each layer's gate tile must be 0 or divide its "
+                            "hidden size, got tile "
+                         << tile << " for " << size << " units";
   return success();
 }
 
@@ -153,6 +183,25 @@ static LogicalResult verifyUpdate(Operation *op, unsigned index,
 
 LogicalResult RecurDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
+  if (attr.getName() == kUnitStepAttrName) {
+    auto step = dyn_cast<UnitStepAttr>(attr.getValue());
+    if (!step)
+      return op->emitError() << "'" << kUnitStepAttrName
+                             << "' must be a #recur.unit_step attribute, got "
+                             << attr.getValue();
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    if (!generic)
+      return op->emitError()
+             << "'" << kUnitStepAttrName << "' belongs on a linalg.generic";
+    int64_t loops = generic.getNumLoops();
+    for (int64_t dim : {step.getBatch(), step.getUnit(),
+                        step.getLayer().value_or(step.getUnit())})
+      if (dim >= loops)
+        return op->emitError()
+               << "'" << kUnitStepAttrName << "' names iteration dimension "
+               << dim << " of a loop nest of " << loops;
+    return success();
+  }
   if (attr.getName() != kTrainAttrName)
     return success();
   if (!isa<SGDAttr>(attr.getValue()))

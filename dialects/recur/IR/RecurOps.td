@@ -4,6 +4,7 @@
 #define RECUR_IR_RECUROPS_TD
 
 include "recur/IR/RecurBase.td"
+include "recur/IR/RecurLoweringConfigs.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 // Operands are declared as any tensor: the verifiers check ranks, shapes and

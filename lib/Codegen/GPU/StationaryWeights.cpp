@@ -18,7 +18,8 @@
 
 #include "GemmKernels.h"
 #include "recur/Codegen/Passes.h"
-#include "recur/Conversion/Passes.h"
+#include "recur/IR/RecurOps.h"
+#include "recur/Utils/Remarks.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
@@ -32,10 +33,11 @@ namespace mlir::recur {
 } // namespace mlir::recur
 
 using namespace mlir;
+using namespace mlir::recur;
 
 namespace {
 
-/// What recur.unit_step says about a fused step.
+/// What a fused step's #recur.unit_step says, for layers of one size.
 struct UnitStep {
   int64_t batchDim, unitDim;
   std::optional<int64_t> layerDim;
@@ -50,24 +52,9 @@ struct UnitStep {
   }
 };
 
-std::optional<UnitStep> readUnitStep(linalg::GenericOp step) {
-  auto fields = step->getAttrOfType<DictionaryAttr>(recur::kUnitStepAttrName);
-  if (!fields)
-    return std::nullopt;
-  auto batch = fields.getAs<IntegerAttr>("batch");
-  auto unit = fields.getAs<IntegerAttr>("unit");
-  auto layer = fields.getAs<IntegerAttr>("layer");
-  auto hidden = fields.getAs<DenseI64ArrayAttr>("hidden");
-  auto tiles = fields.getAs<DenseI64ArrayAttr>("gate_tiles");
-  if (!batch || !unit || !hidden || !tiles || hidden.empty() ||
-      hidden.size() != tiles.size() || !llvm::all_equal(hidden.asArrayRef()) ||
-      (hidden.size() > 1 && !layer))
-    return std::nullopt;
-  UnitStep info{batch.getInt(), unit.getInt(), std::nullopt, hidden[0],
-                llvm::to_vector(tiles.asArrayRef())};
-  if (layer)
-    info.layerDim = layer.getInt();
-  return info;
+UnitStep readUnitStep(UnitStepAttr attr) {
+  return {attr.getBatch(), attr.getUnit(), attr.getLayer(), attr.getHidden()[0],
+          llvm::to_vector(attr.getGateTiles())};
 }
 
 /// A weight the step reads by its gate rows, and where a block keeps them.
@@ -153,8 +140,10 @@ std::optional<int64_t> layerOf(Operation *op, const UnitStep &info,
 
 /// The weights the step reads by gate rows: [4H, K] function arguments
 /// (weights never change during a run) loaded in the step's body, grouped by
-/// layer. Fails if one is read by two layers or outside the layer switch.
-FailureOr<Slot> findWeights(linalg::GenericOp step, const UnitStep &info) {
+/// layer. Fails, saying why in `whyNot`, if one is read by two layers or
+/// outside the layer switch.
+FailureOr<Slot> findWeights(linalg::GenericOp step, const UnitStep &info,
+                            std::string &whyNot) {
   Slot slot;
   SmallVector<int64_t> layerColumns(info.layers(), 0);
   SmallVector<SmallVector<std::pair<Value, int64_t>>> perLayer(info.layers());
@@ -168,22 +157,32 @@ FailureOr<Slot> findWeights(linalg::GenericOp step, const UnitStep &info) {
         type.getDimSize(0) != 4 * info.hidden)
       return WalkResult::advance();
     std::optional<int64_t> layer = layerOf(load, info, body);
-    if (!layer || *layer < 0 || *layer >= info.layers())
+    if (!layer || *layer < 0 || *layer >= info.layers()) {
+      whyNot = "it reads a weight outside its layer's case";
       return WalkResult::interrupt();
-    if (slot.elementType && slot.elementType != type.getElementType())
+    }
+    if (slot.elementType && slot.elementType != type.getElementType()) {
+      whyNot = "its weights have different element types";
       return WalkResult::interrupt();
+    }
     slot.elementType = type.getElementType();
     for (const auto &found : perLayer)
       for (auto [buffer, unused] : found)
-        if (buffer == argument && &found != &perLayer[*layer])
+        if (buffer == argument && &found != &perLayer[*layer]) {
+          whyNot = "two of its layers read the same weight";
           return WalkResult::interrupt();
+        }
     if (!llvm::is_contained(llvm::make_first_range(perLayer[*layer]),
                             load.getMemRef()))
       perLayer[*layer].push_back({argument, type.getDimSize(1)});
     return WalkResult::advance();
   });
-  if (walk.wasInterrupted() || !slot.elementType)
+  if (walk.wasInterrupted())
     return failure();
+  if (!slot.elementType) {
+    whyNot = "it reads no [4H, K] weight by gate rows";
+    return failure();
+  }
   for (auto [layer, weights] : llvm::enumerate(perLayer)) {
     int64_t column = 0;
     for (auto [buffer, columns] : weights) {
@@ -659,17 +658,26 @@ bool isBatchRow(Value index, linalg::GenericOp step, const UnitStep &info) {
          loopIndex.getDim() == info.batchDim;
 }
 
-/// `loop` as a Product, if it is one.
+/// `loop` as a Product, if it is one; a sum over K that is not says why in
+/// `whyNot`.
 std::optional<Product> matchProduct(scf::ForOp loop, linalg::GenericOp step,
-                                    const UnitStep &info, const Slot &slot) {
+                                    const UnitStep &info, const Slot &slot,
+                                    std::string &whyNot) {
   if (!isLaneSplittableSum(loop, step, info))
     return std::nullopt;
   std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
   std::optional<int64_t> stride = getConstantIntValue(loop.getStep());
-  if (lower != 0 || stride != 1 || !upper || *upper <= 0 ||
-      *upper % kProductDepthTile != 0)
+  if (lower != 0 || stride != 1 || !upper || *upper <= 0) {
+    whyNot = "a sum over K does not run over a static 0..K";
     return std::nullopt;
+  }
+  if (*upper % kProductDepthTile != 0) {
+    whyNot = ("a sum over K = " + Twine(*upper) + " is not in whole tiles of " +
+              Twine(kProductDepthTile) + " k")
+                 .str();
+    return std::nullopt;
+  }
   Value k = loop.getInductionVar();
   Product product{loop};
   product.depth = *upper;
@@ -732,14 +740,18 @@ std::optional<Product> matchProduct(scf::ForOp loop, linalg::GenericOp step,
   return product;
 }
 
-/// The step's products, if every load of a stationary weight is in one.
-FailureOr<SmallVector<Product>>
-matchProducts(linalg::GenericOp step, const UnitStep &info, const Slot &slot) {
+/// The step's products, if every load of a stationary weight is in one;
+/// otherwise says why in `whyNot`.
+FailureOr<SmallVector<Product>> matchProducts(linalg::GenericOp step,
+                                              const UnitStep &info,
+                                              const Slot &slot,
+                                              std::string &whyNot) {
   SmallVector<Product> products;
   SmallVector<int64_t> perLayer(info.layers(), 0);
   llvm::SmallPtrSet<Operation *, 16> covered;
   step.getRegion().walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
-    std::optional<Product> product = matchProduct(loop, step, info, slot);
+    std::optional<Product> product =
+        matchProduct(loop, step, info, slot, whyNot);
     if (!product)
       return;
     product->position = perLayer[product->layer]++;
@@ -752,8 +764,12 @@ matchProducts(linalg::GenericOp step, const UnitStep &info, const Slot &slot) {
                ? WalkResult::interrupt()
                : WalkResult::advance();
   });
-  if (products.empty() || uncovered.wasInterrupted())
+  if (products.empty() || uncovered.wasInterrupted()) {
+    if (whyNot.empty())
+      whyNot = "a weight is read outside a sum over K of weight rows times "
+               "the batch row's inputs";
     return failure();
+  }
   return products;
 }
 
@@ -1048,28 +1064,31 @@ void scheduleOnTensorCores(RewriterBase &rewriter, linalg::GenericOp step,
   rewriter.eraseOp(step);
 }
 
-/// Whether `step` can be scheduled by unit groups: buffers, one iteration
-/// per output element (projected permutation maps), a body that writes no
-/// memory (a thread may repeat an iteration) and has linalg.index only in
-/// its own block, the unit dimension of extent H.
-bool schedulable(linalg::GenericOp step, const UnitStep &info) {
-  if (!step.hasPureBufferSemantics() || step.getNumReductionLoops() != 0)
-    return false;
+/// Why `step` cannot be scheduled by unit groups, or "" if it can: it needs
+/// buffers, one iteration per output element (projected permutation maps),
+/// a body that writes no memory (a thread may repeat an iteration) and has
+/// linalg.index only in its own block, the unit dimension of extent H.
+std::string whyNotByUnitGroups(linalg::GenericOp step, const UnitStep &info) {
+  if (!step.hasPureBufferSemantics())
+    return "it is not on buffers";
+  if (step.getNumReductionLoops() != 0)
+    return "it has reduction loops";
   for (AffineMap map : step.getIndexingMapsArray())
     if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
-      return false;
+      return "an operand's indexing is not a projected permutation";
   SmallVector<int64_t> ranges = step.getStaticLoopRanges();
   if (ranges[info.unitDim] != info.hidden ||
       (info.layerDim && ranges[*info.layerDim] != info.layers()))
-    return false;
-  WalkResult walk = step.getRegion().walk([&](Operation *op) {
+    return "its unit (or layer) loop does not span every unit (or layer)";
+  std::string whyNot;
+  step.getRegion().walk([&](Operation *op) {
     if (isa<linalg::IndexOp>(op) && op->getBlock() != step.getBody())
-      return WalkResult::interrupt();
-    if (hasEffect<MemoryEffects::Write>(op))
-      return WalkResult::interrupt();
-    return WalkResult::advance();
+      whyNot = "it reads a loop index inside a nested region";
+    else if (hasEffect<MemoryEffects::Write>(op))
+      whyNot = "its body writes memory";
+    return whyNot.empty() ? WalkResult::advance() : WalkResult::interrupt();
   });
-  return !walk.wasInterrupted();
+  return whyNot;
 }
 
 /// A step, scheduled.
@@ -1085,12 +1104,22 @@ struct GpuStationaryWeightsPass
   using Base::Base;
 
   /// The step's plan on tensor cores, if its products all qualify and a
-  /// group of a multiple of 4 units (16 slot rows: an MMA's m) fits.
+  /// group of a multiple of 4 units (16 slot rows: an MMA's m) fits;
+  /// otherwise says why in `whyNot`.
   std::optional<Plan> planOnTensorCores(linalg::GenericOp step,
                                         const UnitStep &info, Slot slot,
-                                        Type operandType) {
-    FailureOr<SmallVector<Product>> products = matchProducts(step, info, slot);
-    if (failed(products) || blockSize % 32 != 0)
+                                        Type operandType, std::string &whyNot) {
+    if (!slot.elementType.isF32()) {
+      whyNot = "its weights are not f32";
+      return std::nullopt;
+    }
+    if (blockSize % 32 != 0) {
+      whyNot = "the block size is not a multiple of a warp";
+      return std::nullopt;
+    }
+    FailureOr<SmallVector<Product>> products =
+        matchProducts(step, info, slot, whyNot);
+    if (failed(products))
       return std::nullopt;
     for (const Product &product : *products)
       slot.productsPerLayer =
@@ -1104,8 +1133,10 @@ struct GpuStationaryWeightsPass
                                      sumsType(&getContext(), sized, blockSize);
                                  return type.getNumElements() * 4;
                                });
-    if (slot.units == 0)
+    if (slot.units == 0) {
+      whyNot = "no group of a multiple of 4 units fits in shared memory";
       return std::nullopt;
+    }
     return Plan{step, info, slot, std::move(*products)};
   }
 
@@ -1114,26 +1145,48 @@ struct GpuStationaryWeightsPass
         mlir::recur::gemm::mmaOperandType(&getContext(), precision);
     std::vector<Plan> plans;
     getOperation()->walk([&](linalg::GenericOp step) {
-      if (!step->hasAttr(recur::kUnitStepAttrName))
+      auto attr =
+          step->getAttrOfType<UnitStepAttr>(RecurDialect::kUnitStepAttrName);
+      if (!attr)
         return;
-      std::optional<UnitStep> info = readUnitStep(step);
-      if (!info || !schedulable(step, *info))
-        return;
-      FailureOr<Slot> slot = findWeights(step, *info);
+      // Mapped like any loop nest instead.
+      auto plainLoopNest = [&](const Twine &reason) {
+        remarkMissed(step, getArgument(),
+                     "the fused step runs as a plain loop nest, its weights "
+                     "read from L2 at every step",
+                     reason);
+      };
+      if (!llvm::all_equal(attr.getHidden()))
+        return plainLoopNest("its layers have different hidden sizes");
+      UnitStep info = readUnitStep(attr);
+      if (std::string whyNot = whyNotByUnitGroups(step, info); !whyNot.empty())
+        return plainLoopNest(whyNot);
+      std::string whyNot;
+      FailureOr<Slot> slot = findWeights(step, info, whyNot);
       if (failed(slot))
-        return;
-      if (operandType && slot->elementType.isF32())
+        return plainLoopNest(whyNot);
+      if (operandType) {
         if (std::optional<Plan> plan =
-                planOnTensorCores(step, *info, *slot, operandType)) {
+                planOnTensorCores(step, info, *slot, operandType, whyNot)) {
           plans.push_back(std::move(*plan));
           return;
         }
+        remarkMissed(step, getArgument(),
+                     "the fused step's products run as SIMT FMAs instead of "
+                     "on tensor cores",
+                     whyNot);
+      }
       slot->units =
-          unitsPerBlock(*info, *slot, maxUnits, sharedMemoryBytes,
+          unitsPerBlock(info, *slot, maxUnits, sharedMemoryBytes,
                         /*unitMultiple=*/1, [](int64_t) { return 0; });
-      // Too wide for shared memory: the step keeps reading them from L2.
-      if (slot->units != 0)
-        plans.push_back(Plan{step, *info, *slot, {}});
+      if (slot->units == 0)
+        return plainLoopNest(
+            "one unit's gate rows of every weight (" +
+            Twine(4 * slot->stride() *
+                  slot->elementType.getIntOrFloatBitWidth() / 8) +
+            " bytes) do not fit in " + Twine(sharedMemoryBytes) +
+            " bytes of shared memory");
+      plans.push_back(Plan{step, info, *slot, {}});
     });
     IRRewriter rewriter(&getContext());
     // Steps that read the same weights in the same way (the two steps of a

@@ -6,8 +6,6 @@
 
 #include "LstmSchedules.h"
 
-#include "recur/Conversion/Passes.h"
-
 using namespace mlir;
 using namespace mlir::recur;
 using namespace mlir::recur::to_linalg;
@@ -95,14 +93,11 @@ SmallVector<Value> gateRows(OpBuilder &b, Location loc, Value unit,
 
 void markUnitStep(OpBuilder &b, linalg::GenericOp step, bool layered,
                   ArrayRef<int64_t> hidden, ArrayRef<int64_t> gateTiles) {
-  SmallVector<NamedAttribute> fields = {
-      b.getNamedAttr("batch", b.getI64IntegerAttr(0)),
-      b.getNamedAttr("unit", b.getI64IntegerAttr(1)),
-      b.getNamedAttr("hidden", b.getDenseI64ArrayAttr(hidden)),
-      b.getNamedAttr("gate_tiles", b.getDenseI64ArrayAttr(gateTiles))};
-  if (layered)
-    fields.push_back(b.getNamedAttr("layer", b.getI64IntegerAttr(2)));
-  step->setAttr(kUnitStepAttrName, b.getDictionaryAttr(fields));
+  step->setAttr(
+      RecurDialect::kUnitStepAttrName,
+      UnitStepAttr::get(b.getContext(), /*batch=*/0, /*unit=*/1,
+                        layered ? std::optional<int64_t>(2) : std::nullopt,
+                        hidden, gateTiles));
 }
 
 SmallVector<Value> accumulateGates(OpBuilder &b, Location loc, ValueRange sums,

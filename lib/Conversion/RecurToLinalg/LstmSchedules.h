@@ -42,8 +42,8 @@ SmallVector<Value> separateStep(OpBuilder &b, Location loc, Value gates,
 SmallVector<Value> gateRows(OpBuilder &b, Location loc, Value unit,
                             int64_t hidden, std::optional<int64_t> gateTile);
 
-/// Marks `step` as a fused step (kUnitStepAttrName) over iterations
-/// (batch row, unit[, layer]).
+/// Marks `step` as a fused step over iterations (batch row, unit[, layer])
+/// (#recur.unit_step).
 void markUnitStep(OpBuilder &b, linalg::GenericOp step, bool layered,
                   ArrayRef<int64_t> hidden, ArrayRef<int64_t> gateTiles);
 

@@ -105,7 +105,7 @@ func.func @lstm_recurrence_fused(%gates: tensor<?x?x24xf32>, %whh: tensor<24x6xf
   // CHECK:   %[[GO:.*]] = tensor.extract_slice %[[GATES]][%[[STEP]], 0, 18] [1, %{{.*}}, 6]
   // CHECK:   %[[CELL:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[GI]], %[[GF]], %[[GG]], %[[GO]] : {{.*}}) outs(%[[H]], %[[C]] : tensor<?x6xf32>, tensor<?x6xf32>)
   // The mark recur-gpu-stationary-weights schedules the step by.
-  // CHECK-SAME: attrs = {recur.unit_step = {batch = 0 : i64, gate_tiles = array<i64: 0>, hidden = array<i64: 6>, unit = 1 : i64}}
+  // CHECK-SAME: attrs = {recur.unit_step = #recur.unit_step<batch = 0, unit = 1, hidden = [6], gate_tiles = [0]>}
   // CHECK:     %[[ROW:.*]] = linalg.index 0
   // CHECK:     %[[UNIT:.*]] = linalg.index 1
   // CHECK:     %[[SUMS:.*]]:4 = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32)
@@ -361,7 +361,7 @@ func.func @lstm_wavefront_fused(%gates: tensor<?x?x16xf32>, %w0: tensor<16x4xf32
   // CHECK: %[[LOOP:.*]]:4 = scf.for %[[S:.*]] = %{{.*}} to %[[DIAGONALS]] step %[[C2:.*]] iter_args(%[[H:.*]] = %{{.*}}, %[[OTHER:.*]] = %{{.*}}, %[[Y:.*]] = %{{.*}}, %[[C:.*]] = %{{.*}}) -> (tensor<?x2x4xf32>, tensor<?x2x4xf32>, tensor<?x?x3xf32>, tensor<?x2x4xf32>)
   // CHECK-NOT: linalg.copy
   // CHECK:   %[[CELL:.*]]:2 = linalg.generic {indexing_maps = [#[[$STATE]], #[[$STATE]]], iterator_types = ["parallel", "parallel", "parallel"]} outs(%[[OTHER]], %[[C]] : tensor<?x2x4xf32>, tensor<?x2x4xf32>)
-  // CHECK-SAME: attrs = {recur.unit_step = {batch = 0 : i64, gate_tiles = array<i64: 0, 0>, hidden = array<i64: 4, 3>, layer = 2 : i64, unit = 1 : i64}}
+  // CHECK-SAME: attrs = {recur.unit_step = #recur.unit_step<batch = 0, unit = 1, layer = 2, hidden = [4, 3], gate_tiles = [0, 0]>}
   // CHECK:     %[[ROW:.*]] = linalg.index 0
   // CHECK:     %[[UNIT:.*]] = linalg.index 1
   // CHECK:     %[[LAYER:.*]] = linalg.index 2

@@ -1024,3 +1024,64 @@ func.func @recurrence_empty_panels(%g: tensor<3x2x16xf32>, %w: tensor<2x2x0x2xbf
   %y, %h, %c = recur.lstm_recurrence %g, %w : (tensor<3x2x16xf32>, tensor<2x2x0x2xbf16>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return
 }
+
+// -----
+
+// A fused step's lowering config: typed, and checked where it is attached.
+func.func @unit_step_not_typed(%x: memref<4x4xf32>) {
+  // expected-error @below {{'recur.unit_step' must be a #recur.unit_step attribute, got {batch = 0 : i64}}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      outs(%x : memref<4x4xf32>) attrs = {recur.unit_step = {batch = 0 : i64}} {
+  ^bb0(%out: f32):
+    linalg.yield %out : f32
+  }
+  return
+}
+
+// -----
+
+// expected-error @below {{'recur.unit_step' belongs on a linalg.generic}}
+func.func @unit_step_on_a_function() attributes {
+  recur.unit_step = #recur.unit_step<batch = 0, unit = 1, hidden = [4], gate_tiles = [0]>} {
+  return
+}
+
+// -----
+
+func.func @unit_step_out_of_the_nest(%x: memref<4x4xf32>) {
+  // expected-error @below {{'recur.unit_step' names iteration dimension 2 of a loop nest of 2}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      outs(%x : memref<4x4xf32>) attrs = {recur.unit_step = #recur.unit_step<batch = 0, unit = 2, hidden = [4], gate_tiles = [0]>} {
+  ^bb0(%out: f32):
+    linalg.yield %out : f32
+  }
+  return
+}
+
+// -----
+
+// expected-error @below {{the batch, unit and layer dimensions must be distinct and non-negative, got [0, 0]}}
+func.func @unit_step_same_dims() attributes {test.step = #recur.unit_step<batch = 0, unit = 0, hidden = [4], gate_tiles = [0]>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{expected hidden sizes and gate tiles for every layer, got 2 and 1}}
+func.func @unit_step_tiles_per_layer() attributes {test.step = #recur.unit_step<batch = 0, unit = 1, layer = 2, hidden = [4, 4], gate_tiles = [0]>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{a step of 2 layers needs its layer dimension}}
+func.func @unit_step_no_layer() attributes {test.step = #recur.unit_step<batch = 0, unit = 1, hidden = [4, 4], gate_tiles = [0, 0]>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{each layer's gate tile must be 0 or divide its hidden size, got tile 3 for 4 units}}
+func.func @unit_step_tile() attributes {test.step = #recur.unit_step<batch = 0, unit = 1, hidden = [4], gate_tiles = [3]>} {
+  return
+}

@@ -1,5 +1,6 @@
 // RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-stationary-weights=max-units=2 --split-input-file | FileCheck %s
 // RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-stationary-weights=shared-memory-bytes=127 --split-input-file | FileCheck %s --check-prefix=NOFIT
+// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-stationary-weights=shared-memory-bytes=127 --split-input-file --remarks-filter-missed=recur-gpu-stationary-weights -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFIT-REMARK
 
 // A fused step over (batch row, unit) of 8 units, w_hh interleaved with tile
 // 4: groups of 2 units (max-units), 4 groups, each a block; the block's
@@ -61,6 +62,7 @@
 
 // Not even one unit's rows (4 x 8 floats: 128 bytes) fit: the step is left
 // alone.
+// NOFIT-REMARK: gpu-stationary-weights.mlir:[[# @LINE + 6]]:16: remark: [Missed] the fused step runs as a plain loop nest, its weights read from L2 at every step | Category:recur-gpu-stationary-weights | Reason="one unit's gate rows of every weight (128 bytes) do not fit in 127 bytes of shared memory"
 // NOFIT-LABEL: func.func @cell(
 // NOFIT-NOT: workgroup
 // NOFIT: linalg.generic
@@ -130,8 +132,8 @@ func.func @divergent(%x: memref<?x4xf32>, %h: memref<?x4xf32>, %w: memref<16x4xf
   %zero = arith.constant 0.0 : f32
   linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
       ins(%x : memref<?x4xf32>) outs(%out : memref<?x4xf32>)
-      attrs = {recur.unit_step = {batch = 0 : i64, unit = 1 : i64,
-                                  hidden = array<i64: 4>, gate_tiles = array<i64: 0>}} {
+      attrs = {recur.unit_step = #recur.unit_step<batch = 0, unit = 1, hidden = [4],
+                                                  gate_tiles = [0]>} {
   ^bb0(%in: f32, %unused: f32):
     %row = linalg.index 0 : index
     %unit = linalg.index 1 : index
