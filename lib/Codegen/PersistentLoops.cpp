@@ -2,39 +2,62 @@
 
 #include "PersistentLoops.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 
 namespace {
-bool runsOnEveryWorker(Operation *op,
-                       function_ref<bool(scf::ParallelOp)> canShareOut,
-                       bool &hasParallelLoop) {
+/// Why `op` cannot run on every worker of a team ("" if it can); notes
+/// whether it is or holds a parallel loop.
+std::string whyNotOnEveryWorker(Operation *op,
+                                function_ref<bool(scf::ParallelOp)> canShareOut,
+                                bool &hasParallelLoop) {
   if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
     hasParallelLoop = true;
-    return canShareOut(loop);
+    return canShareOut(loop) ? "" : "a parallel loop cannot be shared out";
   }
   if (isa<scf::ForOp, scf::IfOp>(op)) {
     for (Region &region : op->getRegions())
       for (Operation &nested : region.getOps())
-        if (!runsOnEveryWorker(&nested, canShareOut, hasParallelLoop))
-          return false;
-    return true;
+        if (std::string why =
+                whyNotOnEveryWorker(&nested, canShareOut, hasParallelLoop);
+            !why.empty())
+          return why;
+    return "";
   }
-  return op->getNumRegions() == 0 && isMemoryEffectFree(op);
+  if (op->getNumRegions() == 0 && isMemoryEffectFree(op))
+    return "";
+  return ("the step runs '" + op->getName().getStringRef() +
+          "' outside its parallel loops" +
+          (isa<memref::AllocOp, memref::DeallocOp>(op)
+               ? " (a buffer allocated per step)"
+               : ""))
+      .str();
 }
 } // namespace
 
-bool mlir::recur::isPersistentLoop(
-    scf::ForOp loop, function_ref<bool(scf::ParallelOp)> canShareOut) {
+std::string
+mlir::recur::whyNotPersistent(scf::ForOp loop,
+                              function_ref<bool(scf::ParallelOp)> canShareOut) {
   // Its results would be defined inside the team's region.
   if (loop.getNumResults() != 0)
-    return false;
+    return "the loop has results";
   bool hasParallelLoop = false;
-  for (Operation &op : loop.getBody()->getOperations())
-    if (!runsOnEveryWorker(&op, canShareOut, hasParallelLoop))
-      return false;
-  return hasParallelLoop;
+  std::string why;
+  for (Operation &op : loop.getBody()->getOperations()) {
+    why = whyNotOnEveryWorker(&op, canShareOut, hasParallelLoop);
+    if (!why.empty())
+      break;
+  }
+  if (why.empty() && !hasParallelLoop)
+    return "it holds no parallel loop";
+  return why;
+}
+
+bool mlir::recur::isPersistentLoop(
+    scf::ForOp loop, function_ref<bool(scf::ParallelOp)> canShareOut) {
+  return whyNotPersistent(loop, canShareOut).empty();
 }
 
 SmallVector<scf::ParallelOp>
@@ -49,14 +72,22 @@ mlir::recur::outermostParallelLoops(scf::ForOp loop) {
 
 SmallVector<scf::ForOp> mlir::recur::findPersistentLoops(
     Operation *root, function_ref<bool(scf::ParallelOp)> canShareOut,
-    function_ref<bool(Operation *)> skip) {
+    function_ref<bool(Operation *)> skip,
+    function_ref<void(scf::ForOp, StringRef)> refused) {
   SmallVector<scf::ForOp> loops;
   root->walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (isa<scf::ParallelOp>(op) || skip(op))
       return WalkResult::skip();
     auto loop = dyn_cast<scf::ForOp>(op);
-    if (!loop || !isPersistentLoop(loop, canShareOut))
+    if (!loop)
       return WalkResult::advance();
+    std::string why = whyNotPersistent(loop, canShareOut);
+    if (!why.empty()) {
+      // A time loop (it holds parallel loops) that runs step by step.
+      if (refused && !outermostParallelLoops(loop).empty())
+        refused(loop, why);
+      return WalkResult::advance();
+    }
     loops.push_back(loop);
     return WalkResult::skip(); // the outermost such loop
   });

@@ -13,6 +13,8 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <string>
+
 namespace mlir::recur {
 
 /// Whether every worker of a team may run `loop` itself, sharing out its
@@ -23,6 +25,9 @@ namespace mlir::recur {
 /// parallel loop would race with the other workers.
 bool isPersistentLoop(scf::ForOp loop,
                       function_ref<bool(scf::ParallelOp)> canShareOut);
+/// Why isPersistentLoop refuses `loop`, or "" if it accepts it.
+std::string whyNotPersistent(scf::ForOp loop,
+                             function_ref<bool(scf::ParallelOp)> canShareOut);
 
 /// The outermost parallel loops in `loop`'s body (nested ones stay inside
 /// them), in program order.
@@ -30,11 +35,13 @@ SmallVector<scf::ParallelOp> outermostParallelLoops(scf::ForOp loop);
 
 /// The outermost loops under `root` that `isPersistentLoop` accepts, not
 /// looking into parallel loops or into ops `skip` names (regions already run
-/// by a team).
+/// by a team). `refused`, if given, hears of every loop holding parallel
+/// loops that it refuses, and why.
 SmallVector<scf::ForOp>
 findPersistentLoops(Operation *root,
                     function_ref<bool(scf::ParallelOp)> canShareOut,
-                    function_ref<bool(Operation *)> skip);
+                    function_ref<bool(Operation *)> skip,
+                    function_ref<void(scf::ForOp, StringRef)> refused = {});
 
 } // namespace mlir::recur
 

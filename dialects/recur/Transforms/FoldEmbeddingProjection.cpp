@@ -12,6 +12,7 @@
 
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
+#include "recur/Utils/Remarks.h"
 
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
@@ -45,21 +46,37 @@ struct FoldEmbeddingIntoProjection : OpRewritePattern<LinearOp> {
 
   LogicalResult matchAndRewrite(LinearOp linear,
                                 PatternRewriter &rewriter) const override {
-    if (RecurDialect::isInTrainingStep(linear))
-      return rewriter.notifyMatchFailure(linear, "the weights change per run");
     auto embedding = linear.getInput().getDefiningOp<EmbeddingOp>();
-    if (!embedding || !embedding->hasOneUse())
+    if (!embedding)
       return rewriter.notifyMatchFailure(linear, "input is not an embedding");
+    // An embedding's projection, left a GEMM per run: say why.
+    auto missed = [&](const Twine &reason) {
+      remarkMissed(linear, "recur-fold-embedding-projection",
+                   "the projection of an embedding runs as a GEMM per run, "
+                   "not a gather from a table projected once per binding",
+                   reason);
+      return rewriter.notifyMatchFailure(linear, reason);
+    };
+    if (RecurDialect::isInTrainingStep(linear))
+      return missed("the weights change at every training step");
+    if (!embedding->hasOneUse())
+      return missed("the embedding has other users (e.g. both directions "
+                    "of a bidirectional layer)");
     auto tableType = cast<RankedTensorType>(embedding.getTable().getType());
     auto resultType = cast<RankedTensorType>(linear.getType());
     int64_t rows = tableType.getDimSize(0);
     int64_t columns = resultType.getShape().back();
-    if (ShapedType::isDynamic(columns) || rows * columns > maxElements)
-      return rewriter.notifyMatchFailure(linear, "projected table too large");
+    if (ShapedType::isDynamic(columns))
+      return missed("its width is dynamic");
+    if (rows * columns > maxElements)
+      return missed("the projected table would hold " + Twine(rows) + " x " +
+                    Twine(columns) + " elements, more than max-elements (" +
+                    Twine(maxElements) + ")");
     Value bias = linear.getBias();
     if (!isWeightOnly(embedding.getTable()) ||
         !isWeightOnly(linear.getWeight()) || (bias && !isWeightOnly(bias)))
-      return rewriter.notifyMatchFailure(linear, "operands are not weights");
+      return missed("the table, weight or bias is not computed from weights "
+                    "alone");
     Value projected =
         LinearOp::create(rewriter, linear.getLoc(), embedding.getTable(),
                          linear.getWeight(), bias);

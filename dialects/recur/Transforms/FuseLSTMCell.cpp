@@ -8,13 +8,17 @@
 
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
+#include "recur/Utils/Remarks.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/Debug.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_FUSELSTMCELL
 #include "recur/Transforms/Passes.h.inc"
 } // namespace mlir::recur
+
+#define DEBUG_TYPE "recur-fuse-lstm-cell"
 
 using namespace mlir;
 using namespace mlir::recur;
@@ -45,11 +49,24 @@ struct FuseLSTMCellPass
     getOperation()->walk([&](LSTMRecurrenceOp op) {
       // Already fused: its w_hh may be interleaved already. A projected
       // step (proj_size) keeps the separate schedule.
-      if (op.getCell() == CellSchedule::fused || op.getWHr())
+      if (op.getCell() == CellSchedule::fused)
         return;
+      auto missed = [&](const Twine &reason) {
+        remarkMissed(op, getArgument(),
+                     "the LSTM step runs with the separate schedule (a [B, "
+                     "4H] gate tensor, then the cell)",
+                     reason);
+      };
+      if (op.getWHr())
+        return missed("the layer projects its hidden state (proj_size)");
       int64_t tile = gateTileFor(op.getHiddenSize(), gateTile);
       if (wholeTilesOnly && tile != gateTile)
-        return;
+        return missed("its " + Twine(op.getHiddenSize()) +
+                      " units are not whole tiles of " + Twine(gateTile) +
+                      ", the CPU's vector width");
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE << ": " << op.getLoc()
+                              << ": fused, w_hh gate-interleaved with tile "
+                              << tile << "\n");
       op.setCell(CellSchedule::fused);
       OpBuilder builder(op);
       Value interleaved = InterleaveGatesOp::create(

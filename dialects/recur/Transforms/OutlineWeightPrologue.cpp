@@ -9,6 +9,7 @@
 
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
+#include "recur/Utils/Remarks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -154,14 +155,22 @@ struct OutlineWeightProloguePass
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<func::FuncOp> entries;
-    for (auto function : module.getOps<func::FuncOp>())
-      if (!RecurDialect::isInTrainingStep(function) &&
-          llvm::any_of(llvm::seq(function.getNumArguments()),
-                       [&](unsigned index) {
-                         return function.getArgAttr(
-                             index, RecurDialect::kWeightAttrName);
-                       }))
-        entries.push_back(function);
+    for (auto function : module.getOps<func::FuncOp>()) {
+      if (!llvm::any_of(llvm::seq(function.getNumArguments()),
+                        [&](unsigned index) {
+                          return function.getArgAttr(
+                              index, RecurDialect::kWeightAttrName);
+                        }))
+        continue;
+      if (RecurDialect::isInTrainingStep(function)) {
+        remarkMissed(function, getArgument(),
+                     "what is computed from the weights alone (bias sums, "
+                     "gate interleaving, packing) runs at every step",
+                     "a training step updates its weights");
+        continue;
+      }
+      entries.push_back(function);
+    }
     for (func::FuncOp entry : entries)
       outlinePrologue(entry, symbols);
   }

@@ -8,6 +8,7 @@
 
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
+#include "recur/Utils/Remarks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -77,6 +78,11 @@ struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
         auto type = cast<RankedTensorType>(weight.get().getType());
         bool pairs = bf16Pairs && type.getElementType().isF32() &&
                      type.getDimSize(1) % 2 == 0;
+        if (bf16Pairs && !pairs)
+          remarkMissed(weight.getOwner(), getArgument(),
+                       "this GEMM multiplies in f32, not in bf16 pairs",
+                       "its depth K = " + Twine(type.getDimSize(1)) +
+                           " is odd");
         Value source =
             pairs ? roundedToBf16(builder, weight.get()) : weight.get();
         panels = PackPanelsOp::create(builder, weight.get().getLoc(), source,
@@ -95,10 +101,25 @@ struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
           pack(linear.getWeightMutable(), tile);
         return;
       }
+      if (tile > 0 && isa<LSTMWavefrontOp>(op))
+        return remarkMissed(op, getArgument(),
+                            "the wavefront's weights are read unpacked, by a "
+                            "scalar loop nest on the CPU",
+                            "the register-tile kernels take one layer's step "
+                            "(--fusion=cell)");
       auto recurrence = dyn_cast<LSTMRecurrenceOp>(op);
-      // A projected step's recurrent GEMM has P columns, not H: unpacked.
-      if (!recurrence || !isMatrix(recurrence.getWHh()) || recurrence.getWHr())
+      if (!recurrence || !isMatrix(recurrence.getWHh()))
         return;
+      // A projected step's recurrent GEMM has P columns, not H: unpacked.
+      if (recurrence.getWHr()) {
+        if (tile > 0)
+          remarkMissed(op, getArgument(),
+                       "this projected layer's recurrent weights are packed "
+                       "at every run, not once per binding",
+                       "the projected step's GEMMs are not packed by "
+                       "recur-pack-weights");
+        return;
+      }
       // The separate schedule's recurrent GEMM is a GEMM like any other.
       if (tile > 0 && recurrence.getCell() == CellSchedule::separate &&
           isModelWeight(recurrence.getWHh()))

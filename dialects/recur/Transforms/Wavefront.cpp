@@ -9,6 +9,7 @@
 
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
+#include "recur/Utils/Remarks.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -39,34 +40,69 @@ bool allUsesAfter(ValueRange values, Operation *op) {
   return true;
 }
 
+/// The layer `last`'s output feeds (through its input projection, and the
+/// other direction's output joined to it), if any.
+LSTMRecurrenceOp followingLayer(LSTMRecurrenceOp last) {
+  SmallVector<Value> outputs = {last.getY()};
+  for (Operation *user : last.getY().getUsers())
+    if (isa<tensor::ConcatOp>(user))
+      outputs.push_back(user->getResult(0));
+  for (Value output : outputs)
+    for (Operation *user : output.getUsers())
+      if (auto projection = dyn_cast<LinearOp>(user))
+        for (Operation *next : projection.getResult().getUsers())
+          if (auto recurrence = dyn_cast<LSTMRecurrenceOp>(next))
+            return recurrence;
+  return {};
+}
+
 /// The next layer of the stack that `last` ends, if `last`'s output feeds
-/// nothing but it and it can join the wavefront of `first`.
+/// nothing but it and it can join the wavefront of `first`. Where a next
+/// layer exists but cannot join, says why in `whyNot`.
 std::optional<Link> nextLayer(LSTMRecurrenceOp first, LSTMRecurrenceOp last,
-                              ArrayRef<LSTMRecurrenceOp> layers) {
-  if (!last.getY().hasOneUse())
+                              ArrayRef<LSTMRecurrenceOp> layers,
+                              std::string &whyNot) {
+  if (!followingLayer(last))
+    return std::nullopt; // the end of the stack
+  auto fail = [&](StringRef reason) {
+    whyNot = reason.str();
     return std::nullopt;
+  };
+  if (!last.getY().hasOneUse())
+    return fail("the layer before's output is also read elsewhere (the other "
+                "direction's, a gradient's)");
+  if (isa<tensor::ConcatOp>(*last.getY().user_begin()))
+    return fail("the layer before's output is joined with the other "
+                "direction's (bidirectional)");
   auto projection = dyn_cast<LinearOp>(*last.getY().user_begin());
   if (!projection || projection.getInput() != last.getY() ||
-      !projection.getBias() || !projection.getResult().hasOneUse() ||
       projection->getBlock() != last->getBlock())
-    return std::nullopt;
+    return fail("the layer before's output reaches it through other ops");
+  if (!projection.getBias())
+    return fail("its input projection has no bias");
+  if (!projection.getResult().hasOneUse())
+    return fail("its input projection is also read elsewhere");
   auto next = dyn_cast<LSTMRecurrenceOp>(*projection.getResult().user_begin());
   if (!next || next.getInputGates() != projection.getResult() ||
       next->getBlock() != last->getBlock())
-    return std::nullopt;
+    return fail("its input projection reaches it through other ops");
   // One schedule and one kind of initial state for the whole stack, whose
   // steps all run forward and are not projected.
-  if (first.getReverse() || next.getReverse() || first.getWHr() ||
-      next.getWHr() || next.getCell() != first.getCell() ||
-      next.getGateTile().has_value() != first.getGateTile().has_value() ||
-      bool(next.getH0()) != bool(first.getH0()) ||
+  if (first.getReverse() || next.getReverse())
+    return fail("the layers run in reverse");
+  if (first.getWHr() || next.getWHr())
+    return fail("the layers project their hidden state (proj_size)");
+  if (next.getCell() != first.getCell() ||
+      next.getGateTile().has_value() != first.getGateTile().has_value())
+    return fail("the layers' steps are scheduled differently");
+  if (bool(next.getH0()) != bool(first.getH0()) ||
       bool(next.getC0()) != bool(first.getC0()))
-    return std::nullopt;
+    return fail("the layers differ in having an initial state");
   // The wavefront op stands where the last layer was: the layers' states
   // must not be read before it.
   for (LSTMRecurrenceOp layer : layers)
     if (!allUsesAfter({layer.getHN(), layer.getCN()}, next))
-      return std::nullopt;
+      return fail("an earlier layer's final state is read before this layer");
   return Link{projection, next};
 }
 
@@ -142,11 +178,17 @@ struct WavefrontPass : mlir::recur::impl::WavefrontBase<WavefrontPass> {
         continue;
       SmallVector<LSTMRecurrenceOp> layers = {head};
       SmallVector<Link> links;
+      std::string whyNot;
       while (std::optional<Link> link =
-                 nextLayer(head, layers.back(), layers)) {
+                 nextLayer(head, layers.back(), layers, whyNot)) {
         links.push_back(*link);
         layers.push_back(link->recurrence);
       }
+      if (!whyNot.empty())
+        remarkMissed(followingLayer(layers.back()), getArgument(),
+                     "this layer runs as a time loop of its own, not in one "
+                     "wavefront with the layer before it",
+                     whyNot);
       if (links.empty())
         continue;
       for (LSTMRecurrenceOp layer : layers)

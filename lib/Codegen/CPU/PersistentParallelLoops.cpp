@@ -10,6 +10,7 @@
 
 #include "../PersistentLoops.h"
 #include "recur/Codegen/Passes.h"
+#include "recur/Utils/Remarks.h"
 
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 
@@ -73,7 +74,14 @@ struct PersistentParallelLoopsPass
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops = mlir::recur::findPersistentLoops(
         getOperation(), isWorksharable,
-        [](Operation *op) { return isa<omp::ParallelOp>(op); });
+        [](Operation *op) { return isa<omp::ParallelOp>(op); },
+        [&](scf::ForOp loop, StringRef why) {
+          mlir::recur::remarkMissed(
+              loop, getArgument(),
+              "this time loop starts and joins a thread team at "
+              "every step, not one team for the whole loop",
+              why);
+        });
     IRRewriter rewriter(&getContext());
     for (scf::ForOp loop : loops)
       makePersistent(rewriter, loop);

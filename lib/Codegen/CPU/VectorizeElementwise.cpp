@@ -14,6 +14,7 @@
 #include "ElementwiseVectors.h"
 #include "LoopBuilders.h"
 #include "recur/Codegen/Passes.h"
+#include "recur/Utils/Remarks.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -32,12 +33,16 @@ namespace {
 
 using utils::IteratorType;
 
-/// (d0, ..., d{n-1}) -> (d0, ..., d{n-2}): one value per row.
+/// (d0, ..., d{n-1}) -> (d0, ..., d{n-2}): one value per row; for n = 1,
+/// (d0) -> (), the one row's value.
 bool isRowMap(AffineMap map) {
   unsigned dims = map.getNumDims();
-  return dims >= 1 && map.getNumSymbols() == 0 &&
-         map == AffineMap::getMultiDimIdentityMap(dims, map.getContext())
-                    .getMajorSubMap(dims - 1);
+  if (dims == 0 || map.getNumSymbols() != 0)
+    return false;
+  SmallVector<AffineExpr> leading;
+  for (unsigned dim = 0; dim + 1 < dims; ++dim)
+    leading.push_back(getAffineDimExpr(dim, map.getContext()));
+  return map == AffineMap::get(dims, 0, leading, map.getContext());
 }
 
 /// A reduction along the last dimension into one output: out = combiner(out,
@@ -732,6 +737,10 @@ struct VectorizeElementwisePass
         gathers.push_back(*gather);
       else if (std::optional<ColumnSum> sum = matchColumnSum(op))
         columnSums.push_back(*sum);
+      else if (!bf16Vectors && matchRowOp(op, /*bf16Vectors=*/true))
+        remarkMissed(op, getArgument(),
+                     "this conversion to or from bf16 runs as a scalar loop",
+                     "the target has no AVX512-BF16 conversions on vectors");
     });
     for (RowGather &gather : gathers) {
       rewriter.setInsertionPoint(gather.op);

@@ -15,11 +15,15 @@
 #include "LoopBuilders.h"
 #include "recur/Codegen/CpuGemmTile.h"
 #include "recur/Codegen/Passes.h"
+#include "recur/IR/RecurDialect.h"
+#include "recur/Utils/Remarks.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "llvm/Support/Debug.h"
 
 #include <algorithm>
 
@@ -27,6 +31,8 @@ namespace mlir::recur {
 #define GEN_PASS_DEF_VECTORIZEPACKEDMATMULS
 #include "recur/Codegen/Passes.h.inc"
 } // namespace mlir::recur
+
+#define DEBUG_TYPE "recur-vectorize-packed-matmuls"
 
 using namespace mlir;
 using namespace mlir::recur;
@@ -792,10 +798,10 @@ private:
         [&](Value k, ValueRange accumulators) {
           SmallVector<Value> next;
           for (int64_t set = 0; set < splits; ++set) {
-            Value kSet = set ? arith::AddIOp::create(b, loc, k,
-                                                     index(set * kStep))
-                                   .getResult()
-                             : k;
+            Value kSet =
+                set ? arith::AddIOp::create(b, loc, k, index(set * kStep))
+                          .getResult()
+                    : k;
             llvm::append_range(
                 next,
                 multiplyAdd(kSet, accumulators.slice(set * perSet, perSet)));
@@ -850,18 +856,17 @@ private:
     // f32 lanes of the k (`high`: k + 1) halves of the 32-bit pairs.
     auto widened = [&](Value words, bool high) {
       Type wordType = words.getType();
-      Value bits =
-          high ? arith::AndIOp::create(
-                     b, loc, words,
-                     createScalarOrSplatConstant(b, loc, wordType,
-                                                 APInt(32, 0xFFFF0000u)))
-                     .getResult()
-               : arith::ShLIOp::create(
-                     b, loc, words,
-                     createScalarOrSplatConstant(b, loc, wordType, 16))
-                     .getResult();
-      Type floatType = isa<VectorType>(wordType) ? Type(vectorType)
-                                                 : Type(b.getF32Type());
+      Value bits = high ? arith::AndIOp::create(
+                              b, loc, words,
+                              createScalarOrSplatConstant(
+                                  b, loc, wordType, APInt(32, 0xFFFF0000u)))
+                              .getResult()
+                        : arith::ShLIOp::create(
+                              b, loc, words,
+                              createScalarOrSplatConstant(b, loc, wordType, 16))
+                              .getResult();
+      Type floatType =
+          isa<VectorType>(wordType) ? Type(vectorType) : Type(b.getF32Type());
       return arith::BitcastOp::create(b, loc, floatType, bits).getResult();
     };
     SmallVector<Value> widenedWeights[2];
@@ -873,13 +878,13 @@ private:
       }
     SmallVector<Value> next;
     for (auto [r, indices] : llvm::enumerate(rowIndices)) {
-      Value pair = vector::LoadOp::create(
-          b, loc, VectorType::get({2}, b.getBF16Type()), matmul.input,
-          withLast(indices, k));
+      Value pair =
+          vector::LoadOp::create(b, loc, VectorType::get({2}, b.getBF16Type()),
+                                 matmul.input, withLast(indices, k));
       Value word = vector::ExtractOp::create(
           b, loc,
-          vector::BitCastOp::create(
-              b, loc, VectorType::get({1}, b.getI32Type()), pair),
+          vector::BitCastOp::create(b, loc,
+                                    VectorType::get({1}, b.getI32Type()), pair),
           ArrayRef<int64_t>{0});
       if (bf16Dot) {
         Value broadcast = vector::BitCastOp::create(
@@ -891,10 +896,10 @@ private:
               weights[v]));
         continue;
       }
-      Value low = vector::BroadcastOp::create(b, loc, vectorType,
-                                              widened(word, false));
-      Value high = vector::BroadcastOp::create(b, loc, vectorType,
-                                               widened(word, true));
+      Value low =
+          vector::BroadcastOp::create(b, loc, vectorType, widened(word, false));
+      Value high =
+          vector::BroadcastOp::create(b, loc, vectorType, widened(word, true));
       for (int64_t v = 0; v < vectors; ++v) {
         Value sum = vector::FMAOp::create(b, loc, low, widenedWeights[0][v],
                                           accumulators[r * vectors + v]);
@@ -985,8 +990,34 @@ struct VectorizePackedMatmulsPass
         CpuGemmTile::forTarget(vectorWidth, vectorRegisters).columns;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (auto matmul =
-              matchPackedMatmul(op, vectorWidth, inPlaceTile, bf16Dot))
+              matchPackedMatmul(op, vectorWidth, inPlaceTile, bf16Dot)) {
+        if (!bf16Dot && !matmul->cell) {
+          PackedMatmul withRounding = *matmul;
+          matchRounding(withRounding);
+          if (withRounding.rounding)
+            remarkMissed(op, getArgument(),
+                         "this GEMM stores f32 results, rounded to bf16 in a "
+                         "separate scalar loop",
+                         "the target has no AVX512-BF16 conversions on "
+                         "vectors");
+        }
         matmuls.push_back(*matmul);
+        return;
+      }
+      // Left as it is: the GEMMs the kernels do not take.
+      if (op->hasAttr(RecurDialect::kUnitStepAttrName))
+        return remarkMissed(op, getArgument(),
+                            "the wavefront's fused step runs as a scalar loop "
+                            "nest",
+                            "the register-tile kernels take one layer's step "
+                            "(--fusion=cell)");
+      if (linalg::isaContractionOpInterface(op) && op.getNumDpsInputs() == 2 &&
+          isa<MemRefType>(op.getDpsInputs()[1].getType()) &&
+          cast<MemRefType>(op.getDpsInputs()[1].getType()).getRank() == 2 &&
+          op.getNumReductionLoops() == 1)
+        remarkMissed(op, getArgument(), "this GEMM runs as a scalar loop nest",
+                     "its weight is not packed in panels (recur-pack-weights "
+                     "runs above --fusion=none)");
     });
     IRRewriter rewriter(&getContext());
     for (PackedMatmul &matmul : matmuls) {
@@ -995,12 +1026,23 @@ struct VectorizePackedMatmulsPass
       rewriter.setInsertionPoint(matmul.op);
       int64_t tileRows =
           CpuGemmTile::rowsFor(vectorRegisters, matmul.tile / vectorWidth);
+      LLVM_DEBUG(llvm::dbgs()
+                 << DEBUG_TYPE << ": " << matmul.op.getLoc() << ": " << tileRows
+                 << " x " << matmul.tile << " register tiles"
+                 << (matmul.pairs ? ", bf16 pairs" : "")
+                 << (matmul.cell ? ", the LSTM cell fused" : "")
+                 << (matmul.bias ? ", from the bias" : "") << "\n");
       KernelEmitter emitter(rewriter, matmul, vectorWidth, tileRows,
                             blockFloats, bf16Dot);
       // A deep product accumulates its chunks in C: C stays, and so does
       // the rounding after it.
-      if (emitter.isDeep())
+      if (emitter.isDeep() && matmul.rounding) {
+        remarkMissed(matmul.op, getArgument(),
+                     "this GEMM stores f32 results, rounded to bf16 in a "
+                     "separate pass",
+                     "its depth is summed in chunks through its output");
         matmul.rounding = {}, matmul.rounded = {};
+      }
       if (matmul.rounded && !definedBefore(matmul.rounded, matmul.op))
         rewriter.moveOpBefore(matmul.rounded.getDefiningOp(), matmul.op);
       emitter.emit();

@@ -34,8 +34,10 @@ struct Gemm {
   unsigned kDim;
 };
 
-/// `op` as a Gemm the kernels handle, if it is one.
-std::optional<Gemm> matchGemm(linalg::GenericOp op);
+/// `op` as a Gemm the kernels handle, if it is one. A contraction that is
+/// not says why in `whyNot`, if given.
+std::optional<Gemm> matchGemm(linalg::GenericOp op,
+                              std::string *whyNot = nullptr);
 
 /// A GEMM's launch: a block per `tileM` x `tileN` output tile (row tiles in
 /// x, column tiles in y), `threads` threads, the GEMM's loop extents, and

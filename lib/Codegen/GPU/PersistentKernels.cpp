@@ -11,6 +11,7 @@
 
 #include "../PersistentLoops.h"
 #include "recur/Codegen/Passes.h"
+#include "recur/Utils/Remarks.h"
 #include "recur/runtime.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -308,8 +309,14 @@ struct GpuPersistentKernelsPass
     auto isKernel = [](Operation *op) { return isa<gpu::LaunchOp>(op); };
     IRRewriter rewriter(&getContext());
     int index = 0;
-    for (scf::ForOp loop :
-         mlir::recur::findPersistentLoops(func, canShareOut, isKernel)) {
+    for (scf::ForOp loop : mlir::recur::findPersistentLoops(
+             func, canShareOut, isKernel, [&](scf::ForOp loop, StringRef why) {
+               mlir::recur::remarkMissed(
+                   loop, getArgument(),
+                   "this time loop launches a kernel per parallel "
+                   "loop at every step, not one persistent kernel",
+                   why);
+             })) {
       // Bounds computed in the loop from values defined before it move out,
       // so that the grid can be sized from them.
       moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));

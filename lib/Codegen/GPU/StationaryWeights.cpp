@@ -27,10 +27,14 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
+#include "llvm/Support/Debug.h"
+
 namespace mlir::recur {
 #define GEN_PASS_DEF_GPUSTATIONARYWEIGHTS
 #include "recur/Codegen/Passes.h.inc"
 } // namespace mlir::recur
+
+#define DEBUG_TYPE "recur-gpu-stationary-weights"
 
 using namespace mlir;
 using namespace mlir::recur;
@@ -148,14 +152,18 @@ FailureOr<Slot> findWeights(linalg::GenericOp step, const UnitStep &info,
   SmallVector<int64_t> layerColumns(info.layers(), 0);
   SmallVector<SmallVector<std::pair<Value, int64_t>>> perLayer(info.layers());
   Block *body = step.getBody();
+  bool computedWeights = false;
   WalkResult walk = step.getRegion().walk([&](memref::LoadOp load) {
     auto argument = dyn_cast<BlockArgument>(load.getMemRef());
     auto type = cast<MemRefType>(load.getMemRef().getType());
-    if (!argument ||
-        !isa<FunctionOpInterface>(argument.getOwner()->getParentOp()) ||
-        type.getRank() != 2 || !type.hasStaticShape() ||
+    if (type.getRank() != 2 || !type.hasStaticShape() ||
         type.getDimSize(0) != 4 * info.hidden)
       return WalkResult::advance();
+    if (!argument ||
+        !isa<FunctionOpInterface>(argument.getOwner()->getParentOp())) {
+      computedWeights = true;
+      return WalkResult::advance();
+    }
     std::optional<int64_t> layer = layerOf(load, info, body);
     if (!layer || *layer < 0 || *layer >= info.layers()) {
       whyNot = "it reads a weight outside its layer's case";
@@ -180,7 +188,10 @@ FailureOr<Slot> findWeights(linalg::GenericOp step, const UnitStep &info,
   if (walk.wasInterrupted())
     return failure();
   if (!slot.elementType) {
-    whyNot = "it reads no [4H, K] weight by gate rows";
+    whyNot = computedWeights
+                 ? "its weights are computed at every run (a training "
+                   "step's, which has no weight prologue)"
+                 : "it reads no [4H, K] weight by gate rows";
     return failure();
   }
   for (auto [layer, weights] : llvm::enumerate(perLayer)) {
@@ -1199,6 +1210,15 @@ struct GpuStationaryWeightsPass
     SmallVector<SharedBuffers> shared;
     for (Plan &plan : plans) {
       Slot &slot = plan.slot;
+      LLVM_DEBUG(llvm::dbgs()
+                 << DEBUG_TYPE << ": " << plan.step.getLoc() << ": groups of "
+                 << slot.units << " units, a slot of " << 4 * slot.units
+                 << " x " << slot.stride() << " " << slot.elementType << ", "
+                 << (plan.products.empty()
+                         ? std::string("SIMT FMAs")
+                         : std::to_string(plan.products.size()) +
+                               " products on tensor cores")
+                 << "\n");
       auto found = llvm::find_if(
           shared, [&](const auto &entry) { return entry.slot == slot; });
       if (found == shared.end()) {

@@ -14,6 +14,7 @@
 
 #include "GemmKernels.h"
 #include "recur/Codegen/Passes.h"
+#include "recur/Utils/Remarks.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -27,22 +28,32 @@ namespace mlir::recur {
 } // namespace mlir::recur
 
 using namespace mlir;
-
+using namespace mlir::recur;
 using namespace mlir::recur::gemm;
 
 //===----------------------------------------------------------------------===//
 // What both kernel forms share (GemmKernels.h)
 //===----------------------------------------------------------------------===//
 
-std::optional<Gemm> mlir::recur::gemm::matchGemm(linalg::GenericOp op) {
+std::optional<Gemm> mlir::recur::gemm::matchGemm(linalg::GenericOp op,
+                                                 std::string *whyNot) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return std::nullopt;
+  auto refuse = [&](StringRef reason) -> std::optional<Gemm> {
+    if (whyNot)
+      *whyNot = reason.str();
+    return std::nullopt;
+  };
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims) || !dims->batch.empty() || dims->m.empty() ||
-      dims->n.empty() || dims->k.size() != 1)
-    return std::nullopt;
+      dims->n.empty())
+    return refuse("it is not a matrix product of an m by k and a k by n "
+                  "operand");
+  if (dims->k.size() != 1)
+    return refuse("it sums over more than one dimension (a weight "
+                  "gradient's over T and B)");
   Gemm gemm{op,
             op.getDpsInputOperand(0),
             op.getDpsInputOperand(1),
@@ -52,9 +63,10 @@ std::optional<Gemm> mlir::recur::gemm::matchGemm(linalg::GenericOp op) {
             dims->k.front()};
   for (OpOperand *operand : {gemm.a, gemm.b, gemm.c}) {
     auto type = dyn_cast<MemRefType>(operand->get().getType());
-    if (!type || !type.getElementType().isF32() ||
-        !op.getMatchingIndexingMap(operand).isProjectedPermutation())
-      return std::nullopt;
+    if (!type || !type.getElementType().isF32())
+      return refuse("an operand is not an f32 buffer");
+    if (!op.getMatchingIndexingMap(operand).isProjectedPermutation())
+      return refuse("an operand's indexing is not a projected permutation");
   }
   // Each operand indexes its own loop dimensions once, k last.
   auto indexes = [&](OpOperand *operand, ArrayRef<unsigned> rowDims) {
@@ -68,7 +80,8 @@ std::optional<Gemm> mlir::recur::gemm::matchGemm(linalg::GenericOp op) {
     (llvm::is_contained(dims->m, dim) ? gemm.mDims : gemm.nDims).push_back(dim);
   }
   if (!indexes(gemm.a, gemm.mDims) || !indexes(gemm.b, gemm.nDims))
-    return std::nullopt;
+    return refuse("k is not the innermost index of both operands (a "
+                  "product with a weight, not its transpose)");
   return gemm;
 }
 
@@ -552,9 +565,21 @@ struct GpuTiledGemmsPass
     // Inside a time loop, a GEMM is a step of the persistent kernel.
     SmallVector<Gemm> gemms;
     func.walk([&](linalg::GenericOp op) {
-      if (!op->getParentOfType<LoopLikeOpInterface>())
-        if (std::optional<Gemm> gemm = matchGemm(op))
-          gemms.push_back(*gemm);
+      std::string whyNot;
+      std::optional<Gemm> gemm = matchGemm(op, &whyNot);
+      if (gemm && !op->getParentOfType<LoopLikeOpInterface>())
+        gemms.push_back(*gemm);
+      else if (gemm)
+        remarkMissed(op, getArgument(),
+                     "this GEMM runs as a plain loop nest, a thread per "
+                     "output",
+                     "it is inside a time loop, a step of the persistent "
+                     "kernel");
+      else if (!whyNot.empty())
+        remarkMissed(op, getArgument(),
+                     "this contraction runs as a plain loop nest, a thread "
+                     "per output",
+                     whyNot);
     });
     IRRewriter rewriter(&getContext());
     for (auto [index, gemm] : llvm::enumerate(gemms)) {

@@ -8,6 +8,8 @@
 
 #include "LoweringUtils.h"
 
+#include "recur/Utils/Remarks.h"
+
 using namespace mlir;
 using namespace mlir::recur;
 using namespace mlir::recur::to_linalg;
@@ -366,6 +368,11 @@ struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
                  oneAttr = rewriter.getIndexAttr(1),
                  width = rewriter.getIndexAttr(columns);
     // The runtime checks that ids lie in [0, V) before running.
+    if (rowBlocks == 0)
+      remarkMissed(op, "convert-recur-to-linalg",
+                   "the embedding gradient runs as one sequential loop over "
+                   "the ids",
+                   "embedding-grad-row-blocks is 0 (the CPU pipeline's)");
     if (rowBlocks > 0) {
       replaceWithCasts(
           rewriter, op,

@@ -186,6 +186,27 @@ func.func @row_sum(%x: memref<?x40xf32>, %s: memref<?xf32>, %init: f32) {
 
 // -----
 
+// A sum of a vector into one value (a training step's squared-gradient
+// totals, the loss's mean) is a row sum of one row: vectorized too.
+// CHECK-LABEL: func.func @total(
+// CHECK-SAME: %[[X:[^:]*]]: memref<40xf32>, %[[S:[^:]*]]: memref<f32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf32>)
+// CHECK: vector.transfer_read %[[X]]
+// CHECK: %[[SUM:.*]] = vector.reduction <add>
+// CHECK: memref.store %[[SUM]], %[[S]][]
+// CHECK-NOT: linalg.generic
+func.func @total(%x: memref<40xf32>, %s: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%x : memref<40xf32>) outs(%s : memref<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %out, %in : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
 #id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #row = affine_map<(d0, d1, d2) -> (d0, d1)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
