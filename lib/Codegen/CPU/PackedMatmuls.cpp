@@ -1,0 +1,391 @@
+//===- PackedMatmuls.cpp - a packed GEMM and what surrounds it ------------===//
+//
+// The packed GEMMs the kernels take, with what sets C before them (a bias,
+// the step's input gates, a copy) and what follows (the LSTM cell, the
+// rounding to bf16).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PackedMatmuls.h"
+#include "../BufferViews.h"
+#include "Contractions.h"
+#include "ElementwiseVectors.h"
+#include "LoopBuilders.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "recur/Codegen/CpuGemmTile.h"
+#include "recur/Codegen/Passes.h"
+#include "recur/Codegen/Passes.h.inc"
+#include "recur/IR/RecurDialect.h"
+#include "recur/Utils/Remarks.h"
+#include "llvm/Support/Debug.h"
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::recur;
+using namespace mlir::recur::cpu;
+using utils::IteratorType;
+
+namespace {
+
+/// The op before `op` that may touch memory (ops without memory effects,
+/// such as views, skipped), or null.
+Operation *previousWithEffects(Operation *op) {
+  Operation *previous = op->getPrevNode();
+  while (previous && isMemoryEffectFree(previous) &&
+         previous->getNumRegions() == 0)
+    previous = previous->getPrevNode();
+  return previous;
+}
+
+/// `view` = memref.expand_shape of a buffer whose last dimension it splits
+/// into `parts` dimensions (the others kept); returns that buffer.
+Value splitLastSource(Value view, unsigned parts) {
+  auto expand = view.getDefiningOp<memref::ExpandShapeOp>();
+  if (!expand)
+    return {};
+  SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+  auto sourceType = cast<MemRefType>(expand.getSrc().getType());
+  unsigned rank = sourceType.getRank();
+  if (groups.size() != rank || groups.back().size() != parts ||
+      !sourceType.isLastDimUnitStride())
+    return {};
+  for (unsigned dim = 0; dim + 1 < rank; ++dim)
+    if (groups[dim].size() != 1)
+      return {};
+  return expand.getSrc();
+}
+
+bool isF32MemRef(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.getElementType().isF32();
+}
+
+/// `fill` broadcasts a vector of C's last size along C's other dimensions.
+Value matchBiasFill(linalg::GenericOp fill, Value output) {
+  if (!fill || !fill.hasPureBufferSemantics() || fill.getNumDpsInputs() != 1 ||
+      fill.getNumDpsInits() != 1 || fill.getDpsInits()[0] != output ||
+      fill.getNumReductionLoops() != 0)
+    return {};
+  Value bias = fill.getDpsInputs()[0];
+  auto outputType = cast<MemRefType>(output.getType());
+  auto biasType = dyn_cast<MemRefType>(bias.getType());
+  unsigned rank = outputType.getRank();
+  MLIRContext *context = fill.getContext();
+  Block &body = fill.getRegion().front();
+  if (!biasType || biasType.getRank() != 1 || !isF32MemRef(bias) ||
+      biasType.getShape() != outputType.getShape().take_back() ||
+      body.getOperations().size() != 1 ||
+      body.getTerminator()->getOperand(0) != body.getArgument(0))
+    return {};
+  SmallVector<AffineMap> expected = {
+      AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, context)),
+      AffineMap::getMultiDimIdentityMap(rank, context)};
+  return fill.getIndexingMapsArray() == expected ? bias : Value();
+}
+
+/// C [d..., N] set by `transpose` from the [d..., 4, Q, K] view of a
+/// [d..., N] buffer into C's [d..., Q, 4, K] view, with panels of 4K
+/// columns (the four gates of K units) and K a multiple of the vector width.
+bool matchGateTranspose(linalg::TransposeOp transpose, PackedMatmul &matmul,
+                        int64_t vectorWidth) {
+  if (!transpose || !transpose.hasPureBufferSemantics())
+    return false;
+  auto outputType = cast<MemRefType>(matmul.output.getType());
+  unsigned rank = outputType.getRank();
+  Value source = splitLastSource(transpose.getInput(), 3);
+  if (!source || splitLastSource(transpose.getInit(), 3) != matmul.output)
+    return false;
+  auto sourceType = cast<MemRefType>(source.getType());
+  ArrayRef<int64_t> split =
+      transpose.getInit().getType().getShape().take_back(3);
+  int64_t gateTile = split[2];
+  SmallVector<int64_t> permutation =
+      llvm::to_vector(llvm::seq<int64_t>(0, rank + 2));
+  std::swap(permutation[rank - 1], permutation[rank]);
+  int64_t tile = matmul.tile;
+  if (matmul.inPlaceWeight || split[1] != 4 || tile != 4 * gateTile ||
+      gateTile % vectorWidth != 0 ||
+      sourceType.getShape() != outputType.getShape() ||
+      !sourceType.getElementType().isF32() ||
+      transpose.getPermutation() != ArrayRef(permutation))
+    return false;
+  matmul.gateSource = source;
+  matmul.gateTile = gateTile;
+  return true;
+}
+
+/// The cell that follows a contraction into gate-interleaved C (see
+/// FusedCell), if its kernel can run on the tiles: every buffer it writes is
+/// an allocation of its own, which no tile reads.
+std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul) {
+  auto op = dyn_cast_or_null<linalg::GenericOp>(nextWithEffects(matmul.op));
+  unsigned rank = cast<MemRefType>(matmul.output.getType()).getRank();
+  if (!op || !op.hasPureBufferSemantics() || op.getNumLoops() != rank + 1 ||
+      op.getNumParallelLoops() != rank + 1 ||
+      !isElementwiseF32Body(op.getRegion().front()))
+    return std::nullopt;
+  MLIRContext *context = op.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank + 1, context);
+  FusedCell cell{op, matmul.gateTile, {}, {}, {}, {}};
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (splitLastSource(operand.get(), 3) == matmul.output) {
+      // C as [d..., Q, 4, K], read at (d..., q, l) -> (d..., q, g, l).
+      ArrayRef<int64_t> split =
+          cast<MemRefType>(operand.get().getType()).getShape().take_back(3);
+      auto gate = map.getNumResults() == rank + 2
+                      ? dyn_cast<AffineConstantExpr>(map.getResult(rank))
+                      : AffineConstantExpr();
+      if (op.isDpsInit(&operand) || split[1] != 4 ||
+          split[2] != matmul.gateTile || !gate || gate.getValue() < 0 ||
+          gate.getValue() >= 4 || map.dropResult(rank) != identity)
+        return std::nullopt;
+      cell.gateOf.push_back(gate.getValue());
+      cell.unitBuffers.push_back({});
+      continue;
+    }
+    Value buffer = splitLastSource(operand.get(), 2);
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!buffer || map != identity || !type.getElementType().isF32() ||
+        type.getShape().back() != matmul.gateTile ||
+        !definedBefore(buffer, matmul.op))
+      return std::nullopt;
+    cell.gateOf.push_back(-1);
+    cell.unitBuffers.push_back(buffer);
+  }
+  // What the tiles read must not change under them: the outputs are
+  // allocations distinct from A, W, C, the gate source, each other and the
+  // cell's inputs (but the input an output updates in place, read at the
+  // same elements only).
+  SmallVector<Value> tileReads = {matmul.input, matmul.weight, matmul.output,
+                                  matmul.gateSource};
+  SmallVector<Value> cellReads, written;
+  for (auto [operand, buffer] :
+       llvm::zip(op->getOpOperands(), cell.unitBuffers))
+    if (buffer && !op.isDpsInit(&operand))
+      cellReads.push_back(buffer);
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    Value buffer = cell.unitBuffers[init.getOperandNumber()];
+    memref::AllocOp root = rootAllocation(buffer);
+    auto sharesRoot = [&](Value other) {
+      return rootBuffer(other) == root.getResult();
+    };
+    if (!root || llvm::any_of(tileReads, sharesRoot) ||
+        llvm::any_of(written, sharesRoot) ||
+        llvm::any_of(cellReads, [&](Value other) {
+          return other != buffer && sharesRoot(other);
+        }))
+      return std::nullopt;
+    written.push_back(buffer);
+  }
+  SmallVector<Value> operands(tileReads);
+  llvm::append_range(operands, cellReads);
+  llvm::append_range(operands, written);
+  cell.copy = matchCopiedOutput(op, written, operands, matmul.op, cell.copied);
+  return cell;
+}
+
+} // namespace
+
+/// Whether `buffer`, or a view of it, is used by anything but views,
+/// deallocations, size queries and `ignored` ops.
+bool mlir::recur::cpu::usedElsewhere(Value buffer,
+                                     const DenseSet<Operation *> &ignored) {
+  for (Operation *user : buffer.getUsers()) {
+    if (ignored.contains(user) || isa<memref::DeallocOp, memref::DimOp>(user))
+      continue;
+    auto view = dyn_cast<ViewLikeOpInterface>(user);
+    if (!view || view.getViewSource() != buffer ||
+        usedElsewhere(view->getResult(0), ignored))
+      return true;
+  }
+  return false;
+}
+
+/// The generic after the contraction that rounds C, an allocation of its
+/// own that nothing else reads, to a bf16 buffer of C's shape (see
+/// PackedMatmul::rounding).
+void mlir::recur::cpu::matchRounding(PackedMatmul &matmul) {
+  // Past the allocation of the rounded buffer, if that comes first.
+  Operation *next = nextWithEffects(matmul.op);
+  while (isa_and_nonnull<memref::AllocOp>(next))
+    next = nextWithEffects(next);
+  auto op = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!op || !op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || op.getDpsInputs()[0] != matmul.output ||
+      op.getNumReductionLoops() != 0 ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return;
+  Block &body = op.getRegion().front();
+  auto truncation = dyn_cast<arith::TruncFOp>(&body.front());
+  Value target = op.getDpsInits()[0];
+  auto targetType = cast<MemRefType>(target.getType());
+  if (body.getOperations().size() != 2 || !truncation ||
+      truncation.getIn() != body.getArgument(0) ||
+      body.getTerminator()->getOperand(0) != truncation.getResult() ||
+      !targetType.getElementType().isBF16() ||
+      targetType.getShape() !=
+          cast<MemRefType>(matmul.output.getType()).getShape() ||
+      !targetType.isLastDimUnitStride())
+    return;
+  // The kernel writes the target while tiles still read A, W and what C
+  // starts from: it must be an allocation of its own (bufferization's, right
+  // before the rounding, whose sizes are known before the kernel).
+  memref::AllocOp targetRoot = rootAllocation(target);
+  auto sharesTarget = [&](Value read) {
+    return read && rootBuffer(read) == targetRoot.getResult();
+  };
+  if (!targetRoot ||
+      llvm::any_of(ArrayRef<Value>{matmul.input, matmul.weight, matmul.bias,
+                                   matmul.initial, matmul.output,
+                                   matmul.gateSource},
+                   sharesTarget))
+    return;
+  auto allocation = target.getDefiningOp<memref::AllocOp>();
+  if (!definedBefore(target, matmul.op) &&
+      (!allocation || !llvm::all_of(allocation->getOperands(), [&](Value size) {
+        return definedBefore(size, matmul.op);
+      })))
+    return;
+  memref::AllocOp root = rootAllocation(matmul.output);
+  DenseSet<Operation *> readers = {matmul.op, op};
+  if (matmul.initialization)
+    readers.insert(matmul.initialization);
+  if (!root || root.getResult() != matmul.output ||
+      usedElsewhere(root.getResult(), readers))
+    return;
+  matmul.rounding = op;
+  matmul.rounded = target;
+}
+
+/// `bf16Vectors`: the target converts bf16 vectors natively (see
+/// VectorizeElementwise's bf16-vectors).
+std::optional<PackedMatmul>
+mlir::recur::cpu::matchPackedMatmul(linalg::GenericOp op, int64_t vectorWidth,
+                                    int64_t inPlaceTile, bool bf16Vectors) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1)
+    return std::nullopt;
+  PackedMatmul matmul;
+  matmul.op = op;
+  matmul.input = op.getDpsInputs()[0];
+  matmul.weight = op.getDpsInputs()[1];
+  matmul.output = op.getDpsInits()[0];
+  auto isBf16MemRef = [](Value value) {
+    auto type = dyn_cast<MemRefType>(value.getType());
+    return type && type.getElementType().isBF16();
+  };
+  matmul.pairs = isBf16MemRef(matmul.input) && isBf16MemRef(matmul.weight);
+  if ((!matmul.pairs &&
+       (!isF32MemRef(matmul.input) || !isF32MemRef(matmul.weight))) ||
+      !isF32MemRef(matmul.output))
+    return std::nullopt;
+  auto inputType = cast<MemRefType>(matmul.input.getType());
+  auto weightType = cast<MemRefType>(matmul.weight.getType());
+  auto outputType = cast<MemRefType>(matmul.output.getType());
+  unsigned rank = outputType.getRank();
+  if (matmul.pairs &&
+      (weightType.getRank() != 4 || weightType.getDimSize(3) != 2 ||
+       !inputType.isLastDimUnitStride()))
+    return std::nullopt;
+  // A packed W [P, K, t] (in pairs, [P, K / 2, t, 2]), or a [K, N] one read
+  // in place in panels of `inPlaceTile` columns.
+  // An in-place W may have a dynamic K (a weight gradient's T x B rows).
+  matmul.inPlaceWeight = weightType.getRank() == 2;
+  if ((weightType.getRank() != (matmul.pairs ? 4 : 3) &&
+       !matmul.inPlaceWeight) ||
+      (matmul.inPlaceWeight ? weightType.isDynamicDim(1)
+                            : !weightType.hasStaticShape()) ||
+      inputType.getRank() != rank ||
+      (matmul.inPlaceWeight ? !weightType.isLastDimUnitStride()
+                            : !weightType.getLayout().isIdentity()) ||
+      !outputType.isLastDimUnitStride() || outputType.isDynamicDim(rank - 1))
+    return std::nullopt;
+  int64_t columns = outputType.getDimSize(rank - 1);
+  matmul.tile = matmul.inPlaceWeight ? inPlaceTile : weightType.getDimSize(2);
+  int64_t tile = matmul.tile,
+          depth = (matmul.pairs ? 2 : 1) *
+                  weightType.getDimSize(matmul.inPlaceWeight ? 0 : 1),
+          panels = matmul.inPlaceWeight ? llvm::divideCeilSigned(columns, tile)
+                                        : weightType.getDimSize(0);
+  if (tile <= 0 || tile % vectorWidth != 0 ||
+      panels != llvm::divideCeilSigned(columns, tile) ||
+      (matmul.inPlaceWeight && weightType.getDimSize(1) != columns))
+    return std::nullopt;
+
+  // Loops (d..., n, k), k the only reduction.
+  SmallVector<IteratorType> iterators(rank + 1, IteratorType::parallel);
+  iterators.back() = IteratorType::reduction;
+  if (op.getIteratorTypesArray() != iterators ||
+      !isMultiplyAccumulate(op, /*extendedInputs=*/matmul.pairs))
+    return std::nullopt;
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineExpr> leading;
+  for (unsigned dim = 0; dim + 1 < rank; ++dim)
+    leading.push_back(getAffineDimExpr(dim, context));
+  AffineExpr n = getAffineDimExpr(rank - 1, context),
+             k = getAffineDimExpr(rank, context);
+  auto withLast = [&](AffineExpr last) {
+    SmallVector<AffineExpr> exprs = leading;
+    exprs.push_back(last);
+    return AffineMap::get(rank + 1, 0, exprs, context);
+  };
+  SmallVector<AffineMap> expected = {
+      withLast(k),
+      matmul.inPlaceWeight ? AffineMap::get(rank + 1, 0, {k, n}, context)
+      : matmul.pairs
+          ? AffineMap::get(rank + 1, 0,
+                           {n.floorDiv(tile), k.floorDiv(2), n % tile, k % 2},
+                           context)
+          : AffineMap::get(rank + 1, 0, {n.floorDiv(tile), k, n % tile},
+                           context),
+      withLast(n)};
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (rank == 2 && !matmul.pairs &&
+      maps[0] == AffineMap::get(3, 0, {k, leading[0]}, context)) {
+    matmul.transposedInput = true;
+    expected[0] = maps[0];
+  }
+  if (maps != expected ||
+      inputType.getDimSize(matmul.transposedInput ? 0 : rank - 1) != depth)
+    return std::nullopt;
+
+  // What C was set to right before: the tiles start from it instead.
+  Operation *previous = previousWithEffects(op);
+  if (matchGateTranspose(dyn_cast_or_null<linalg::TransposeOp>(previous),
+                         matmul, vectorWidth)) {
+    matmul.initialization = previous;
+    matmul.cell = matchFusedCell(matmul);
+  } else if (Value bias =
+                 matchBiasFill(dyn_cast_or_null<linalg::GenericOp>(previous),
+                               matmul.output)) {
+    matmul.bias = bias;
+    matmul.initialization = previous;
+  } else if (auto copy = dyn_cast_or_null<linalg::CopyOp>(previous)) {
+    // A fresh C cannot alias the source it was copied from.
+    Value source = copy.getInputs()[0];
+    auto sourceType = dyn_cast<MemRefType>(source.getType());
+    if (copy.getOutputs()[0] == matmul.output &&
+        matmul.output.getDefiningOp<memref::AllocOp>() && sourceType &&
+        sourceType.getShape() == outputType.getShape() &&
+        sourceType.getElementType() == outputType.getElementType() &&
+        sourceType.isLastDimUnitStride()) {
+      matmul.initial = source;
+      matmul.initialization = copy;
+    }
+  }
+  // A dynamic K runs in chunks that all start from C: what set C stays.
+  if (ShapedType::isDynamic(depth)) {
+    if (matmul.gateSource)
+      return std::nullopt;
+    matmul.bias = matmul.initial = Value();
+    matmul.initialization = nullptr;
+  }
+  if (!matmul.cell && bf16Vectors)
+    matchRounding(matmul);
+  return matmul;
+}

@@ -1,0 +1,104 @@
+//===- PackedMatmuls.h - GEMMs on packed weights ----------------*- C++ -*-===//
+//
+// What recur-vectorize-packed-matmuls' two halves share: a packed GEMM as
+// the conversion left it (PackedMatmul: its operands, what set C before it,
+// the LSTM cell or rounding that follows it), found by PackedMatmuls.cpp,
+// and the register-tiled kernel that replaces it (PackedMatmulKernel.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECUR_LIB_CODEGEN_CPU_PACKEDMATMULS_H
+#define RECUR_LIB_CODEGEN_CPU_PACKEDMATMULS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <optional>
+
+namespace mlir::recur::cpu {
+
+/// The elementwise op after the fused LSTM step's contraction, which reads C
+/// ([d..., Q * 4 * K], the columns of gate g of units qK..qK+K-1 at qK*4 +
+/// gK) as [d..., Q, 4, K] and its other operands ([d..., Q * K] buffers) as
+/// [d..., Q, K]: the cell, over loops (d..., q, l). Its kernel runs on the
+/// accumulators of the tile whose panel holds the four gates of those K
+/// units.
+struct FusedCell {
+  linalg::GenericOp op;
+  int64_t gateTile = 0;
+  /// Per operand: the gate it reads from C, or -1 for the others ...
+  SmallVector<int64_t> gateOf;
+  /// ... which are views of these [d..., Q * K] buffers.
+  SmallVector<Value> unitBuffers;
+  /// h_t copied into y[t] right after: the kernel writes it there too.
+  linalg::CopyOp copy;
+  Value copied;
+};
+
+/// A contraction over a packed weight and what its kernel reads.
+struct PackedMatmul {
+  linalg::GenericOp op;
+  Value input; // A [d..., K], or [K, M] when `transposedInput` (C [M, N])
+  bool transposedInput = false;
+  Value weight; // W [P, K, t] ([P, K / 2, t, 2] when `pairs`), or [K, N]
+                // read in place when `inPlaceWeight`
+  bool inPlaceWeight = false;
+  /// bf16 products: A is bf16 [d..., K] and W bf16 in pairs of k, [P, K / 2,
+  /// t, 2] (recur.pack_panels ... pairs).
+  bool pairs = false;
+  int64_t tile = 0; // t, the panel's columns
+  Value output;     // C [d..., N]
+  /// [N]: C was filled with it by `initialization` right before the
+  /// contraction.
+  Value bias;
+  /// Shaped like C: C was a fresh buffer that `initialization` copied it into.
+  Value initial;
+  /// [d..., 4 * Q * K], gates in PyTorch's order (i, f, g, o): C was set to it
+  /// with the gates of K units side by side (columns in the interleaved order
+  /// of the fused LSTM step's w_hh, `gateTile` = K).
+  Value gateSource;
+  int64_t gateTile = 0;
+  Operation *initialization = nullptr;
+  std::optional<FusedCell> cell;
+  /// The elementwise generic right after that rounds all of C to bf16 into
+  /// `rounded` (a bf16 model's logits), when nothing else reads C: the
+  /// kernel stores the rounded tiles there instead of C.
+  linalg::GenericOp rounding;
+  Value rounded;
+  /// The kernel's stores of C.
+  SmallVector<Operation *> outputWrites;
+};
+
+/// `op` as a packed GEMM the kernels take, with what sets C before it and
+/// the cell it feeds; `inPlaceTile` is the panel width of a [K, N] weight
+/// read in place, `bf16Vectors` whether the target converts bf16 vectors.
+std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
+                                              int64_t vectorWidth,
+                                              int64_t inPlaceTile,
+                                              bool bf16Vectors);
+
+/// Takes the rounding of `matmul`'s result to bf16 that follows it into the
+/// kernel, if there is one (PackedMatmul::rounding).
+void matchRounding(PackedMatmul &matmul);
+
+/// Whether `buffer` (or a view of it) is used by an op outside `ignored`.
+bool usedElsewhere(Value buffer, const DenseSet<Operation *> &ignored);
+
+/// Whether `matmul`'s kernel sums K in chunks through C (a K of more than
+/// `blockFloats` / t elements, or a dynamic one): C stays, and what
+/// followed it.
+bool isDeep(const PackedMatmul &matmul, int64_t blockFloats);
+
+/// Emits `matmul`'s kernel at the rewriter's insertion point: tiles of
+/// `tileRows` rows and matmul.tile columns in vector registers of
+/// `vectorWidth` lanes, rows blocked by `blockFloats`, bf16 pairs by
+/// `bf16Dot` products (else widened).
+void emitPackedMatmulKernel(RewriterBase &rewriter, PackedMatmul &matmul,
+                            int64_t vectorWidth, int64_t tileRows,
+                            int64_t blockFloats, bool bf16Dot);
+
+} // namespace mlir::recur::cpu
+
+#endif // RECUR_LIB_CODEGEN_CPU_PACKEDMATMULS_H
