@@ -1,0 +1,293 @@
+//===- RecurTrainingOps.cpp - gradients and the update --------------------===//
+//
+// The ops recur-differentiate emits: the gradients of cross_entropy,
+// linear, lstm and embedding, clip_grad_norm and sgd_update
+// (OpVerification.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpVerification.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace mlir::recur;
+using namespace mlir::recur::detail;
+
+//===----------------------------------------------------------------------===//
+// Training ops
+//===----------------------------------------------------------------------===//
+
+/// Checks float `operands` against their shapes in order.
+static LogicalResult checkFloatOperands(ShapeChecker &checker,
+                                        ArrayRef<ExpectedOperand> operands) {
+  for (const ExpectedOperand &operand : operands) {
+    std::string what = operandName(operand.name);
+    if (failed(checker.checkShape(what, operand.type, operand.shape,
+                                  operand.isWeight)) ||
+        failed(checker.checkFloatElementType(what, operand.type)))
+      return failure();
+  }
+  return success();
+}
+
+/// Builds an op's result types from its signature function, with unranked
+/// placeholders where the operands are invalid.
+template <typename Check>
+static SmallVector<Type> inferredTypes(MLIRContext *context,
+                                       unsigned numResults, Check check) {
+  ShapeChecker checker;
+  return resultTypes(context, checker, check(checker), numResults);
+}
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkCrossEntropyGrad(ShapeChecker &checker, Type logits, Type targets,
+                      Type dLoss, Reduction reduction) {
+  auto lossShape = checkCrossEntropy(checker, logits, targets, reduction);
+  if (failed(lossShape) ||
+      failed(checkFloatOperands(
+          checker, {{"d_loss", dLoss, lossShape->front(), false}})))
+    return failure();
+  SymbolicShape logitsShape =
+      leadingDims(cast<RankedTensorType>(logits).getRank() - 1);
+  logitsShape.emplace_back("C");
+  return SmallVector<SymbolicShape>{logitsShape};
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  auto shapes = checkCrossEntropyGrad(checker, getLogits().getType(),
+                                      getTargets().getType(),
+                                      getDLoss().getType(), getReduction());
+  return failure(failed(shapes) ||
+                 failed(verifyResults(*this, checker, {"d_logits"}, *shapes)));
+}
+
+SmallVector<Type> CrossEntropyGradOp::inferResultTypes() {
+  return inferredTypes(getContext(), 1, [&](ShapeChecker &checker) {
+    return checkCrossEntropyGrad(checker, getLogits().getType(),
+                                 getTargets().getType(), getDLoss().getType(),
+                                 getReduction());
+  });
+}
+
+void CrossEntropyGradOp::build(OpBuilder &builder, OperationState &state,
+                               Value logits, Value targets, Value dLoss,
+                               Reduction reduction) {
+  auto types = inferredTypes(builder.getContext(), 1, [&](ShapeChecker &c) {
+    return checkCrossEntropyGrad(c, logits.getType(), targets.getType(),
+                                 dLoss.getType(), reduction);
+  });
+  build(builder, state, types.front(), logits, targets, dLoss, reduction);
+}
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkLinearGrad(ShapeChecker &checker, Type dResult, Type input, Type weight) {
+  FailureOr<int64_t> rank =
+      checker.checkRankAtLeast(operandName("input"), input, 1);
+  if (failed(rank))
+    return failure();
+  SymbolicShape inputShape = leadingDims(*rank - 1);
+  SymbolicShape resultShape = inputShape;
+  inputShape.emplace_back("K");
+  resultShape.emplace_back("N");
+  if (failed(checkFloatOperands(checker,
+                                {{"input", input, inputShape, false},
+                                 {"weight", weight, {"N", "K"}, true},
+                                 {"d_result", dResult, resultShape, false}})))
+    return failure();
+  return SmallVector<SymbolicShape>{inputShape, {"N", "K"}, {"N"}};
+}
+
+LogicalResult LinearGradOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  auto shapes = checkLinearGrad(checker, getDResult().getType(),
+                                getInput().getType(), getWeight().getType());
+  return failure(
+      failed(shapes) ||
+      failed(verifyResults(*this, checker, {"d_input", "d_weight", "d_bias"},
+                           *shapes)));
+}
+
+SmallVector<Type> LinearGradOp::inferResultTypes() {
+  return inferredTypes(getContext(), 3, [&](ShapeChecker &checker) {
+    return checkLinearGrad(checker, getDResult().getType(),
+                           getInput().getType(), getWeight().getType());
+  });
+}
+
+void LinearGradOp::build(OpBuilder &builder, OperationState &state,
+                         Value dResult, Value input, Value weight) {
+  auto types = inferredTypes(builder.getContext(), 3, [&](ShapeChecker &c) {
+    return checkLinearGrad(c, dResult.getType(), input.getType(),
+                           weight.getType());
+  });
+  build(builder, state, types, dResult, input, weight);
+}
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkLSTMGrad(ShapeChecker &checker, Type input, Type wIh, Type wHh, Type bIh,
+              Type bHh, Type y, Type dY) {
+  if (failed(
+          checkFloatOperands(checker, {{"input", input, {"T", "B", "I"}, false},
+                                       {"w_ih", wIh, {{"H", 4}, "I"}, true},
+                                       {"w_hh", wHh, {{"H", 4}, "H"}, true},
+                                       {"b_ih", bIh, {{"H", 4}}, true},
+                                       {"b_hh", bHh, {{"H", 4}}, true},
+                                       {"y", y, {"T", "B", "H"}, false},
+                                       {"d_y", dY, {"T", "B", "H"}, false}})))
+    return failure();
+  return SmallVector<SymbolicShape>{
+      {"T", "B", "I"}, {{"H", 4}, "I"}, {{"H", 4}, "H"}, {{"H", 4}}};
+}
+
+LogicalResult LSTMGradOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  auto shapes =
+      checkLSTMGrad(checker, getInput().getType(), getWIh().getType(),
+                    getWHh().getType(), getBIh().getType(), getBHh().getType(),
+                    getY().getType(), getDY().getType());
+  if (failed(shapes) ||
+      failed(verifyResults(*this, checker,
+                           {"d_input", "d_w_ih", "d_w_hh", "d_bias"}, *shapes)))
+    return failure();
+  return verifyUnitCounts(*this,
+                          cast<ShapedType>(getWHh().getType()).getDimSize(1));
+}
+
+SmallVector<Type> LSTMGradOp::inferResultTypes() {
+  return inferredTypes(getContext(), 4, [&](ShapeChecker &checker) {
+    return checkLSTMGrad(checker, getInput().getType(), getWIh().getType(),
+                         getWHh().getType(), getBIh().getType(),
+                         getBHh().getType(), getY().getType(),
+                         getDY().getType());
+  });
+}
+
+void LSTMGradOp::build(OpBuilder &builder, OperationState &state, Value input,
+                       Value wIh, Value wHh, Value bIh, Value bHh, Value y,
+                       Value dY) {
+  auto types = inferredTypes(builder.getContext(), 4, [&](ShapeChecker &c) {
+    return checkLSTMGrad(c, input.getType(), wIh.getType(), wHh.getType(),
+                         bIh.getType(), bHh.getType(), y.getType(),
+                         dY.getType());
+  });
+  build(builder, state, types, input, wIh, wHh, bIh, bHh, y, dY);
+}
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkEmbeddingGrad(ShapeChecker &checker, Type dResult, Type ids,
+                   int64_t rows) {
+  FailureOr<int64_t> idsRank =
+      checker.checkRankAtLeast(operandName("ids"), ids, 0);
+  if (failed(idsRank) ||
+      failed(checker.checkElementType(operandName("ids"), ids,
+                                      IntegerType::get(ids.getContext(), 64))))
+    return failure();
+  SymbolicShape idsShape = leadingDims(*idsRank);
+  SymbolicShape dResultShape = idsShape;
+  dResultShape.emplace_back("E");
+  if (failed(checker.checkShape(operandName("ids"), ids, idsShape)) ||
+      failed(checkFloatOperands(checker,
+                                {{"d_result", dResult, dResultShape, false}})))
+    return failure();
+  if (ShapedType::isDynamic(checker.sizesOf({"E"}).front()))
+    return checker.fail(operandName("d_result"),
+                        " must have a static last dimension (the table's "
+                        "columns E), got ",
+                        dResult);
+  checker.assumeSize("V", rows);
+  return SmallVector<SymbolicShape>{{"V", "E"}};
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  auto shapes = checkEmbeddingGrad(checker, getDResult().getType(),
+                                   getIds().getType(), getRows());
+  return failure(failed(shapes) ||
+                 failed(verifyResults(*this, checker, {"d_table"}, *shapes)));
+}
+
+SmallVector<Type> EmbeddingGradOp::inferResultTypes() {
+  return inferredTypes(getContext(), 1, [&](ShapeChecker &checker) {
+    return checkEmbeddingGrad(checker, getDResult().getType(),
+                              getIds().getType(), getRows());
+  });
+}
+
+void EmbeddingGradOp::build(OpBuilder &builder, OperationState &state,
+                            Value dResult, Value ids, int64_t rows) {
+  auto types = inferredTypes(builder.getContext(), 1, [&](ShapeChecker &c) {
+    return checkEmbeddingGrad(c, dResult.getType(), ids.getType(), rows);
+  });
+  build(builder, state, types.front(), dResult, ids, rows);
+}
+
+/// The norm's type, then each gradient's own, or failure.
+static FailureOr<SmallVector<Type>> checkClipGradNorm(ShapeChecker &checker,
+                                                      TypeRange gradients) {
+  if (gradients.empty())
+    return checker.fail("needs at least one gradient");
+  SmallVector<Type> types;
+  for (auto [index, type] : llvm::enumerate(gradients)) {
+    std::string what = operandName("gradients") + " #" + std::to_string(index);
+    if (failed(checker.checkRankAtLeast(what, type, 0)) ||
+        failed(checker.checkFloatElementType(what, type)))
+      return failure();
+    if (types.empty())
+      types.push_back(
+          RankedTensorType::get({}, cast<ShapedType>(type).getElementType()));
+    types.push_back(type);
+  }
+  return types;
+}
+
+LogicalResult ClipGradNormOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  auto types = checkClipGradNorm(checker, getGradients().getTypes());
+  if (failed(types))
+    return failure();
+  if (getNumResults() != types->size())
+    return emitOpError() << "expected " << types->size()
+                         << " results (the norm, then one per gradient), got "
+                         << getNumResults();
+  for (auto [index, result, expected] : llvm::enumerate(getResults(), *types))
+    if (result.getType() != expected)
+      return emitOpError() << "result #" << index << " expected type "
+                           << expected << ", got " << result.getType();
+  return success();
+}
+
+SmallVector<Type> ClipGradNormOp::inferResultTypes() {
+  ShapeChecker checker;
+  auto types = checkClipGradNorm(checker, getGradients().getTypes());
+  if (succeeded(types))
+    return *types;
+  return llvm::to_vector(getResultTypes());
+}
+
+void ClipGradNormOp::build(OpBuilder &builder, OperationState &state,
+                           ValueRange gradients, double maxNorm) {
+  ShapeChecker checker;
+  auto types = checkClipGradNorm(checker, gradients.getTypes());
+  assert(succeeded(types) && "clip_grad_norm of invalid gradients");
+  build(builder, state, types->front(),
+        TypeRange(ArrayRef(*types).drop_front()), gradients,
+        builder.getF64FloatAttr(maxNorm));
+}
+
+LogicalResult SGDUpdateOp::verify() {
+  ShapeChecker checker = verifyingChecker(*this);
+  std::string what = operandName("weight");
+  return failure(
+      failed(checker.checkRankAtLeast(what, getWeight().getType(), 0)) ||
+      failed(checker.checkFloatElementType(what, getWeight().getType())));
+}
+
+SmallVector<Type> SGDUpdateOp::inferResultTypes() {
+  return {getWeight().getType()};
+}
