@@ -13,7 +13,7 @@
 #   pytorch        the reference LM vs PyTorch (cuDNN, TF32 off), same
 #                  weights and tokens, logits within 1e-4
 #   timing-*       the reference LM, T=50 B=128, 10 warm-up + 50 timed
-#                  batches: all fusion (one persistent kernel), all fusion
+#                  batches: wavefront fusion (one persistent kernel), the same
 #                  with a kernel launch per step (steps), unfused (none),
 #                  the GEMMs outside the recurrence by cuBLASLt (cublaslt)
 #   bench          bench/run --systems cuda on the LM workloads, fastrnns and
@@ -43,7 +43,7 @@ print(":".join(nvidia_library_dirs()))' 2>/dev/null)
 export LD_LIBRARY_PATH=${nvidia_libs:+$nvidia_libs:}${LD_LIBRARY_PATH:-}
 run_model=("$bundle/bin/recur-run")
 # The reference LM with every fusion stage, and unfused.
-lm=$bundle/gpu-suite/liblm_reference-all.so
+lm=$bundle/gpu-suite/liblm_reference-wavefront.so
 lm_unfused=$bundle/gpu-suite/liblm_reference-none.so
 
 {
@@ -127,10 +127,10 @@ odd=$bundle/gpu-suite/liblm_odd_a
 workloads=(${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json bench/workloads/lstm10-b1.json bench/workloads/lm-reference-tf32.json bench/workloads/lm-reference-b16-tf32.json bench/workloads/lm-reference-b1-tf32.json bench/workloads/fastrnns-tf32.json bench/workloads/lm-reference-bf16.json bench/workloads/lm-reference-b16-bf16.json bench/workloads/lm-reference-b1-bf16.json bench/workloads/fastrnns-bf16.json bench/workloads/lm-reference-train.json})
 # In order of what a short lease most needs: the persistent kernels under
 # each sanitizer, the first workload's benchmark, then the rest.
-sanitize memcheck odd-all "$odd-all.so" 9 6 --check
+sanitize memcheck odd-wavefront "$odd-wavefront.so" 9 6 --check
 sanitize memcheck lm "$lm" 5 8
-sanitize racecheck odd-all "$odd-all.so" 9 6 --check
-sanitize synccheck odd-all "$odd-all.so" 9 6 --check
+sanitize racecheck odd-wavefront "$odd-wavefront.so" 9 6 --check
+sanitize synccheck odd-wavefront "$odd-wavefront.so" 9 6 --check
 bench_workload "${workloads[0]}"
 sanitize memcheck odd-none "$odd-none.so" 9 6 --check
 sanitize racecheck lm "$lm" 5 8

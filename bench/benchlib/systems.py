@@ -62,8 +62,6 @@ SYSTEMS = [
            target="cpu", fusion="cell", precisions=("fp32",), modes=BOTH_MODES),
     System("recur-cpu-wavefront", "cpu", "recur", "Recur, CPU, + layer wavefront (--fusion=wavefront)",
            target="cpu", fusion="wavefront", precisions=("fp32",), modes=BOTH_MODES),
-    System("recur-cpu-all", "cpu", "recur", "Recur, CPU, every fusion stage (--fusion=all)",
-           target="cpu", fusion="all", precisions=("fp32",), modes=BOTH_MODES),
     System("onednn-cpu", "cpu", "binary",
            "oneDNN lstm_forward + inner_product (C++); train: + lstm_backward, "
            "inner_product backward, softmax",

@@ -32,15 +32,19 @@ StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
     return "cell";
   case FusionLevel::wavefront:
     return "wavefront";
-  case FusionLevel::all:
-    return "all";
   }
   llvm_unreachable("unknown fusion level");
 }
 
 void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                                       const CpuGemmTile &gemmTile,
-                                      bool bf16Products) {
+                                      bool bf16Products,
+                                      ArrayRef<std::string> inputShapes) {
+  if (!inputShapes.empty()) {
+    SpecializeShapesOptions shapes;
+    shapes.inputs = llvm::to_vector(inputShapes);
+    pm.addPass(createSpecializeShapes(shapes));
+  }
   // A training step's backward pass is recur ops that fusion sees too.
   pm.addNestedPass<func::FuncOp>(createDifferentiate());
   // bf16/f16 models keep their interface and compute in f32.
@@ -103,11 +107,8 @@ void mlir::recur::buildBufferizePipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::recur::buildLowerLoopsToLLVMPipeline(
+void mlir::recur::buildCpuTileAndVectorizePipeline(
     OpPassManager &pm, const CpuPipelineOptions &options) {
-  // Requested first: the OpenMP conversion already turns func.func into
-  // llvm.func.
-  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   // The embedding gradient's scf.forall tasks become threads.
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createLowerCopiesToLinalg());
@@ -121,6 +122,14 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
         VectorizeElementwiseOptions{tile.vectorWidth, options.bf16Dot}));
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+}
+
+void mlir::recur::buildLowerLoopsToLLVMPipeline(
+    OpPassManager &pm, const CpuPipelineOptions &options) {
+  // Requested first: the OpenMP conversion already turns func.func into
+  // llvm.func.
+  pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  buildCpuTileAndVectorizePipeline(pm, options);
   // One thread team per time loop rather than one per step.
   if (options.openmp)
     pm.addPass(createPersistentParallelLoops());
@@ -161,7 +170,8 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
 void mlir::recur::buildLowerToCpuPipeline(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
   buildFusionPipeline(pm, options.fusion, options.gemmTile(),
-                      options.precision == Precision::bf16);
+                      options.precision == Precision::bf16,
+                      options.inputShapes);
   buildCpuBackEndPipeline(pm, options);
 }
 
@@ -181,9 +191,8 @@ std::string mlir::recur::CudaPipelineOptions::defaultCudaToolkit() {
   return RECUR_CUDA_TOOLKIT_DIR;
 }
 
-/// recur-map-to-gpu up to gpu.launch ops on host buffers, in the host
-/// functions: what the device and its emulation on the CPU share, except
-/// the GEMM library calls (`libraryGemms`), which only the device can run.
+/// recur-gpu-map-loops with or without the GEMM library calls
+/// (`libraryGemms`), which only the device can run.
 static void buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
                                             const CudaPipelineOptions &options,
                                             bool libraryGemms) {
@@ -220,10 +229,14 @@ static void buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuWorkgroupAttributions());
 }
 
-void mlir::recur::buildMapToGpuPipeline(OpPassManager &pm,
-                                        const CudaPipelineOptions &options) {
+void mlir::recur::buildGpuMapLoopsPipeline(
+    OpPassManager &pm, const CudaPipelineOptions &options) {
   buildMapLoopsToLaunchesPipeline(pm, options,
                                   options.gemm == GemmLowering::cublaslt);
+}
+
+void mlir::recur::buildGpuOutlineKernelsPipeline(
+    OpPassManager &pm, const CudaPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createGpuDeviceMemory());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createGpuAlignWorkgroupMemory());
@@ -231,6 +244,12 @@ void mlir::recur::buildMapToGpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void mlir::recur::buildMapToGpuPipeline(OpPassManager &pm,
+                                        const CudaPipelineOptions &options) {
+  buildGpuMapLoopsPipeline(pm, options);
+  buildGpuOutlineKernelsPipeline(pm, options);
 }
 
 // The steps of upstream's gpu-lower-to-nvvm-pipeline, with the CUDA toolkit
@@ -277,7 +296,7 @@ void mlir::recur::buildLowerGpuToNVVMPipeline(
 
 void mlir::recur::buildLowerToCudaPipeline(OpPassManager &pm,
                                            const CudaPipelineOptions &options) {
-  buildFusionPipeline(pm, options.fusion);
+  buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes);
   buildCudaBackEndPipeline(pm, options);
 }
 
@@ -304,7 +323,7 @@ void mlir::recur::buildCudaEmulatorBackEndPipeline(
 
 void mlir::recur::buildLowerToCudaEmulatorPipeline(
     OpPassManager &pm, const CudaPipelineOptions &options) {
-  buildFusionPipeline(pm, options.fusion);
+  buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes);
   buildCudaEmulatorBackEndPipeline(pm, options);
 }
 
@@ -316,15 +335,25 @@ void mlir::recur::registerRecurPipelines() {
       "(hoist), recur-fuse-lstm-cell (cell), "
       "recur-wavefront (wavefront); then recur-outline-weight-prologue",
       [](OpPassManager &pm, const FusionPipelineOptions &options) {
-        buildFusionPipeline(pm, options.fusion);
+        buildFusionPipeline(pm, options.fusion, {}, false,
+                            options.inputShapes);
       });
   PassPipelineRegistration<>(
       "recur-bufferize",
       "One-shot bufferization of a lowered recur module, with deallocation",
       [](OpPassManager &pm) { buildBufferizePipeline(pm); });
   PassPipelineRegistration<CpuPipelineOptions>(
+      "recur-cpu-tile-and-vectorize",
+      "Bufferized linalg to loops: GEMMs of packed weights as register "
+      "tiles of vector FMAs (recur-vectorize-packed-matmuls), elementwise "
+      "ops and row reductions on vectors (recur-vectorize-elementwise), "
+      "the rest as parallel loops; a stage of recur-lower-loops-to-llvm",
+      buildCpuTileAndVectorizePipeline);
+  PassPipelineRegistration<CpuPipelineOptions>(
       "recur-lower-loops-to-llvm",
-      "Bufferized linalg to (OpenMP-)parallel loops and the LLVM dialect",
+      "Bufferized linalg to (OpenMP-)parallel loops and the LLVM dialect: "
+      "recur-cpu-tile-and-vectorize, one thread team per time loop, "
+      "outlined parallel regions, the LLVM dialect",
       buildLowerLoopsToLLVMPipeline);
   PassPipelineRegistration<CpuPipelineOptions>(
       "recur-lower-to-cpu",
@@ -332,8 +361,21 @@ void mlir::recur::registerRecurPipelines() {
       "convert-recur-to-linalg, recur-bufferize, recur-lower-loops-to-llvm",
       buildLowerToCpuPipeline);
   PassPipelineRegistration<CudaPipelineOptions>(
+      "recur-gpu-map-loops",
+      "Bufferized linalg to gpu.launch ops in the host functions: tiled "
+      "GEMMs, stationary-weight steps, 1-D blocks of block-size threads, "
+      "persistent kernels; a stage of recur-map-to-gpu",
+      buildGpuMapLoopsPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "recur-gpu-outline-kernels",
+      "gpu.launch ops to gpu.launch_func of kernels in a gpu.module, on "
+      "device buffers, asynchronous on one stream; a stage of "
       "recur-map-to-gpu",
-      "Bufferized linalg to 1-D gpu.launch_func kernels on device buffers",
+      buildGpuOutlineKernelsPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "recur-map-to-gpu",
+      "Bufferized linalg to 1-D gpu.launch_func kernels on device buffers: "
+      "recur-gpu-map-loops, recur-gpu-outline-kernels",
       buildMapToGpuPipeline);
   PassPipelineRegistration<CudaPipelineOptions>(
       "recur-lower-gpu-to-nvvm",

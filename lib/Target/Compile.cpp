@@ -13,6 +13,7 @@
 #include "recur/IR/RecurDialect.h"
 #include "recur/InitAll.h"
 #include "recur/Target/ModelDescription.h"
+#include "recur/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -39,6 +40,17 @@ FailureOr<TargetConfig> mlir::recur::compileModel(ModuleOp module,
   if (!entry)
     return module.emitError(Twine("no function @") + kModelEntryName +
                             " to compile; recur-gen writes one");
+
+  // Specialized first, so that the description gives the sizes the model
+  // takes (the fusion pipeline's specialization then finds them fixed).
+  if (!options.inputShapes.empty()) {
+    PassManager specialize(module.getContext());
+    SpecializeShapesOptions shapes;
+    shapes.inputs = llvm::to_vector(options.inputShapes);
+    specialize.addPass(createSpecializeShapes(shapes));
+    if (failed(specialize.run(module)))
+      return failure();
+  }
 
   // The model as written is described (its reference program included);
   // what fusion adds (tensors derived from weights, their prologue) is

@@ -143,7 +143,7 @@ std::string mlir::recur::checkCompileOptions(const CompileOptions &options) {
 FusionLevel TargetConfig::defaultFusion(Target target,
                                         const CpuGemmTile &tile) {
   return target == Target::cpu && tile.enabled() ? FusionLevel::cell
-                                                 : FusionLevel::all;
+                                                 : FusionLevel::wavefront;
 }
 
 llvm::Expected<TargetConfig>
@@ -158,6 +158,7 @@ TargetConfig::resolve(const CompileOptions &options, bool bf16Model,
   config.tiledGemms = options.tiledGemms;
   config.stationaryWeights = options.stationaryWeights;
   config.ptx = options.emit == EmitKind::Ptx;
+  config.inputShapes = options.inputShapes;
   bool gpu = config.gpuKernels();
   // The GPU's kernels run every loop nest; host code has no GEMM.
   if (!gpu)
@@ -194,6 +195,7 @@ StringRef TargetConfig::describedTarget() const {
 
 void TargetConfig::fill(CpuPipelineOptions &options) const {
   options.fusion = fusion;
+  options.inputShapes = inputShapes;
   options.openmp = openmp;
   options.vectorWidth = gemmTile.vectorWidth;
   options.vectorRegisters = gemmTile.vectorRegisters;
@@ -203,6 +205,7 @@ void TargetConfig::fill(CpuPipelineOptions &options) const {
 
 void TargetConfig::fill(CudaPipelineOptions &options) const {
   options.fusion = fusion;
+  options.inputShapes = inputShapes;
   options.chip = cudaArch;
   options.persistent = persistentKernels;
   options.tiledGemms = tiledGemms;
@@ -216,7 +219,7 @@ void TargetConfig::fill(CudaPipelineOptions &options) const {
 void TargetConfig::buildFusionPipeline(OpPassManager &pm) const {
   // As the registered pipelines build it from their options.
   mlir::recur::buildFusionPipeline(pm, fusion, gemmTile,
-                                   precision == Precision::bf16);
+                                   precision == Precision::bf16, inputShapes);
 }
 
 void TargetConfig::buildBackEndPipeline(OpPassManager &pm) const {

@@ -17,7 +17,7 @@ mkdir -p "$out"
 # Every model is compiled unfused, with the fused cell (a persistent kernel
 # per layer) and with every fusion stage (the whole stack in one persistent
 # kernel), as lib<NAME>-<LEVEL>.so.
-levels=(none cell all)
+levels=(none cell wavefront)
 
 # compile NAME SOURCE: SOURCE is "gen ARGS..." (recur-gen) or a .mlir file.
 compile() {

@@ -120,7 +120,7 @@ def main():
     for name, default in [("vocab", 37), ("embed", 8), ("hidden", 12),
                           ("layers", 2), ("seq", 7), ("batch", 3)]:
         parser.add_argument(f"--{name}", type=int, default=default)
-    parser.add_argument("--fusion", default="none,hoist,cell,wavefront,all",
+    parser.add_argument("--fusion", default="none,hoist,cell,wavefront",
                         help="comma-separated recur-compile --fusion levels")
     parser.add_argument("--random-shapes", type=int, default=3,
                         help="seeded random LM shapes (odd sizes, T or B of "

@@ -30,7 +30,7 @@ import torch  # noqa: E402  (pytorch_lm exits 77 without it)
 
 
 def recur_train(tool, tmp, shape, lr, clip, model, tokens, targets, steps,
-                fusion="all"):
+                fusion="wavefront"):
     """Compiles the LM's training step, runs `steps` steps from `model`'s
     weights on (tokens, targets); returns (losses, trained weights)."""
     vocab, embed, hidden, layers = shape
@@ -184,7 +184,7 @@ def main():
         elif index == 1:
             batch = 1
         clip = [0.0, 0.05, 1.0][index % 3]
-        fusion = ["all", "none", "hoist"][index % 3]
+        fusion = ["wavefront", "none", "hoist"][index % 3]
         shape = (rng.randint(2, 40), embed, hidden, layers)
         # A large lr makes each step large against the weight's f32 ulp, so
         # that the change read back resolves the gradient to ~1e-7.

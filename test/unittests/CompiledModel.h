@@ -28,13 +28,13 @@ namespace recur::testing {
 std::string compileToLibrary(
     mlir::ModuleOp module, const std::string &name,
     mlir::recur::Target target = mlir::recur::Target::cpu,
-    mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::all);
+    mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::wavefront);
 std::string compileToLibrary(mlir::ModuleOp module, const std::string &name,
                              const mlir::recur::CompileOptions &options);
 std::string compileToLibrary(
     const std::string &mlirText, const std::string &name,
     mlir::recur::Target target = mlir::recur::Target::cpu,
-    mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::all);
+    mlir::recur::FusionLevel fusion = mlir::recur::FusionLevel::wavefront);
 std::string compileToLibrary(const std::string &mlirText,
                              const std::string &name,
                              const mlir::recur::CompileOptions &options);

@@ -168,19 +168,19 @@ TEST(CompiledTrainingSaveTest, SavesTheTrainedWeights) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, CompiledTrainingTest,
     ::testing::Values(
-        TrainingCase{"OneLayerNoClip", 11, 5, 7, 1, 4, 3, 0, FusionLevel::all},
+        TrainingCase{"OneLayerNoClip", 11, 5, 7, 1, 4, 3, 0, FusionLevel::wavefront},
         TrainingCase{"TwoLayersClipped", 13, 6, 9, 2, 5, 2, 0.1,
-                     FusionLevel::all},
+                     FusionLevel::wavefront},
         TrainingCase{"SingleStepSingleRow", 7, 3, 4, 2, 1, 1, 0,
-                     FusionLevel::all},
+                     FusionLevel::wavefront},
         TrainingCase{"BatchOfOneThreeLayers", 9, 4, 5, 3, 6, 1, 0.5,
-                     FusionLevel::all},
+                     FusionLevel::wavefront},
         TrainingCase{"UnfusedInputWiderThanHidden", 10, 12, 5, 2, 3, 4, 0,
                      FusionLevel::none},
         TrainingCase{"HoistedOnly", 10, 5, 6, 2, 4, 2, 0.2, FusionLevel::hoist},
         // Sizes that are not multiples of any panel width.
         TrainingCase{"StaticShapesPackedGemms", 67, 19, 37, 2, 7, 5, 0.3,
-                     FusionLevel::all, true}),
+                     FusionLevel::wavefront, true}),
     [](const ::testing::TestParamInfo<TrainingCase> &info) {
       return std::string(info.param.name);
     });

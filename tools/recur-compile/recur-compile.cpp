@@ -1,7 +1,7 @@
 //===- recur-compile.cpp - AOT-compile a recur model to a shared library --===//
 //
 //   recur-compile model.mlir --target=cpu [--cpu=native] [--emit=lib] \
-//                 [--fusion=none|hoist|cell|wavefront|all] [--no-openmp]
+//                 [--fusion=none|hoist|cell|wavefront] [--no-openmp]
 //                 [--precision=fp32|bf16] -o libmodel.so
 //   recur-compile model.mlir --target=cuda [--cuda-arch=sm_90]
 //                 [--no-persistent-kernels] [--no-tiled-gemms]
@@ -110,9 +110,14 @@ static cl::opt<FusionLevel>
     fusion("fusion",
            cl::desc("Loop fusion before lowering; each level includes the "
                     "ones before it (default: cell on CPUs with vector GEMM "
-                    "kernels, all elsewhere)"),
-           cl::init(FusionLevel::all), RECUR_FUSION_LEVEL_VALUES,
+                    "kernels, wavefront elsewhere)"),
+           cl::init(FusionLevel::wavefront), RECUR_FUSION_LEVEL_VALUES,
            cl::cat(compileCategory));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Fix a named input's sizes before fusion, NAME=D0xD1x... (e.g. "
+             "tokens=50x128; repeatable): a model for those sizes only"),
+    cl::value_desc("NAME=SIZES"), cl::cat(compileCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"),
                            cl::cat(compileCategory));
 static cl::opt<bool> printRemarks(
@@ -161,6 +166,7 @@ int main(int argc, char **argv) {
                        "'; expected generated or cublaslt");
   options.gemm = *gemmLowering;
   options.emit = emit;
+  options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
   if (std::string message = checkCompileOptions(options); !message.empty())
     return optionError(message);
 

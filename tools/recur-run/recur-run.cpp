@@ -539,6 +539,16 @@ static int runMain(int argc, char **argv) {
         die("'" + *options.inputs + "' holds '" + entry.name +
             "', which is not an input of the model (its inputs: " + inputNames +
             ")");
+  // --seq/--batch for a dimension named T/B; the flag's name for messages.
+  auto sizeFlag = [&](const char *dim) -> std::optional<int64_t> {
+    std::string name = dim;
+    return name == "T"   ? options.seq
+           : name == "B" ? options.batch
+                         : std::nullopt;
+  };
+  auto sizeFlagName = [](const char *dim) {
+    return std::string(dim) == "T" ? "--seq" : "--batch";
+  };
   int64_t batch = 1;
   for (const RecurTensorInfo &info : inputInfos) {
     HostTensor tensor = makeTensor(info);
@@ -565,19 +575,23 @@ static int runMain(int argc, char **argv) {
         die(where + " has shape " + ref::formatShape(entry->shape) +
             ", expected " + expected);
       for (int d = 0; d < info.ndim; ++d) {
-        if (info.shape[d] >= 0)
-          continue;
-        bool isSeq = std::string(info.dims[d]) == "T";
-        std::optional<int64_t> flag = isSeq ? options.seq : options.batch;
+        std::optional<int64_t> flag = sizeFlag(info.dims[d]);
         if (flag && *flag != entry->shape[d])
           die(where + " has " + info.dims[d] + " = " +
               std::to_string(entry->shape[d]) + ", but " +
-              (isSeq ? "--seq" : "--batch") + " says " + std::to_string(*flag));
+              sizeFlagName(info.dims[d]) + " says " + std::to_string(*flag));
       }
       tensor.shape = entry->shape;
       tensor.bytes.assign(entry->data, entry->data + entry->size);
     } else {
       for (size_t d = 0; d < tensor.shape.size(); ++d) {
+        std::optional<int64_t> flag = sizeFlag(info.dims[d]);
+        if (tensor.shape[d] >= 0 && flag && *flag != tensor.shape[d])
+          die(std::string("input '") + tensor.name + "' is compiled with " +
+              info.dims[d] + " = " + std::to_string(tensor.shape[d]) +
+              " (recur-gen --seq/--batch or recur-compile --input-shape), "
+              "but " +
+              sizeFlagName(info.dims[d]) + " says " + std::to_string(*flag));
         if (tensor.shape[d] >= 0)
           continue;
         bool isSeq = std::string(info.dims[d]) == "T";

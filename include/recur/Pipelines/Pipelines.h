@@ -21,14 +21,13 @@ enum class FusionLevel {
   none,      // every recur op lowered on its own (the unfused path)
   hoist,     // recur-hoist-input-projection
   cell,      // + recur-fuse-lstm-cell
-  wavefront, // + recur-wavefront
-  all,       // every fusion stage
+  wavefront, // + recur-wavefront: every fusion stage
 };
 
 /// Every level, in order.
 inline constexpr FusionLevel kFusionLevels[] = {
     FusionLevel::none, FusionLevel::hoist, FusionLevel::cell,
-    FusionLevel::wavefront, FusionLevel::all};
+    FusionLevel::wavefront};
 
 /// The level's name as recur-compile --fusion spells it.
 llvm::StringRef stringifyFusionLevel(FusionLevel level);
@@ -45,9 +44,8 @@ llvm::StringRef stringifyFusionLevel(FusionLevel level);
       clEnumValN(::mlir::recur::FusionLevel::cell, "cell",                     \
                  "recurrent GEMM and LSTM cell in one loop nest per step"),    \
       clEnumValN(::mlir::recur::FusionLevel::wavefront, "wavefront",           \
-                 "stacked layers as one wavefront of diagonal steps"),         \
-      clEnumValN(::mlir::recur::FusionLevel::all, "all",                       \
-                 "every fusion stage"))
+                 "stacked layers as one wavefront of diagonal steps (every "   \
+                 "fusion stage)"))
 
 /// The pipeline option every lowering pipeline shares.
 #define RECUR_FUSION_OPTION                                                    \
@@ -55,16 +53,28 @@ llvm::StringRef stringifyFusionLevel(FusionLevel level);
     *this, "fusion",                                                           \
         llvm::cl::desc("Loop fusion before lowering (each level includes "     \
                        "the ones before it)"),                                 \
-        llvm::cl::init(FusionLevel::all), RECUR_FUSION_LEVEL_VALUES            \
+        llvm::cl::init(FusionLevel::wavefront), RECUR_FUSION_LEVEL_VALUES      \
+  }
+
+/// The pipeline option that fixes named inputs' sizes first
+/// (recur-specialize-shapes).
+#define RECUR_INPUT_SHAPES_OPTION                                              \
+  ListOption<std::string> inputShapes {                                        \
+    *this, "input-shapes",                                                     \
+        llvm::cl::desc("Static shapes of named inputs, NAME=D0xD1x... (e.g. "  \
+                       "tokens=50x128), fixed before fusion "                  \
+                       "(recur-specialize-shapes)")                            \
   }
 
 struct FusionPipelineOptions
     : public PassPipelineOptions<FusionPipelineOptions> {
   RECUR_FUSION_OPTION;
+  RECUR_INPUT_SHAPES_OPTION;
 };
 
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   RECUR_FUSION_OPTION;
+  RECUR_INPUT_SHAPES_OPTION;
   Option<bool> openmp{*this, "openmp",
                       llvm::cl::desc("Run parallel loops on OpenMP threads"),
                       llvm::cl::init(true)};
@@ -103,6 +113,7 @@ enum class GemmLowering { generated, cublaslt };
 
 struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
   RECUR_FUSION_OPTION;
+  RECUR_INPUT_SHAPES_OPTION;
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("GPU architecture of the cubin"),
                            llvm::cl::init("sm_90")};
@@ -165,12 +176,14 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
   static std::string defaultCudaToolkit();
 };
 
-/// recur-fusion: the recur -> recur loop-fusion stages up to `level`, then
-/// (above `none`) recur-pack-weights for `gemmTile` (none without one; in
-/// bf16 pairs for `bf16Products`) and recur-outline-weight-prologue.
+/// recur-fusion: recur-specialize-shapes for `inputShapes` (if any), the
+/// recur -> recur loop-fusion stages up to `level`, then (above `none`)
+/// recur-pack-weights for `gemmTile` (none without one; in bf16 pairs for
+/// `bf16Products`) and recur-outline-weight-prologue.
 void buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                          const CpuGemmTile &gemmTile = {},
-                         bool bf16Products = false);
+                         bool bf16Products = false,
+                         ArrayRef<std::string> inputShapes = {});
 
 /// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse;
 /// `forGpu` picks the forms the GPU mapping takes (a block-parallel
@@ -181,8 +194,16 @@ void buildConvertRecurPipeline(OpPassManager &pm, bool forGpu = false);
 /// boundaries included, identity layouts) and ownership-based deallocation.
 void buildBufferizePipeline(OpPassManager &pm);
 
-/// recur-lower-loops-to-llvm: linalg on buffers to (OpenMP-)parallel loops,
-/// then everything to the LLVM dialect with C wrappers for the entry points.
+/// recur-cpu-tile-and-vectorize: linalg on buffers to loops. GEMMs of packed
+/// weights become register tiles of vector FMAs and elementwise ops and row
+/// reductions vectors, for the options' GEMM tile (none without one); the
+/// rest parallel loops.
+void buildCpuTileAndVectorizePipeline(OpPassManager &pm,
+                                      const CpuPipelineOptions &options);
+
+/// recur-lower-loops-to-llvm: recur-cpu-tile-and-vectorize, then one thread
+/// team per time loop, each parallel region in a function of its own, and
+/// everything to the LLVM dialect with C wrappers for the entry points.
 void buildLowerLoopsToLLVMPipeline(OpPassManager &pm,
                                    const CpuPipelineOptions &options);
 
@@ -195,9 +216,22 @@ void buildLowerToCpuPipeline(OpPassManager &pm,
 void buildCpuBackEndPipeline(OpPassManager &pm,
                              const CpuPipelineOptions &options);
 
-/// recur-map-to-gpu: bufferized linalg to gpu.launch_func kernels. Every loop
-/// nest becomes a 1-D kernel of `block-size` threads, every buffer lives on
-/// the device, and GPU operations on the host are asynchronous on one stream.
+/// recur-gpu-map-loops: bufferized linalg to gpu.launch ops in the host
+/// functions (tiled GEMMs, stationary-weight steps, every other loop nest a
+/// 1-D grid of `block-size` threads, one persistent launch per time loop):
+/// what the device and its emulation on the CPU share.
+void buildGpuMapLoopsPipeline(OpPassManager &pm,
+                              const CudaPipelineOptions &options);
+
+/// recur-gpu-outline-kernels: every buffer a launch reads on the device,
+/// gpu.launch outlined into gpu.func kernels of a gpu.module (their
+/// workgroup memory aligned, persistent kernels given a register budget),
+/// GPU operations on the host asynchronous on one stream.
+void buildGpuOutlineKernelsPipeline(OpPassManager &pm,
+                                    const CudaPipelineOptions &options);
+
+/// recur-map-to-gpu: bufferized linalg to gpu.launch_func kernels:
+/// recur-gpu-map-loops, then recur-gpu-outline-kernels.
 void buildMapToGpuPipeline(OpPassManager &pm,
                            const CudaPipelineOptions &options);
 

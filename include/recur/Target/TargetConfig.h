@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::recur {
 
@@ -73,6 +74,9 @@ struct CompileOptions {
   /// Loop fusion before lowering (recur-fusion); unset: the target's
   /// default (TargetConfig::resolve).
   std::optional<FusionLevel> fusion;
+  /// Static shapes fixed for named inputs before fusion, NAME=D0xD1x...
+  /// (recur-specialize-shapes): a model for those sizes only.
+  std::vector<std::string> inputShapes;
   EmitKind emit = EmitKind::SharedLibrary;
 };
 
@@ -89,8 +93,10 @@ std::unique_ptr<llvm::TargetMachine> createHostMachine(llvm::StringRef cpu,
 /// One compile's lowering decisions.
 struct TargetConfig {
   Target target = Target::cpu;
-  FusionLevel fusion = FusionLevel::all;
+  FusionLevel fusion = FusionLevel::wavefront;
   Precision precision = Precision::fp32;
+  /// Named inputs' static shapes, fixed before fusion.
+  std::vector<std::string> inputShapes;
 
   /// The host CPU (LLVM name or "native") that the model's code (a GPU
   /// model's host code) runs on.
@@ -120,7 +126,7 @@ struct TargetConfig {
 
   /// The pipeline runs the CUDA pipeline's kernels (cuda, cuda-emulator).
   bool gpuKernels() const { return target != Target::cpu; }
-  /// The fusion level a target without a --fusion flag uses: `all` where
+  /// The fusion level a target without a --fusion flag uses: `wavefront` where
   /// GPU kernels run and where the CPU has no vector GEMM kernels; `cell`
   /// on CPUs that have them, whose fused step runs as a register tile
   /// while the wavefront's is still a scalar loop nest.

@@ -24,6 +24,14 @@ std::pair<Value, Value> lstmCell(OpBuilder &b, Location loc, Value inGate,
 Value initialState(Emitter &emit, Value initial, OpFoldResult batch,
                    int64_t hidden, Type elementType);
 
+/// What one layer's time loop gives, as recur.lstm's results are ordered.
+struct LayerResults {
+  Value y;  // the output sequence [T, B, R]
+  Value hN; // the final hidden state [B, R]
+  Value cN; // the final cell state [B, H]
+  SmallVector<Value> values() const { return {y, hN, cN}; }
+};
+
 /// One step of a time loop: the step's time and the carried state in, the
 /// next state out.
 using StepFn = function_ref<SmallVector<Value>(OpBuilder &, Location, Value t,

@@ -34,8 +34,8 @@ Value stepTime(OpBuilder &b, Location loc, Value iteration, Value steps,
 /// (tensors a step reuses; each must be yielded in place, so that no buffer
 /// is allocated per step). `step` gets the step's time (T-1 down to 0 with
 /// `reverse`) and {h_{t-1}, c_{t-1}, scratch...} and returns {h_t, c_t,
-/// scratch...}. Returns {y, h_T, c_T}.
-SmallVector<Value> emitTimeLoop(OpBuilder &b, Location loc, OpFoldResult seq,
+/// scratch...}.
+LayerResults emitTimeLoop(OpBuilder &b, Location loc, OpFoldResult seq,
                                 OpFoldResult batch, int64_t hidden,
                                 Type elementType, Value h0, Value c0,
                                 ValueRange scratch, bool reverse, StepFn step,
@@ -60,7 +60,8 @@ SmallVector<Value> emitTimeLoop(OpBuilder &b, Location loc, OpFoldResult seq,
                                              batch, outputSize));
         scf::YieldOp::create(nested, loc, next);
       });
-  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+  return {/*y=*/loop.getResult(0), /*hN=*/loop.getResult(1),
+          /*cN=*/loop.getResult(2)};
 }
 
 /// The [B, H] buffer a projected step's cell writes its unprojected h into,
@@ -209,8 +210,7 @@ SmallVector<Value> fusedPackedStep(OpBuilder &b, Location loc, Value inputGates,
 }
 
 /// The time loop of fusedPackedStep, double-buffered (emitDoubleBufferedLoop).
-/// Returns {y, h_T, c_T}.
-SmallVector<Value> fusedPackedTimeLoop(OpBuilder &b, Location loc,
+LayerResults fusedPackedTimeLoop(OpBuilder &b, Location loc,
                                        LSTMRecurrenceOp op, OpFoldResult seq,
                                        OpFoldResult batch) {
   Emitter emit(b, loc);
@@ -237,7 +237,8 @@ SmallVector<Value> fusedPackedTimeLoop(OpBuilder &b, Location loc,
             insertStep(nb, loc, next[0], carried[2], t, batch, hidden));
         return next; // h_t, c_t, gates, y
       });
-  return {results[3], results[0], results[1]};
+  // results: h_T, then the carried c, gates, y.
+  return {/*y=*/results[3], /*hN=*/results[0], /*cN=*/results[1]};
 }
 
 struct LowerLSTM : OpRewritePattern<LSTMOp> {
@@ -270,7 +271,7 @@ struct LowerLSTM : OpRewritePattern<LSTMOp> {
       projected = op.getOutputSize();
       scratch.push_back(projectedStepScratch(emit, batch, hidden, elementType));
     }
-    SmallVector<Value> results = emitTimeLoop(
+    LayerResults results = emitTimeLoop(
         rewriter, loc, inputSizes[0], batch, hidden, elementType, op.getH0(),
         op.getC0(), scratch, op.getReverse(),
         [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
@@ -286,7 +287,7 @@ struct LowerLSTM : OpRewritePattern<LSTMOp> {
                                batch, hidden);
         },
         projected);
-    replaceWithCasts(rewriter, op, results);
+    replaceWithCasts(rewriter, op, results.values());
     return success();
   }
 };
@@ -304,7 +305,7 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
     bool fused = op.getCell() == CellSchedule::fused;
     if (fused && cast<RankedTensorType>(op.getWHh().getType()).getRank() >= 3) {
       replaceWithCasts(rewriter, op,
-                       fusedPackedTimeLoop(rewriter, loc, op, sizes[0], batch));
+                       fusedPackedTimeLoop(rewriter, loc, op, sizes[0], batch).values());
       return success();
     }
     Emitter emit(rewriter, loc);
@@ -318,7 +319,7 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
       projected = op.getOutputSize();
       scratch.push_back(projectedStepScratch(emit, batch, hidden, elementType));
     }
-    SmallVector<Value> results = emitTimeLoop(
+    LayerResults results = emitTimeLoop(
         rewriter, loc, sizes[0], batch, hidden, elementType, op.getH0(),
         op.getC0(), scratch, op.getReverse(),
         [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
@@ -335,7 +336,7 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
                               batch, hidden);
         },
         projected);
-    replaceWithCasts(rewriter, op, results);
+    replaceWithCasts(rewriter, op, results.values());
     return success();
   }
 };

@@ -109,9 +109,11 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
       {b.getAffineDimExpr(0), b.getAffineDimExpr(2), b.getAffineDimExpr(1)},
       context);
   // Diagonal s: reads hPrev, writes every unit of hOut, updates c in place.
-  // Returns {h, y, c}.
+  struct Diagonal {
+    Value h, y, c;
+  };
   auto diagonal = [&](OpBuilder &b, Location loc, Value s, Value y, Value hPrev,
-                      Value hOut, Value c) -> SmallVector<Value> {
+                      Value hOut, Value c) -> Diagonal {
     auto cell = linalg::GenericOp::create(
         b, loc, TypeRange{stateType, stateType}, ValueRange{},
         ValueRange{hOut, c}, ArrayRef<AffineMap>{stateMap, stateMap},
@@ -207,7 +209,7 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
                                           y, t, batch, hidden.back()));
         },
         [&](OpBuilder &ib, Location loc) { scf::YieldOp::create(ib, loc, y); });
-    return SmallVector<Value>{h, output.getResult(0), c};
+    return {h, /*y=*/output.getResult(0), c};
   };
   // Carried besides h: y, c.
   SmallVector<Value> loop = emitDoubleBufferedLoop(
@@ -217,7 +219,9 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
        stacked(op.getC0())},
       [&](OpBuilder &nb, Location loc, Value s, Value hIn, Value hOut,
           ValueRange carried) {
-        return diagonal(nb, loc, s, carried[0], hIn, hOut, carried[1]);
+        Diagonal next = diagonal(nb, loc, s, /*y=*/carried[0], hIn, hOut,
+                                 /*c=*/carried[1]);
+        return SmallVector<Value>{next.h, next.y, next.c};
       });
   // loop: h, y, c.
   SmallVector<Value> results = {loop[1]};
