@@ -178,11 +178,12 @@ void mlir::recur::buildLowerToCpuPipeline(OpPassManager &pm,
 void mlir::recur::buildCpuBackEndPipeline(OpPassManager &pm,
                                           const CpuPipelineOptions &options) {
   buildConvertRecurPipeline(pm);
-  // A training step's backward GEMMs, in the form the kernels take.
-  if (CpuGemmTile tile = options.gemmTile();
-      tile.enabled() && options.fusion > FusionLevel::none)
+  // A training step's backward GEMMs, in the form the kernels take (at
+  // --fusion=none, which packs nothing, those already in it).
+  if (CpuGemmTile tile = options.gemmTile(); tile.enabled())
     pm.addNestedPass<func::FuncOp>(
-        createPackGemmOperands(PackGemmOperandsOptions{tile.columns}));
+        createPackGemmOperands(PackGemmOperandsOptions{
+            tile.columns, options.fusion > FusionLevel::none}));
   buildBufferizePipeline(pm);
   buildLowerLoopsToLLVMPipeline(pm, options);
 }
@@ -229,8 +230,8 @@ static void buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuWorkgroupAttributions());
 }
 
-void mlir::recur::buildGpuMapLoopsPipeline(
-    OpPassManager &pm, const CudaPipelineOptions &options) {
+void mlir::recur::buildGpuMapLoopsPipeline(OpPassManager &pm,
+                                           const CudaPipelineOptions &options) {
   buildMapLoopsToLaunchesPipeline(pm, options,
                                   options.gemm == GemmLowering::cublaslt);
 }
@@ -335,8 +336,7 @@ void mlir::recur::registerRecurPipelines() {
       "(hoist), recur-fuse-lstm-cell (cell), "
       "recur-wavefront (wavefront); then recur-outline-weight-prologue",
       [](OpPassManager &pm, const FusionPipelineOptions &options) {
-        buildFusionPipeline(pm, options.fusion, {}, false,
-                            options.inputShapes);
+        buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes);
       });
   PassPipelineRegistration<>(
       "recur-bufferize",

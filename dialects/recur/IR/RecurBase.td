@@ -51,6 +51,10 @@ def Recur_Dialect : Dialect {
     /// Attribute (a `#recur.unit_step`) of a fused LSTM step's
     /// linalg.generic, set by convert-recur-to-linalg.
     static constexpr ::llvm::StringLiteral kUnitStepAttrName = "recur.unit_step";
+    /// Attribute (a `#recur.panel_gemm`) of a contraction's linalg.generic
+    /// that the CPU's register-tiled kernels take, set by
+    /// convert-recur-to-linalg and recur-pack-gemm-operands.
+    static constexpr ::llvm::StringLiteral kPanelGemmAttrName = "recur.panel_gemm";
     /// Result attribute of a training step naming the weight whose updated
     /// value the result is: the compiled model writes it over the bound
     /// weight, in place.

@@ -181,8 +181,73 @@ static LogicalResult verifyUpdate(Operation *op, unsigned index,
                          << "', which no argument of the function names";
 }
 
+LogicalResult
+PanelGemmAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t tile, PanelLayout layout) {
+  if (tile <= 0)
+    return emitError() << "the panel width must be positive, got " << tile;
+  return success();
+}
+
+/// W's indexing map that `config` says a panel GEMM of `loops` loops (...,
+/// n, k) reads it by.
+static AffineMap panelWeightMap(PanelGemmAttr config, unsigned loops) {
+  MLIRContext *context = config.getContext();
+  AffineExpr n = getAffineDimExpr(loops - 2, context),
+             k = getAffineDimExpr(loops - 1, context);
+  int64_t tile = config.getTile();
+  switch (config.getLayout()) {
+  case PanelLayout::packed:
+    return AffineMap::get(loops, 0, {n.floorDiv(tile), k, n % tile}, context);
+  case PanelLayout::pairs:
+    return AffineMap::get(
+        loops, 0, {n.floorDiv(tile), k.floorDiv(2), n % tile, k % 2}, context);
+  case PanelLayout::in_place:
+    return AffineMap::get(loops, 0, {k, n}, context);
+  }
+  llvm_unreachable("unknown panel layout");
+}
+
+/// A #recur.panel_gemm agrees with the loop nest it is on.
+static LogicalResult verifyPanelGemm(Operation *op, Attribute value) {
+  auto config = dyn_cast<PanelGemmAttr>(value);
+  if (!config)
+    return op->emitError() << "'" << RecurDialect::kPanelGemmAttrName
+                           << "' must be a #recur.panel_gemm attribute, got "
+                           << value;
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 2 ||
+      generic.getNumDpsInits() != 1)
+    return op->emitError() << "'" << RecurDialect::kPanelGemmAttrName
+                           << "' belongs on a linalg.generic contraction of "
+                              "two inputs into one output";
+  unsigned loops = generic.getNumLoops();
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  if (loops >= 2)
+    iterators.back() = utils::IteratorType::reduction;
+  if (loops < 2 || generic.getIteratorTypesArray() != iterators)
+    return op->emitError() << "'" << RecurDialect::kPanelGemmAttrName
+                           << "' needs loops (..., n, k) with k the only "
+                              "reduction";
+  AffineMap expected = panelWeightMap(config, loops);
+  AffineMap weightMap =
+      generic.getMatchingIndexingMap(generic.getDpsInputOperand(1));
+  if (weightMap != expected)
+    return op->emitError() << "'" << RecurDialect::kPanelGemmAttrName
+                           << "' with layout "
+                           << stringifyPanelLayout(config.getLayout())
+                           << " reads the weight by "
+                           << AffineMapAttr::get(expected)
+                           << ", but the loop nest reads it by "
+                           << AffineMapAttr::get(weightMap);
+  return success();
+}
+
 LogicalResult RecurDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
+  if (attr.getName() == kPanelGemmAttrName)
+    return verifyPanelGemm(op, attr.getValue());
   if (attr.getName() == kUnitStepAttrName) {
     auto step = dyn_cast<UnitStepAttr>(attr.getValue());
     if (!step)

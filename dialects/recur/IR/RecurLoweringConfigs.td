@@ -12,6 +12,15 @@
 
 include "recur/IR/RecurBase.td"
 
+def Recur_PanelLayout : I32EnumAttr<"PanelLayout",
+    "how a panel GEMM's weight holds its panels", [
+      I32EnumAttrCase<"packed", 0>,
+      I32EnumAttrCase<"pairs", 1>,
+      I32EnumAttrCase<"in_place", 2>]> {
+  let cppNamespace = "::mlir::recur";
+  let genSpecializedAttr = 0;
+}
+
 def Recur_UnitStepAttr : AttrDef<Recur_Dialect, "UnitStep"> {
   let mnemonic = "unit_step";
   let summary = "a fused LSTM step: one iteration per batch row, hidden unit and layer";
@@ -48,6 +57,37 @@ def Recur_UnitStepAttr : AttrDef<Recur_Dialect, "UnitStep"> {
       return getGateTiles()[layer] ? getGateTiles()[layer] : getHidden()[layer];
     }
   }];
+}
+
+def Recur_PanelGemmAttr : AttrDef<Recur_Dialect, "PanelGemm"> {
+  let mnemonic = "panel_gemm";
+  let summary = "a GEMM over a weight in panels of columns: the CPU's register-tiled kernel";
+  let description = [{
+    On the `linalg.generic` of a contraction `C[..., n] += A[..., k] *
+    W(n, k)` (loops `(..., n, k)`, `k` the one reduction), as
+    `recur.panel_gemm`: W is read in panels of `tile` columns of C, and
+    `recur-vectorize-packed-matmuls` makes it a register tile of vector FMAs
+    over one panel. `layout` says how W holds a panel:
+
+    - `packed`: `W[n floordiv tile, k, n mod tile]` (`recur.pack_panels`),
+      one contiguous panel row per k;
+    - `pairs`: bf16 pairs of k, `W[n floordiv tile, k floordiv 2, n mod
+      tile, k mod 2]` (`recur.pack_panels ... pairs`), for bf16 products;
+    - `in_place`: `W[k, n]` unpacked, its panels read in place (a training
+      step's weight gradients, whose W changes every step).
+
+    `convert-recur-to-linalg` sets it on every product with a packed weight,
+    `recur-pack-gemm-operands` on the backward GEMMs it puts in this form.
+    The dialect checks that W's indexing map is the layout's.
+
+    ```mlir
+    #recur.panel_gemm<tile = 64, layout = packed>
+    ```
+  }];
+  let parameters = (ins "int64_t":$tile,
+                        EnumParameter<Recur_PanelLayout>:$layout);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
 }
 
 #endif // RECUR_IR_RECURLOWERINGCONFIGS_TD

@@ -112,13 +112,23 @@ def PackGemmOperands : Pass<"recur-pack-gemm-operands",
       activations had cost 18% of the reference LM's training step.
 
     Weights must have static shapes; the rows (T x B) may be dynamic.
+
+    Each contraction in the kernels' form gets a `#recur.panel_gemm` with
+    its layout (`packed` or `in_place`) and `tile`: that, not the loop
+    nest's shape, is what `recur-vectorize-packed-matmuls` takes. With
+    `pack=false` (`--fusion=none`, which packs nothing) only the
+    contractions already in that form (d · w) get one.
   }];
   let options = [
     Option<"tile", "tile", "int64_t", /*default=*/"64",
            "Panel width: the CPU register tile's columns">,
+    Option<"pack", "pack", "bool", /*default=*/"true",
+           "Rewrite x · wᵀ and dᵀ · x into the kernels' form (false: only "
+           "mark the contractions already in it)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
+                           "::mlir::recur::RecurDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

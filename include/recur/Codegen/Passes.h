@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "recur/Codegen/Precision.h"
+#include "recur/IR/RecurDialect.h"
 
 namespace mlir::recur {
 

@@ -12,6 +12,7 @@
 
 #include "Contractions.h"
 #include "recur/Codegen/Passes.h"
+#include "recur/IR/RecurOps.h"
 #include "recur/Utils/PackPanels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -134,6 +135,10 @@ public:
               nb, loc,
               arith::AddFOp::create(nb, loc, args[2], product).getResult());
         });
+    generic->setAttr(RecurDialect::kPanelGemmAttrName,
+                     PanelGemmAttr::get(ctx, tile,
+                                        inPlace ? PanelLayout::in_place
+                                                : PanelLayout::packed));
     op->replaceAllUsesWith(generic->getResults());
     op->erase();
   }
@@ -155,9 +160,10 @@ public:
   int64_t tile;
 };
 
-/// Rewrites `contraction` into the packed form if it is one of the three;
-/// returns whether it did.
-bool packContraction(linalg::GenericOp op, int64_t tile) {
+/// Rewrites `contraction` into the kernels' form if it is one of the three
+/// (with `pack`; else only marks d · w, already in it), with its
+/// #recur.panel_gemm; returns whether it did.
+bool packContraction(linalg::GenericOp op, int64_t tile, bool pack) {
   Contraction contraction = operandsOf(op);
   MLIRContext *ctx = op.getContext();
   OpBuilder b(op);
@@ -182,7 +188,7 @@ bool packContraction(linalg::GenericOp op, int64_t tile) {
     // W[c, r] (x · wᵀ) the panels are W's rows, packed. (With W[r, c], d · w,
     // the panels are W's columns, which the kernels read in place: the
     // contraction is already in their form.)
-    if (maps[0] == dimsMap(loops, concat(leading, {rank}), ctx) &&
+    if (pack && maps[0] == dimsMap(loops, concat(leading, {rank}), ctx) &&
         maps[1] == dimsMap(loops, {rank - 1, rank}, ctx) &&
         maps[2] == dimsMap(loops, concat(leading, {rank - 1}), ctx)) {
       packer.setInsertionPointForInvariant(op, contraction.b);
@@ -191,10 +197,17 @@ bool packContraction(linalg::GenericOp op, int64_t tile) {
       packer.replaceWithKernelForm(op, contraction.a, packed, contraction.c);
       return true;
     }
+    if (maps[0] == dimsMap(loops, concat(leading, {rank}), ctx) &&
+        maps[1] == dimsMap(loops, {rank, rank - 1}, ctx) &&
+        maps[2] == dimsMap(loops, concat(leading, {rank - 1}), ctx)) {
+      op->setAttr(RecurDialect::kPanelGemmAttrName,
+                  PanelGemmAttr::get(ctx, tile, PanelLayout::in_place));
+      return true;
+    }
   }
 
   // dᵀ · x: C[n, k] += A[d.., n] * X[d.., k], loops (n, k, d..).
-  if (rank == 2 && loops >= 3 && parallelThenReduction(2)) {
+  if (pack && rank == 2 && loops >= 3 && parallelThenReduction(2)) {
     unsigned leadingRank = loops - 2;
     SmallVector<unsigned> leading = range(2, loops);
     if (maps[0] != dimsMap(loops, concat(leading, {0}), ctx) ||
@@ -236,7 +249,7 @@ struct PackGemmOperandsPass
         contractions.push_back(op);
     });
     for (linalg::GenericOp op : contractions)
-      packContraction(op, tile);
+      packContraction(op, tile, pack);
   }
 };
 

@@ -19,6 +19,7 @@
 #include "recur/Codegen/Passes.h"
 #include "recur/Codegen/Passes.h.inc"
 #include "recur/IR/RecurDialect.h"
+#include "recur/IR/RecurOps.h"
 #include "recur/Utils/Remarks.h"
 #include "llvm/Support/Debug.h"
 #include <algorithm>
@@ -266,9 +267,12 @@ void mlir::recur::cpu::matchRounding(PackedMatmul &matmul) {
 /// VectorizeElementwise's bf16-vectors).
 std::optional<PackedMatmul>
 mlir::recur::cpu::matchPackedMatmul(linalg::GenericOp op, int64_t vectorWidth,
-                                    int64_t inPlaceTile, bool bf16Vectors) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1)
+                                    bool bf16Vectors) {
+  // Which contractions are panel GEMMs, and their layout, is the
+  // conversion's decision; the dialect has checked W's map against it.
+  auto config =
+      op->getAttrOfType<PanelGemmAttr>(RecurDialect::kPanelGemmAttrName);
+  if (!config || !op.hasPureBufferSemantics())
     return std::nullopt;
   PackedMatmul matmul;
   matmul.op = op;
@@ -279,9 +283,12 @@ mlir::recur::cpu::matchPackedMatmul(linalg::GenericOp op, int64_t vectorWidth,
     auto type = dyn_cast<MemRefType>(value.getType());
     return type && type.getElementType().isBF16();
   };
-  matmul.pairs = isBf16MemRef(matmul.input) && isBf16MemRef(matmul.weight);
-  if ((!matmul.pairs &&
-       (!isF32MemRef(matmul.input) || !isF32MemRef(matmul.weight))) ||
+  matmul.pairs = config.getLayout() == PanelLayout::pairs;
+  matmul.inPlaceWeight = config.getLayout() == PanelLayout::in_place;
+  matmul.tile = config.getTile();
+  if ((matmul.pairs
+           ? !isBf16MemRef(matmul.input) || !isBf16MemRef(matmul.weight)
+           : !isF32MemRef(matmul.input) || !isF32MemRef(matmul.weight)) ||
       !isF32MemRef(matmul.output))
     return std::nullopt;
   auto inputType = cast<MemRefType>(matmul.input.getType());
@@ -293,11 +300,11 @@ mlir::recur::cpu::matchPackedMatmul(linalg::GenericOp op, int64_t vectorWidth,
        !inputType.isLastDimUnitStride()))
     return std::nullopt;
   // A packed W [P, K, t] (in pairs, [P, K / 2, t, 2]), or a [K, N] one read
-  // in place in panels of `inPlaceTile` columns.
+  // in place in panels of t columns.
   // An in-place W may have a dynamic K (a weight gradient's T x B rows).
-  matmul.inPlaceWeight = weightType.getRank() == 2;
-  if ((weightType.getRank() != (matmul.pairs ? 4 : 3) &&
-       !matmul.inPlaceWeight) ||
+  if (weightType.getRank() != (matmul.inPlaceWeight ? 2
+                               : matmul.pairs       ? 4
+                                                    : 3) ||
       (matmul.inPlaceWeight ? weightType.isDynamicDim(1)
                             : !weightType.hasStaticShape()) ||
       inputType.getRank() != rank ||
@@ -306,7 +313,6 @@ mlir::recur::cpu::matchPackedMatmul(linalg::GenericOp op, int64_t vectorWidth,
       !outputType.isLastDimUnitStride() || outputType.isDynamicDim(rank - 1))
     return std::nullopt;
   int64_t columns = outputType.getDimSize(rank - 1);
-  matmul.tile = matmul.inPlaceWeight ? inPlaceTile : weightType.getDimSize(2);
   int64_t tile = matmul.tile,
           depth = (matmul.pairs ? 2 : 1) *
                   weightType.getDimSize(matmul.inPlaceWeight ? 0 : 1),

@@ -71,13 +71,11 @@ struct PackedMatmul {
   SmallVector<Operation *> outputWrites;
 };
 
-/// `op` as a packed GEMM the kernels take, with what sets C before it and
-/// the cell it feeds; `inPlaceTile` is the panel width of a [K, N] weight
-/// read in place, `bf16Vectors` whether the target converts bf16 vectors.
-std::optional<PackedMatmul> matchPackedMatmul(linalg::GenericOp op,
-                                              int64_t vectorWidth,
-                                              int64_t inPlaceTile,
-                                              bool bf16Vectors);
+/// `op`, a contraction with a #recur.panel_gemm, as a packed GEMM the
+/// kernels take, with what sets C before it and the cell it feeds;
+/// `bf16Vectors` is whether the target converts bf16 vectors.
+std::optional<PackedMatmul>
+matchPackedMatmul(linalg::GenericOp op, int64_t vectorWidth, bool bf16Vectors);
 
 /// Takes the rounding of `matmul`'s result to bf16 that follows it into the
 /// kernel, if there is one (PackedMatmul::rounding).

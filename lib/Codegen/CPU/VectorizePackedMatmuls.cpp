@@ -53,11 +53,8 @@ struct VectorizePackedMatmulsPass
       return signalPassFailure();
     }
     std::vector<PackedMatmul> matmuls;
-    int64_t inPlaceTile =
-        CpuGemmTile::forTarget(vectorWidth, vectorRegisters).columns;
     getOperation()->walk([&](linalg::GenericOp op) {
-      if (auto matmul =
-              matchPackedMatmul(op, vectorWidth, inPlaceTile, bf16Dot)) {
+      if (auto matmul = matchPackedMatmul(op, vectorWidth, bf16Dot)) {
         if (!bf16Dot && !matmul->cell) {
           PackedMatmul withRounding = *matmul;
           matchRounding(withRounding);
@@ -78,6 +75,13 @@ struct VectorizePackedMatmulsPass
                             "nest",
                             "the register-tile kernels take one layer's step "
                             "(--fusion=cell)");
+      if (op->hasAttr(RecurDialect::kPanelGemmAttrName))
+        return remarkMissed(op, getArgument(),
+                            "this panel GEMM runs as a scalar loop nest",
+                            "the kernels take f32 (or bf16-pair) operands "
+                            "with unit-stride rows, a statically shaped "
+                            "weight and panels a multiple of the vector "
+                            "width");
       if (linalg::isaContractionOpInterface(op) && op.getNumDpsInputs() == 2 &&
           isa<MemRefType>(op.getDpsInputs()[1].getType()) &&
           cast<MemRefType>(op.getDpsInputs()[1].getType()).getRank() == 2 &&

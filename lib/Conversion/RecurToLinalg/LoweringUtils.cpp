@@ -91,19 +91,26 @@ Value Emitter::accumulateMatmulTransposed(Value x, Value w, Value acc) {
   };
   auto weightType = cast<RankedTensorType>(w.getType());
   AffineMap weightMap = AffineMap::get(loops, 0, {n, k}, context);
+  PanelGemmAttr config;
   if (pairs) {
     int64_t tile = weightType.getDimSize(2);
     weightMap = AffineMap::get(
         loops, 0, {n.floorDiv(tile), k.floorDiv(2), n % tile, k % 2}, context);
+    config = PanelGemmAttr::get(context, tile, PanelLayout::pairs);
   } else if (weightType.getRank() == 3) {
     int64_t tile = weightType.getDimSize(2);
     weightMap =
         AffineMap::get(loops, 0, {n.floorDiv(tile), k, n % tile}, context);
+    config = PanelGemmAttr::get(context, tile, PanelLayout::packed);
   }
   SmallVector<IteratorType> iterators(loops, IteratorType::parallel);
   iterators.back() = IteratorType::reduction;
-  return multiplyAccumulate({x, w}, acc, {withLast(k), weightMap, withLast(n)},
-                            iterators);
+  Value product = multiplyAccumulate(
+      {x, w}, acc, {withLast(k), weightMap, withLast(n)}, iterators);
+  // A weight in panels (recur.pack_panels) is there for the CPU's kernels.
+  if (config)
+    product.getDefiningOp()->setAttr(RecurDialect::kPanelGemmAttrName, config);
+  return product;
 }
 
 Value Emitter::accumulateMatmul(Value x, Value w, Value acc) {

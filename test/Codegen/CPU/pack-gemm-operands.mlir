@@ -1,4 +1,10 @@
 // RUN: recur-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(recur-pack-gemm-operands{tile=32}))" | FileCheck %s
+// With pack=false (--fusion=none) nothing is rewritten; only d · w, already
+// in the kernels' form, gets its config.
+// RUN: recur-opt %s -split-input-file --pass-pipeline="builtin.module(func.func(recur-pack-gemm-operands{tile=32 pack=false}))" | FileCheck %s --check-prefix=MARK
+
+// Every contraction in the kernels' form says so, with its layout and panel
+// width: what recur-vectorize-packed-matmuls takes.
 
 // x · wᵀ with a weight that is not packed (a training step recomputing its
 // gates): w [40, 8] in panels of its rows, [2, 8, 32], then the packed form.
@@ -12,6 +18,11 @@
 // CHECK: linalg.index 0
 // CHECK: tensor.extract %[[W]][%{{.*}}, %{{.*}}] : tensor<40x8xf32>
 // CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[A]], #[[P]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]], %[[PACKED]] : tensor<6x8xf32>, tensor<2x8x32xf32>) outs(%[[ACC]] : tensor<6x40xf32>)
+// CHECK-SAME: attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = packed>}
+// MARK-LABEL: func.func @input_times_weight_transposed(
+// MARK-NOT: tensor.empty
+// MARK-NOT: recur.panel_gemm
+// MARK: return
 // CHECK: return %[[R]]
 func.func @input_times_weight_transposed(%x: tensor<6x8xf32>, %w: tensor<40x8xf32>, %acc: tensor<6x40xf32>) -> tensor<6x40xf32> {
   %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<6x8xf32>, tensor<40x8xf32>) outs(%acc : tensor<6x40xf32>) {
@@ -33,7 +44,10 @@ func.func @input_times_weight_transposed(%x: tensor<6x8xf32>, %w: tensor<40x8xf3
 // CHECK-NOT: tensor.empty
 // CHECK: scf.for
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[W]] : tensor<3x40xf32>, tensor<40x8xf32>) outs(%{{.*}} : tensor<3x8xf32>)
+// CHECK-SAME: attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = in_place>}
 // CHECK: scf.yield
+// MARK-LABEL: func.func @gradient_times_weight_in_loop(
+// MARK: linalg.generic {{.*}} attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = in_place>}
 func.func @gradient_times_weight_in_loop(%d: tensor<3x40xf32>, %w: tensor<40x8xf32>, %acc: tensor<3x8xf32>) -> tensor<3x8xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -65,6 +79,11 @@ func.func @gradient_times_weight_in_loop(%d: tensor<3x40xf32>, %w: tensor<40x8xf
 // CHECK-NOT: linalg.transpose
 // CHECK-NOT: tensor.empty
 // CHECK: linalg.generic {indexing_maps = [#[[AT]], #[[XMAP]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[D2]], %[[X2]] : tensor<10x40xf32>, tensor<10x8xf32>) outs(%[[ACC]] : tensor<40x8xf32>)
+// CHECK-SAME: attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = in_place>}
+// MARK-LABEL: func.func @weight_gradient(
+// MARK-NOT: tensor.collapse_shape
+// MARK-NOT: recur.panel_gemm
+// MARK: return
 func.func @weight_gradient(%d: tensor<5x2x40xf32>, %x: tensor<5x2x8xf32>, %acc: tensor<40x8xf32>) -> tensor<40x8xf32> {
   %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d2, d3, d0)>, affine_map<(d0, d1, d2, d3) -> (d2, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%d, %x : tensor<5x2x40xf32>, tensor<5x2x8xf32>) outs(%acc : tensor<40x8xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
@@ -99,6 +118,7 @@ func.func @weight_gradient_dynamic_rows(%d: tensor<?x?x40xf32>, %x: tensor<?x?x8
 // A body that is not a multiply-accumulate is left to the loop lowering.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT: tensor.empty
+// CHECK-NOT: recur.panel_gemm
 // CHECK: arith.maximumf
 // CHECK: return
 func.func @left_alone(%w: tensor<40x8xf32>, %y: tensor<6x8xf32>, %acc2: tensor<6x40xf32>) -> tensor<6x40xf32> {

@@ -75,7 +75,7 @@ func.func @projection_pairs(%x: memref<?x?x8xbf16>, %w: memref<2x4x32x2xbf16>, %
     linalg.yield %in : f32
   }
   linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<?x?x8xbf16>, memref<2x4x32x2xbf16>) outs(%y : memref<?x?x37xf32>) {
+      ins(%x, %w : memref<?x?x8xbf16>, memref<2x4x32x2xbf16>) outs(%y : memref<?x?x37xf32>) attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = pairs>} {
   ^bb0(%a: bf16, %v: bf16, %acc: f32):
     %ae = arith.extf %a : bf16 to f32
     %ve = arith.extf %v : bf16 to f32
@@ -118,7 +118,7 @@ func.func @rounded_logits(%x: memref<?x8xbf16>, %w: memref<2x4x32x2xbf16>, %b: m
     linalg.yield %in : f32
   }
   linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<?x8xbf16>, memref<2x4x32x2xbf16>) outs(%c : memref<?x37xf32>) {
+      ins(%x, %w : memref<?x8xbf16>, memref<2x4x32x2xbf16>) outs(%c : memref<?x37xf32>) attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = pairs>} {
   ^bb0(%a: bf16, %v: bf16, %acc: f32):
     %ae = arith.extf %a : bf16 to f32
     %ve = arith.extf %v : bf16 to f32
@@ -155,7 +155,7 @@ func.func @rounded_and_read(%x: memref<?x8xbf16>, %w: memref<2x4x32x2xbf16>) -> 
   %rows = memref.dim %x, %c0 : memref<?x8xbf16>
   %c = memref.alloc(%rows) : memref<?x37xf32>
   linalg.generic {indexing_maps = [#x, #w, #yy], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<?x8xbf16>, memref<2x4x32x2xbf16>) outs(%c : memref<?x37xf32>) {
+      ins(%x, %w : memref<?x8xbf16>, memref<2x4x32x2xbf16>) outs(%c : memref<?x37xf32>) attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = pairs>} {
   ^bb0(%a: bf16, %v: bf16, %acc: f32):
     %ae = arith.extf %a : bf16 to f32
     %ve = arith.extf %v : bf16 to f32
@@ -189,7 +189,7 @@ func.func @rounded_and_read(%x: memref<?x8xbf16>, %w: memref<2x4x32x2xbf16>) -> 
 func.func @rounded_into_input(%x: memref<12x64xbf16>, %w: memref<2x32x32x2xbf16>) {
   %c = memref.alloc() : memref<12x64xf32>
   linalg.generic {indexing_maps = [#x, #w, #yy], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<12x64xbf16>, memref<2x32x32x2xbf16>) outs(%c : memref<12x64xf32>) {
+      ins(%x, %w : memref<12x64xbf16>, memref<2x32x32x2xbf16>) outs(%c : memref<12x64xf32>) attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = pairs>} {
   ^bb0(%a: bf16, %v: bf16, %acc: f32):
     %ae = arith.extf %a : bf16 to f32
     %ve = arith.extf %v : bf16 to f32
@@ -226,7 +226,7 @@ func.func @rounded_into_allocated_input(%src: memref<12x64xbf16>, %w: memref<2x3
   memref.copy %src, %x : memref<12x64xbf16> to memref<12x64xbf16>
   %c = memref.alloc() : memref<12x64xf32>
   linalg.generic {indexing_maps = [#x, #w, #yy], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<12x64xbf16>, memref<2x32x32x2xbf16>) outs(%c : memref<12x64xf32>) {
+      ins(%x, %w : memref<12x64xbf16>, memref<2x32x32x2xbf16>) outs(%c : memref<12x64xf32>) attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = pairs>} {
   ^bb0(%a: bf16, %v: bf16, %acc: f32):
     %ae = arith.extf %a : bf16 to f32
     %ve = arith.extf %v : bf16 to f32

@@ -222,7 +222,8 @@ func.func @linear_without_bias(%x: tensor<5x6xf32>, %w: tensor<11x6xf32>) -> ten
 
 // -----
 
-// A packed weight is read at [n floordiv t, k, n mod t].
+// A packed weight is read at [n floordiv t, k, n mod t], and the product
+// says so (#recur.panel_gemm): the CPU kernels take it by that.
 // CHECK-DAG: #[[PACKED:.*]] = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>
 // CHECK-LABEL: func.func @linear_packed
 // CHECK-SAME: (%[[X:.*]]: tensor<5x6xf32>, %[[W:.*]]: tensor<11x6xf32>)
@@ -236,6 +237,7 @@ func.func @linear_packed(%x: tensor<5x6xf32>, %w: tensor<11x6xf32>) -> tensor<5x
   // CHECK:   arith.select %[[IN]], %[[V]], %{{.*}} : f32
   // CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[PACKED]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
   // CHECK-SAME: ins(%[[X]], %[[P]] : tensor<5x6xf32>, tensor<1x6x16xf32>)
+  // CHECK-SAME: attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 16, layout = packed>}
   %p = recur.pack_panels %w tile(16) : tensor<11x6xf32> -> tensor<1x6x16xf32>
   %y = recur.linear %x, %p : (tensor<5x6xf32>, tensor<1x6x16xf32>) -> tensor<5x11xf32>
   return %y : tensor<5x11xf32>
@@ -265,6 +267,7 @@ func.func @linear_pairs(%x: tensor<5x6xf32>, %w: tensor<11x6xbf16>, %b: tensor<1
   // CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<11xf32>)
   // CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[PAIRS]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
   // CHECK-SAME: ins(%[[ROUNDED]], %[[P]] : tensor<5x6xbf16>, tensor<1x3x16x2xbf16>) outs(%[[INIT]] : tensor<5x11xf32>)
+  // CHECK-SAME: attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 16, layout = pairs>}
   // CHECK:   %[[A:.*]] = arith.extf %{{.*}} : bf16 to f32
   // CHECK:   %[[WE:.*]] = arith.extf %{{.*}} : bf16 to f32
   // CHECK:   %[[PROD:.*]] = arith.mulf %[[A]], %[[WE]]
@@ -284,6 +287,7 @@ func.func @linear_pairs(%x: tensor<5x6xf32>, %w: tensor<11x6xbf16>, %b: tensor<1
 // CHECK: %[[HB:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<?x8xf32>) outs(%{{.*}} : tensor<?x8xbf16>)
 // CHECK: linalg.transpose
 // CHECK: linalg.generic {{.*}} ins(%[[HB]], %[[WHH]] : tensor<?x8xbf16>, tensor<2x4x16x2xbf16>)
+// CHECK-SAME: #recur.panel_gemm<tile = 16, layout = pairs>
 func.func @lstm_recurrence_pairs_fused(%gates: tensor<?x?x32xf32>, %whh: tensor<2x4x16x2xbf16>)
     -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
   %y, %h, %c = recur.lstm_recurrence %gates, %whh interleaved(4) cell<fused>

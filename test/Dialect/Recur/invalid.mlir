@@ -1085,3 +1085,68 @@ func.func @unit_step_no_layer() attributes {test.step = #recur.unit_step<batch =
 func.func @unit_step_tile() attributes {test.step = #recur.unit_step<batch = 0, unit = 1, hidden = [4], gate_tiles = [3]>} {
   return
 }
+
+// -----
+
+// A panel GEMM's lowering config: typed, on a contraction whose weight map is
+// the layout's.
+func.func @panel_gemm_not_typed(%x: memref<4x4xf32>, %w: memref<4x4xf32>, %y: memref<4x4xf32>) {
+  // expected-error @below {{'recur.panel_gemm' must be a #recur.panel_gemm attribute, got 64 : i64}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x4xf32>, memref<4x4xf32>) outs(%y : memref<4x4xf32>) attrs = {recur.panel_gemm = 64} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    linalg.yield %c : f32
+  }
+  return
+}
+
+// -----
+
+// expected-error @below {{the panel width must be positive, got 0}}
+func.func @panel_gemm_empty_panels() attributes {test.gemm = #recur.panel_gemm<tile = 0, layout = packed>} {
+  return
+}
+
+// -----
+
+func.func @panel_gemm_on_a_copy(%x: memref<4x4xf32>, %y: memref<4x4xf32>) {
+  // expected-error @below {{'recur.panel_gemm' belongs on a linalg.generic contraction of two inputs into one output}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x4xf32>) outs(%y : memref<4x4xf32>) attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 16, layout = packed>} {
+  ^bb0(%a: f32, %c: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @panel_gemm_without_reduction(%x: memref<4x4xf32>, %w: memref<4x4xf32>, %y: memref<4x4xf32>) {
+  // expected-error @below {{'recur.panel_gemm' needs loops (..., n, k) with k the only reduction}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %w : memref<4x4xf32>, memref<4x4xf32>) outs(%y : memref<4x4xf32>) attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 16, layout = in_place>} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    linalg.yield %c : f32
+  }
+  return
+}
+
+// -----
+
+func.func @panel_gemm_layout_disagrees(%x: memref<5x6xf32>, %w: memref<1x6x16xf32>, %y: memref<5x11xf32>) {
+  // expected-error @below {{'recur.panel_gemm' with layout packed reads the weight by affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2, d1 mod 32)>, but the loop nest reads it by affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>}}
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<5x6xf32>, memref<1x6x16xf32>) outs(%y : memref<5x11xf32>) attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = packed>} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    linalg.yield %c : f32
+  }
+  return
+}
+
+// -----
+
+// expected-error @below {{expected ::mlir::recur::PanelLayout to be one of: packed, pairs, in_place}}
+// expected-error @below {{failed to parse Recur_PanelGemmAttr parameter 'layout'}}
+func.func @panel_gemm_unknown_layout() attributes {test.gemm = #recur.panel_gemm<tile = 16, layout = columns>} {
+  return
+}

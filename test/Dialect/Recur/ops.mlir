@@ -301,3 +301,15 @@ func.func @lstm_recurrence_projected(%gates: tensor<?x?x24xf32>, %w_hh: tensor<2
       -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x6xf32>)
   return %y, %h, %c : tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x6xf32>
 }
+
+// The lowering configs print as they parse.
+// CHECK-LABEL: func.func @lowering_configs
+// CHECK-SAME: test.gemms = [#recur.panel_gemm<tile = 64, layout = packed>, #recur.panel_gemm<tile = 32, layout = pairs>, #recur.panel_gemm<tile = 16, layout = in_place>]
+// CHECK-SAME: test.step = #recur.unit_step<batch = 0, unit = 1, layer = 2, hidden = [8, 8], gate_tiles = [0, 4]>
+func.func @lowering_configs() attributes {
+    test.gemms = [#recur.panel_gemm<tile = 64, layout = packed>,
+                  #recur.panel_gemm<tile = 32, layout = pairs>,
+                  #recur.panel_gemm<tile = 16, layout = in_place>],
+    test.step = #recur.unit_step<batch = 0, unit = 1, layer = 2, hidden = [8, 8], gate_tiles = [0, 4]>} {
+  return
+}
