@@ -117,6 +117,11 @@ class Model:
         """"cpu", or the GPU a CUDA model runs on."""
         return self._lib.recur_model_device(self._handle).decode()
 
+    @property
+    def target(self):
+        """"cpu" or "cuda": what the model was compiled for."""
+        return ("cpu", "cuda")[self._lib.recur_model_target(self._handle)]
+
     def describe(self):
         """The model's description (inputs, weights, outputs, how it was
         compiled), as recur-compile wrote it."""

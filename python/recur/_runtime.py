@@ -64,6 +64,7 @@ def _signatures(lib):
     sig("recur_model_tensor_info", _error_p, _model_p, ctypes.c_int, ctypes.c_size_t,
         ctypes.POINTER(TensorInfo))
     sig("recur_model_device", ctypes.c_char_p, _model_p)
+    sig("recur_model_target", ctypes.c_int, _model_p)
     sig("recur_model_bind_weight", _error_p, _model_p, ctypes.c_char_p,
         ctypes.POINTER(DLTensor))
     sig("recur_model_bind_weights_file", _error_p, _model_p, ctypes.c_char_p)

@@ -140,7 +140,7 @@ def test_load_describe_and_numpy():
         f"lstm.{kind}_{part}_l{layer}" for kind in ("weight", "bias")
         for part in ("ih", "hh") for layer in range(2)}
     assert model.device == "cpu"
-    assert model.describe()["target"] == "cpu"
+    assert model.target == model.describe()["target"] == "cpu"
     state = {name: value.detach().numpy() for name, value in module.state_dict().items()}
     model.bind(state)
     tokens = numpy.random.default_rng(0).integers(0, 13, size=(3, 2))

@@ -1,8 +1,9 @@
 //===- Backend.h - where a model's memory and code live ---------*- C++ -*-===//
 //
-// The C API (Runtime.cpp) is written once against this interface; the CPU
-// backend (CpuBackend.cpp) and the CUDA backend (CudaBackend.cpp, over the
-// driver in Cuda.h) implement it. Every method throws Failure on error.
+// The C API (Runtime.cpp) is written once against this interface, with no
+// branch on the target; the CPU backend (CpuBackend.cpp) and the CUDA backend
+// (CudaBackend.cpp, over Cuda.h) implement it. Every method throws Failure on
+// error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,15 +28,17 @@ public:
   virtual void *data() const = 0;
 };
 
-/// A result buffer handed to the caller: `allocated` is what the deleter
-/// frees, `data` where the elements start. `tookOver`: it is the model's
-/// buffer itself; otherwise a copy, and the model's buffer, if the output
-/// owned it, is freed once every output is made (another output may be
-/// copying from it).
+/// A result buffer handed to the caller: `allocated` is what `free` frees
+/// (outputs may outlive their model, so it needs no backend), `data` where
+/// the elements start, on `device`. `tookOver`: it is the model's buffer
+/// itself; otherwise a copy, and the model's buffer, if the output owned it,
+/// is freed once every output is made (another output may be copying from
+/// it).
 struct OutputBuffer {
   void *allocated;
   void *data;
-  bool onDevice;
+  DLDevice device;
+  void (*free)(void *allocated);
   bool tookOver;
 };
 
@@ -45,6 +48,8 @@ public:
 
   /// "cpu", or the GPU's name.
   virtual const std::string &deviceName() const = 0;
+  /// Where the model's weights and buffers live.
+  virtual DLDevice device() const = 0;
 
   /// Throws unless the caller's `tensor` (named `what`) is in memory this
   /// backend takes.
@@ -98,22 +103,22 @@ public:
   /// Frees a result buffer no output took.
   virtual void freeResult(void *allocated) const = 0;
 
-  /// CUDA: outputs as host copies (1) or device tensors (0).
+  /// Outputs as host copies (true) or where the model computed them (false,
+  /// the default). A CPU model's are on the host either way.
   virtual void setHostOutputs(bool host) = 0;
-  virtual DLDevice outputDevice(bool onDevice) const = 0;
 };
 
-/// A CPU model loaded from `library`.
+/// The backend of the model `description` describes, loaded from `library`
+/// (at `path`, for messages): a CPU model's, or a CUDA model's (which
+/// checks driver, device and architecture, and loads the kernels).
+std::unique_ptr<Backend> createBackend(void *library, const std::string &path,
+                                       const ModelDescription &description);
+
 std::unique_ptr<Backend> createCpuBackend(void *library, size_t numInputs);
-/// A CUDA model loaded from `library` (checks driver, device, architecture;
-/// loads the kernels).
 std::unique_ptr<Backend> createCudaBackend(void *library,
                                            const std::string &path,
                                            const std::string &cudaArch,
                                            size_t numInputs);
-
-/// Frees an output's buffer; outputs may outlive their model.
-void freeOutputBuffer(void *allocated, bool onDevice);
 
 } // namespace recur::runtime
 

@@ -146,20 +146,20 @@ public:
   OutputBuffer takeOutput(void *allocated, void *data, size_t bytes, bool owned,
                           const std::string &what) const override {
     if (owned)
-      return {allocated, data, false, true};
+      return {allocated, data, device(), hostFreeBuffer, true};
     void *copy = hostAllocate(bytes ? bytes : 1, alignof(std::max_align_t));
     if (!copy)
       throw Failure("out of memory copying " + what + " (" +
                     std::to_string(bytes) + " bytes)");
     if (bytes)
       std::memcpy(copy, data, bytes);
-    return {copy, copy, false, false};
+    return {copy, copy, device(), hostFreeBuffer, false};
   }
 
   void freeResult(void *allocated) const override { hostFree(allocated); }
 
   void setHostOutputs(bool) override {} // always host tensors
-  DLDevice outputDevice(bool) const override { return {kDLCPU, 0}; }
+  DLDevice device() const override { return {kDLCPU, 0}; }
 
 private:
   std::string name = "cpu";

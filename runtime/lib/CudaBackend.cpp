@@ -108,12 +108,13 @@ public:
         std::free(host);
         throw;
       }
-      return {host, host, false, false};
+      return {host, host, {kDLCPU, 0}, hostFreeBuffer, false};
     }
     if (owned)
-      return {allocated, data, true, true};
+      return {allocated, data, device(), cuda::ModelGpu::freeModelAllocation,
+              true};
     void *copy = gpu->duplicate(data, bytes, what);
-    return {copy, copy, true, false};
+    return {copy, copy, device(), cuda::ModelGpu::freeModelAllocation, false};
   }
 
   void freeResult(void *allocated) const override {
@@ -121,10 +122,7 @@ public:
   }
 
   void setHostOutputs(bool host) override { hostOutputs = host; }
-  DLDevice outputDevice(bool onDevice) const override {
-    return onDevice ? DLDevice{kDLCUDA, gpu->deviceOrdinal()}
-                    : DLDevice{kDLCPU, 0};
-  }
+  DLDevice device() const override { return {kDLCUDA, gpu->deviceOrdinal()}; }
 
 private:
   std::unique_ptr<cuda::ModelGpu> gpu;
@@ -143,11 +141,4 @@ recur::runtime::createCudaBackend(void *library, const std::string &path,
                                   size_t numInputs) {
   return std::make_unique<CudaBackend>(
       cuda::ModelGpu::load(library, path, cudaArch), numInputs);
-}
-
-void recur::runtime::freeOutputBuffer(void *allocated, bool onDevice) {
-  if (onDevice)
-    cuda::ModelGpu::freeModelAllocation(allocated);
-  else
-    hostFree(allocated);
 }

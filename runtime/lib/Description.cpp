@@ -53,12 +53,14 @@ ModelDescription recur::runtime::parseDescription(const std::string &text,
                     std::to_string(version) + "; this runtime reads ABI " +
                     std::to_string(RECUR_MODEL_ABI_VERSION) +
                     ": recompile it with this build's recur-compile");
-    model.target = description.at("target").get<std::string>();
-    if (model.target == "cuda")
+    std::string target = description.at("target").get<std::string>();
+    if (target == "cuda") {
+      model.target = RECUR_TARGET_CUDA;
       model.cudaArch = description.at("cuda_arch").get<std::string>();
-    else if (model.target != "cpu")
-      throw Failure("'" + path + "' was compiled for target '" + model.target +
+    } else if (target != "cpu") {
+      throw Failure("'" + path + "' was compiled for target '" + target +
                     "'; this runtime runs cpu and cuda models");
+    }
     const json &arguments = description.at("arguments");
     model.numArguments = arguments.size();
     for (size_t index = 0; index < arguments.size(); ++index) {

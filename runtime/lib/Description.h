@@ -8,6 +8,8 @@
 #ifndef RECUR_RUNTIME_DESCRIPTION_H
 #define RECUR_RUNTIME_DESCRIPTION_H
 
+#include "recur/runtime.h"
+
 #include <dlpack/dlpack.h>
 
 #include <cstdint>
@@ -37,7 +39,7 @@ struct TensorSpec {
 };
 
 struct ModelDescription {
-  std::string target;   // "cpu" or "cuda"
+  RecurTarget target = RECUR_TARGET_CPU;
   std::string cudaArch; // "sm_90" for CUDA models
   std::vector<TensorSpec> inputs, weights, outputs;
   /// Tensors computed from the weights by the prologue, once per binding.

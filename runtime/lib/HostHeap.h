@@ -22,6 +22,8 @@ void *hostAllocate(size_t bytes, size_t alignment) noexcept;
 /// large buffer is kept for reuse unless `keep` is false (or the heap keeps
 /// enough already).
 void hostFree(void *pointer, bool keep = true) noexcept;
+/// hostFree of a buffer handed out (an output's), as a plain function.
+inline void hostFreeBuffer(void *pointer) { hostFree(pointer); }
 
 /// Gives every kept buffer back to the system (tests; a process that is
 /// done with its models).

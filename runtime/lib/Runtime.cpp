@@ -85,7 +85,7 @@ struct RecurModel {
       throw Failure("weight '" + description.weights[index].name +
                     "' is not bound");
     DLTensor source{};
-    source.device = backend->outputDevice(/*onDevice=*/true);
+    source.device = backend->device();
     backend->readToHost(source, weights[index]->data(), bytes, host);
   }
 
@@ -107,13 +107,13 @@ constexpr int kMaxThreads = 1024;
 
 struct OutputContext {
   void *allocated;
-  bool onDevice;
+  void (*free)(void *allocated);
   std::vector<int64_t> shape;
 };
 
 void deleteOutput(DLManagedTensor *tensor) {
   auto *context = static_cast<OutputContext *>(tensor->manager_ctx);
-  freeOutputBuffer(context->allocated, context->onDevice);
+  context->free(context->allocated);
   delete context;
   delete tensor;
 }
@@ -149,9 +149,9 @@ DLManagedTensor *makeOutput(const RecurModel &model, size_t index,
   tookOver = buffer.tookOver;
   auto tensor = std::make_unique<DLManagedTensor>();
   auto *context =
-      new OutputContext{buffer.allocated, buffer.onDevice, std::move(shape)};
+      new OutputContext{buffer.allocated, buffer.free, std::move(shape)};
   tensor->dl_tensor.data = buffer.data;
-  tensor->dl_tensor.device = model.backend->outputDevice(buffer.onDevice);
+  tensor->dl_tensor.device = buffer.device;
   tensor->dl_tensor.ndim = static_cast<int32_t>(context->shape.size());
   tensor->dl_tensor.dtype = spec.dtype;
   tensor->dl_tensor.shape = context->shape.data();
@@ -321,12 +321,8 @@ RecurError *recur_model_load(const char *path, RecurModel **result) {
                       "' describes a weight prologue but does not export " +
                       RECUR_MODEL_PREPARE_SYMBOL);
     }
-    size_t numInputs = model->description.inputs.size();
     model->backend =
-        model->description.target == "cuda"
-            ? createCudaBackend(model->handle, model->path,
-                                model->description.cudaArch, numInputs)
-            : createCpuBackend(model->handle, numInputs);
+        createBackend(model->handle, model->path, model->description);
     model->weights.resize(model->description.weights.size());
     model->derivedData.resize(model->description.derived.size(), nullptr);
     *result = model.release();
@@ -522,6 +518,10 @@ RecurError *recur_model_set_host_outputs(RecurModel *model, int host) {
 
 const char *recur_model_device(const RecurModel *model) {
   return model ? model->backend->deviceName().c_str() : "";
+}
+
+RecurTarget recur_model_target(const RecurModel *model) {
+  return model ? model->description.target : RECUR_TARGET_CPU;
 }
 
 const char *recur_model_run_report(const RecurModel *model) {

@@ -164,6 +164,7 @@ TEST_F(FakeCudaTest, RunsOnTheModelsStreamAndReturnsDeviceOutputs) {
   RecurModel *model = load();
   ASSERT_NE(model, nullptr);
   EXPECT_STREQ(recur_model_device(model), "Fake GPU (sm_90), device 0");
+  EXPECT_EQ(recur_model_target(model), RECUR_TARGET_CUDA);
   EXPECT_GT(fake->loadedModules(), 0);
   bindWeights(model);
   int launchesBefore = fake->launches();

@@ -114,6 +114,8 @@ protected:
 std::string *RuntimeTest::libraryPath = nullptr;
 
 TEST_F(RuntimeTest, DescribesTheModel) {
+  EXPECT_EQ(recur_model_target(model), RECUR_TARGET_CPU);
+  EXPECT_STREQ(recur_model_device(model), "cpu");
   ASSERT_EQ(recur_model_num_tensors(model, RECUR_INPUT), 1u);
   ASSERT_EQ(recur_model_num_tensors(model, RECUR_WEIGHT), 11u);
   ASSERT_EQ(recur_model_num_tensors(model, RECUR_OUTPUT), 1u);

@@ -1,4 +1,5 @@
-/*===- runtime.h - librecur-runtime: run compiled Recur models -----*- C -*-===//
+/*===- runtime.h - librecur-runtime: run compiled Recur models -----*- C
+ *-*-===//
  *
  * Loads a model compiled by `recur-compile`, describes its tensors, binds its
  * weights, runs it. Tensors are exchanged as DLPack. Every function that can
@@ -37,7 +38,8 @@ extern "C" {
 /* CPU models also export int64_t failed_allocation(void): nonzero, the size
  * of a heap allocation that failed in the calling thread's last run (which
  * then returned early, results unset); reading it clears it. */
-#define RECUR_MODEL_FAILED_ALLOCATION_SYMBOL "recur_compiled_model_failed_allocation"
+#define RECUR_MODEL_FAILED_ALLOCATION_SYMBOL                                   \
+  "recur_compiled_model_failed_allocation"
 /* CPU models also export void set_heap(void *(*malloc)(size_t),
  * void *(*aligned_alloc)(size_t, size_t), void (*free)(void *)): the
  * functions the generated code allocates and frees its buffers with (by
@@ -114,6 +116,14 @@ RecurError *recur_model_tensor_info(const RecurModel *model,
 /* Where the model runs: "cpu", or e.g. "NVIDIA H100 80GB HBM3 (sm_90),
  * device 0" for a CUDA model (chosen by RECUR_CUDA_DEVICE, default 0). */
 const char *recur_model_device(const RecurModel *model);
+
+/* What the model was compiled for (recur-compile --target; a
+ * --target=cuda-emulator model is a CPU model). */
+typedef enum RecurTarget {
+  RECUR_TARGET_CPU = 0,
+  RECUR_TARGET_CUDA = 1,
+} RecurTarget;
+RecurTarget recur_model_target(const RecurModel *model);
 
 /* How the model's last run executed, or "" before the first run and for CPU
  * models. For a CUDA model: its number of kernel launches, and each

@@ -1,0 +1,142 @@
+//===- RowKernels.h - recur-vectorize-elementwise's kernels -----*- C++ -*-===//
+//
+// The loop nests recur-vectorize-elementwise runs on vectors, each matched
+// on buffers and emitted in place of its linalg.generic: row ops (elementwise
+// ops and reductions along the last dimension, in groups that share one
+// parallel loop over the rows; RowOps.cpp), row gathers (an embedding;
+// RowGather.cpp) and column sums (a bias gradient; ColumnSums.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECUR_LIB_CODEGEN_CPU_ROWKERNELS_H
+#define RECUR_LIB_CODEGEN_CPU_ROWKERNELS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <optional>
+
+namespace mlir::recur::cpu {
+
+/// (d0, ..., d{n-1}) -> (d0, ..., d{n-2}): one value per row; for n = 1,
+/// (d0) -> (), the one row's value.
+bool isRowMap(AffineMap map);
+
+/// A reduction along the last dimension into one output: out = combiner(out,
+/// value), started from the combiner's neutral element in every lane.
+struct RowReduction {
+  Operation *combiner;
+  vector::CombiningKind kind;
+  double neutral;
+  /// The combiner's operand that is not the output's block argument.
+  Value value;
+  /// The scalar a `linalg.fill` (then erased) set the output to, or null: the
+  /// output's current value.
+  Value initial;
+};
+
+/// A row op: a generic on f32 buffers (bf16 ones indexed by all
+/// loops too: a bf16 model's inputs and outputs), every loop parallel but
+/// possibly the last, which may be a reduction; every operand either indexed
+/// by all loops (identity map, unit-stride rows) or one value per row (the
+/// leading loops; an input also by none: one value for all rows), outputs by
+/// all loops unless the last loop reduces; a body
+/// of elementwise arith/math ops on f32 (and i1) scalars.
+struct RowOp {
+  linalg::GenericOp op;
+  /// One per output when the last loop is a reduction.
+  SmallVector<RowReduction> reductions;
+
+  unsigned loops() { return op.getNumLoops(); }
+  bool isRowOperand(OpOperand &operand) {
+    return !op.getMatchingIndexingMap(&operand).isIdentity();
+  }
+  /// An operand indexed by all loops: it gives the row count and length.
+  Value fullOperand() {
+    for (OpOperand &operand : op->getOpOperands())
+      if (!isRowOperand(operand))
+        return operand.get();
+    return {};
+  }
+};
+
+/// `op` as a row op, if it is one (with `bf16Vectors`, bf16 operands
+/// indexed by all loops too).
+std::optional<RowOp> matchRowOp(linalg::GenericOp op, bool bf16Vectors);
+
+/// Ops a row loop may be moved past: they touch no memory the generics use
+/// (values, views, allocations of fresh buffers).
+bool canMovePast(Operation *op);
+
+/// The `linalg.fill` that initializes `output` just before `op` (nothing in
+/// between touches it), or null.
+linalg::FillOp findInitializingFill(Operation *op, Value output);
+
+/// Generics that run in one parallel loop over the rows of the first one.
+/// A member has the group's rank (its rows are the group's: it shares a
+/// buffer with an earlier member, in the same role), or one loop less and no
+/// reduction (a `row-scalar` op on per-row values: the log of a row sum).
+/// Every operand is read at its own row only, so running the members row by
+/// row, in order, computes what running them one after another does, unless
+/// two operands are different views of one buffer that a member writes.
+struct RowGroup {
+  unsigned rank;
+  SmallVector<RowOp> members;
+
+  bool isRowScalar(RowOp &member) { return member.loops() < rank; }
+  /// Each operand of each member with whether it holds one value per row.
+  SmallVector<std::pair<Value, bool>> operandRoles();
+  /// Adds `candidate` if it can join (see above); returns whether it did.
+  bool tryAdd(RowOp candidate);
+  /// Whether a member writes a buffer that the group reaches through two
+  /// different values (views), whose rows need not line up.
+  bool viewsOfWrittenBuffer();
+};
+
+/// Replaces `group`'s members with one parallel loop over their rows, each
+/// row in vectors along the last dimension; `copied`, an output a following
+/// copy also writes to `copyTarget`, is written there too.
+void emitRowGroup(RewriterBase &rewriter, RowGroup &group, int64_t vectorWidth,
+                  Value copied = {}, Value copyTarget = {});
+
+/// `size` elements in vectors of `width` lanes: `body(j, inBounds)` in a loop
+/// over the whole vectors, then in one over the partial last one.
+void buildVectorLoops(OpBuilder &b, Location loc, Value size, int64_t width,
+                      function_ref<void(Value, bool)> body);
+
+/// `eachRow(leading)` in a parallel loop over the rows of `buffer` (the
+/// indices of its leading `rank - 1` dimensions), or once when it has none.
+void buildRowLoop(OpBuilder &b, Location loc, Value buffer, unsigned rank,
+                  function_ref<void(ValueRange)> eachRow);
+
+/// A row gather, the lowering of recur.embedding on buffers:
+///   output[rows..., j] = table[index_cast(ids[rows...]), j]
+/// with one id per row and rows of the table and the output unit-stride.
+struct RowGather {
+  linalg::GenericOp op;
+  Value ids, table, output;
+};
+
+std::optional<RowGather> matchRowGather(linalg::GenericOp op);
+/// A parallel loop over the rows; each row's id is loaded once, and the
+/// table row is copied in vectors (the partial last one masked).
+void emitRowGather(RewriterBase &b, RowGather &gather, int64_t vectorWidth);
+
+/// A sum over the rows of a buffer, `out[n] += in[d..., n]` (a bias
+/// gradient): loops (n, d...), n the only parallel one.
+struct ColumnSum {
+  linalg::GenericOp op;
+  Value input, output;
+  /// The scalar a `linalg.fill` (then erased) set the output to, or null.
+  Value initial;
+};
+
+std::optional<ColumnSum> matchColumnSum(linalg::GenericOp op);
+/// Columns in chunks of vectors, in parallel, each chunk's sums in
+/// registers while the loop walks down the rows.
+void emitColumnSum(RewriterBase &b, ColumnSum &sum, int64_t vectorWidth);
+
+} // namespace mlir::recur::cpu
+
+#endif // RECUR_LIB_CODEGEN_CPU_ROWKERNELS_H
