@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libdlpack-dev nlohmann-json3-dev
   python3-torch  # the PyTorch interop test (Debian's Python, /usr/bin/python3)
   python3-pytest  # the Python package's tests (python/tests)
+  python3-pip  # installing the package (its python-install test; brings setuptools)
   # bench/: Debian's torch uses netlib's reference BLAS (about 15x slower)
   # unless OpenBLAS is installed; oneDNN for the onednn-cpu baseline; plots.
   # libdnnl-dev's CMake config needs OpenCL's (a Recommends, left out below).

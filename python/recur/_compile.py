@@ -14,15 +14,18 @@ import os
 import shutil
 import subprocess
 import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 
-from . import Model, RecurError
+from ._errors import RecurError
+from ._model import Model
 
 
-def _tool(name):
-    """recur-gen or recur-compile: $RECUR_BIN, the build tree this package
-    sits in, then PATH."""
+def _tool(name: str) -> str:
+    """recur-gen or recur-compile: $RECUR_BIN, the package's own bin/ (an
+    installed wheel carries the tools), the build tree this package sits in
+    ($RECUR_BUILD_DIR, default python/../build), then PATH."""
     here = os.path.dirname(os.path.abspath(__file__))
-    directories = [os.environ.get("RECUR_BIN"),
+    directories = [os.environ.get("RECUR_BIN"), os.path.join(here, "bin"),
                    os.path.join(os.environ.get("RECUR_BUILD_DIR",
                                                os.path.join(here, "..", "..", "build")), "bin")]
     for directory in filter(None, directories):
@@ -36,7 +39,7 @@ def _tool(name):
     return found
 
 
-def _cache_dir():
+def _cache_dir() -> str:
     root = os.environ.get("RECUR_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
         "recur")
@@ -44,7 +47,7 @@ def _cache_dir():
     return root
 
 
-def _run(command, what):
+def _run(command: Sequence[str], what: str) -> str:
     process = subprocess.run(command, capture_output=True, text=True)
     if process.returncode != 0:
         raise RecurError(f"{what} failed ({' '.join(command)}):\n{process.stderr.strip()}")
@@ -62,13 +65,13 @@ class _LanguageModel:
         self.log_softmax = log_softmax  # log-probabilities rather than logits
 
 
-def _is_flatten(node, vocab):
+def _is_flatten(node: Any, vocab: int) -> bool:
     """x.view(-1, V) or x.reshape(-1, V)."""
     return (node.op == "call_method" and node.target in ("view", "reshape") and
             list(node.args[1:]) in ([-1, vocab], [[-1, vocab]], [(-1, vocab)]))
 
 
-def _is_log_softmax(node, last):
+def _is_log_softmax(node: Any, last: int) -> bool:
     """log_softmax over the last dimension (`last`, or -1)."""
     import torch
     if node.op == "call_function" and node.target in (torch.nn.functional.log_softmax,
@@ -81,14 +84,14 @@ def _is_log_softmax(node, last):
     return dim in (last, -1) and not node.kwargs.get("dtype")
 
 
-def _check_lstm(lstm):
+def _check_lstm(lstm: Any) -> None:
     """The nn.LSTM options Recur compiles; anything else is refused by name."""
     if lstm.dropout and lstm.training:
         raise RecurError(f"nn.LSTM dropout={lstm.dropout} in train mode: Recur runs inference; "
                          f"call .eval() (dropout is then the identity)")
 
 
-def _tracer():
+def _tracer() -> Any:
     """A torch.fx tracer that can unpack an nn.LSTM's result."""
     import torch
     import torch.fx
@@ -110,7 +113,7 @@ def _tracer():
     return Tracer()
 
 
-def _recognise(module):
+def _recognise(module: Any) -> "_LanguageModel":
     """The LM's embedding, LSTM and projection, from a torch.fx trace of its
     forward; a RecurError says what did not fit."""
     import torch
@@ -246,7 +249,7 @@ class _Compiled:
         result, *state = self.model.run(*inputs)
         return self._shaped(result), (torch.stack(state[0::2]), torch.stack(state[1::2]))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"recur.{type(self).__name__}({self.library!r}, {self.model!r})"
 
 
@@ -257,7 +260,7 @@ class CompiledLM(_Compiled):
     `logits, (h_n, c_n) = compiled(tokens, (h0, c0))` carries the state from
     one batch of a long text to the next."""
 
-    def __call__(self, tokens, hx=None):
+    def __call__(self, tokens: Any, hx: Optional[Tuple[Any, Any]] = None) -> Any:
         return self._run(tokens, hx)
 
 
@@ -265,22 +268,24 @@ class CompiledLSTM(_Compiled):
     """A compiled nn.LSTM, called as the module is: `output, (h_n, c_n) =
     compiled(input, (h0, c0))`, the state optional (zeros)."""
 
-    def __call__(self, input, hx=None):
+    def __call__(self, input: Any, hx: Optional[Tuple[Any, Any]] = None) -> Any:
         return self._run(input, hx)
 
 
-def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=None,
-            state=False, extra_flags=(), verbose=False):
-    """Compiles `module` with Recur and binds its current parameters: an
-    nn.LSTM (returns a CompiledLSTM, called as the module), or an Embedding
-    -> LSTM -> Linear language model (a CompiledLM; with state=True it takes
-    and returns the LSTM's state too).
+class _Plan:
+    """What recognition found: the recur-gen command for the module, its
+    LSTM, the result's class and how the module's parameters are named in
+    the model (Recur's prefix -> the submodule's name)."""
 
-    target: "cpu" or "cuda" (recur-compile --target); fusion: recur-compile
-    --fusion (default: the target's); seq/batch: fix T and B (else dynamic);
-    threads: CPU threads for the runs. The library is cached by the content
-    of its IR and flags (RECUR_CACHE_DIR, default ~/.cache/recur), so
-    compiling the same architecture again is instant."""
+    def __init__(self, gen: List[str], lstm: Any, result: Type[_Compiled],
+                 names: Dict[str, str], state: bool, flatten: bool) -> None:
+        self.gen, self.lstm, self.result = gen, lstm, result
+        self.names, self.state, self.flatten = names, state, flatten
+
+
+def _plan(module: Any, state: bool, seq: Optional[int], batch: Optional[int]) -> _Plan:
+    """Recognition: what to generate for `module` (an nn.LSTM, or an LM that
+    _recognise accepts); a RecurError says what does not fit."""
     import torch
     if not isinstance(module, torch.nn.Module):
         raise RecurError(f"recur.compile takes a torch.nn.Module, got {type(module).__name__}")
@@ -291,7 +296,7 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
     if isinstance(module, torch.nn.LSTM):
         _check_lstm(module)
         lstm, result = module, CompiledLSTM
-        gen = [_tool("recur-gen"), "lstm", "--input", str(lstm.input_size), "--state"]
+        gen = ["lstm", "--input", str(lstm.input_size), "--state"]
         names = {"": ""}  # the module itself, its state_dict names as they are
         state, flatten = True, False
     else:
@@ -302,7 +307,7 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
                              f"its own vocabulary")
         lstm, result = lm.lstm, CompiledLM
         state, flatten = state or lm.stateful, lm.flatten
-        gen = [_tool("recur-gen"), "lstm-lm", "--vocab", str(lm.embedding.num_embeddings),
+        gen = ["lstm-lm", "--vocab", str(lm.embedding.num_embeddings),
                "--embed", str(lm.embedding.embedding_dim)] + (["--state"] if state else []) + \
             (["--log-softmax"] if lm.log_softmax else [])
         names = {f"{key}.": target_name for key, target_name in lm.names.items()}
@@ -315,36 +320,68 @@ def compile(module, target="cpu", fusion=None, seq=None, batch=None, threads=Non
         gen += ["--seq", str(int(seq))]
     if batch is not None:
         gen += ["--batch", str(int(batch))]
-    ir = _run(gen, "recur-gen")
-    flags = [f"--target={target}"] + ([f"--fusion={fusion}"] if fusion else []) + \
-        list(extra_flags)
+    return _Plan(gen, lstm, result, names, state, flatten)
+
+
+def _build(ir: str, flags: List[str], label: str, verbose: bool) -> Tuple[str, bool]:
+    """recur-compile `ir` with `flags` into the cache, named by a hash of the
+    IR, the flags and the compiler; returns the library and whether it was
+    already there."""
     compiler = _tool("recur-compile")
     stat = os.stat(compiler)
     key = hashlib.sha256("\0".join(
         [ir, *flags, compiler, str(stat.st_size), str(stat.st_mtime_ns)]).encode()).hexdigest()
     library = os.path.join(_cache_dir(), f"lm-{key[:24]}.so")
-    cache_hit = os.path.exists(library)
-    if not cache_hit:
-        source = library[:-3] + f".{os.getpid()}.mlir"
-        partial = library + f".{os.getpid()}.tmp"
-        with open(source, "w") as f:
-            f.write(ir)
-        if verbose:
-            print(f"recur: compiling {type(module).__name__} ({target})", file=sys.stderr)
-        try:
-            _run([compiler, source, "-o", partial, "--quiet", *flags], "recur-compile")
-            os.replace(partial, library)  # atomic: a concurrent compile never sees half a file
-        finally:
-            for path in (source, partial):
-                if os.path.exists(path):
-                    os.remove(path)
-    model = Model(library)
-    if threads is not None:
-        model.set_threads(threads)
-    # Recur's weight names: its prefix and the parameter's own name.
+    if os.path.exists(library):
+        return library, True
+    source = library[:-3] + f".{os.getpid()}.mlir"
+    partial = library + f".{os.getpid()}.tmp"
+    with open(source, "w") as f:
+        f.write(ir)
+    if verbose:
+        print(f"recur: compiling {label}", file=sys.stderr)
+    try:
+        _run([compiler, source, "-o", partial, "--quiet", *flags], "recur-compile")
+        os.replace(partial, library)  # atomic: a concurrent compile never sees half a file
+    finally:
+        for path in (source, partial):
+            if os.path.exists(path):
+                os.remove(path)
+    return library, False
+
+
+def _bind(model: Model, module: Any, names: Dict[str, str]) -> None:
+    """Binds `module`'s parameters under Recur's names: its prefix and the
+    parameter's own name."""
     parameters = {}
     for prefix, target_name in names.items():
         for name, parameter in module.get_submodule(target_name).named_parameters():
             parameters[prefix + name] = parameter
     model.bind(parameters)
-    return result(model, library, cache_hit, lstm, state, flatten)
+
+
+def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
+            seq: Optional[int] = None, batch: Optional[int] = None,
+            threads: Optional[int] = None, state: bool = False,
+            extra_flags: Sequence[str] = (),
+            verbose: bool = False) -> Union["CompiledLM", "CompiledLSTM"]:
+    """Compiles `module` with Recur and binds its current parameters: an
+    nn.LSTM (returns a CompiledLSTM, called as the module), or an Embedding
+    -> LSTM -> Linear language model (a CompiledLM; with state=True it takes
+    and returns the LSTM's state too).
+
+    target: "cpu" or "cuda" (recur-compile --target); fusion: recur-compile
+    --fusion (default: the target's); seq/batch: fix T and B (else dynamic);
+    threads: CPU threads for the runs. The library is cached by the content
+    of its IR and flags (RECUR_CACHE_DIR, default ~/.cache/recur), so
+    compiling the same architecture again is instant."""
+    plan = _plan(module, state, seq, batch)
+    ir = _run([_tool("recur-gen"), *plan.gen], "recur-gen")
+    flags = [f"--target={target}"] + ([f"--fusion={fusion}"] if fusion else []) + \
+        list(extra_flags)
+    library, cache_hit = _build(ir, flags, f"{type(module).__name__} ({target})", verbose)
+    model = Model(library)
+    if threads is not None:
+        model.set_threads(threads)
+    _bind(model, module, plan.names)
+    return plan.result(model, library, cache_hit, plan.lstm, plan.state, plan.flatten)

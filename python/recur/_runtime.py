@@ -9,6 +9,9 @@ once, at binding) or on the way out.
 
 import ctypes
 import os
+from typing import Iterator, Optional
+
+from ._errors import RecurError
 
 # dlpack.h (v0.8, Debian's libdlpack-dev), the parts the runtime uses.
 kDLCPU, kDLCUDA, kDLCUDAHost = 1, 2, 3
@@ -50,7 +53,7 @@ _error_p = ctypes.c_void_p
 _model_p = ctypes.c_void_p
 
 
-def _signatures(lib):
+def _signatures(lib: ctypes.CDLL) -> None:
     def sig(name, restype, *argtypes):
         function = getattr(lib, name)
         function.restype, function.argtypes = restype, list(argtypes)
@@ -77,10 +80,11 @@ def _signatures(lib):
         ctypes.c_size_t, ctypes.POINTER(ctypes.POINTER(DLManagedTensor)), ctypes.c_size_t)
 
 
-def _candidates():
+def _candidates() -> Iterator[str]:
     """Where librecur-runtime.so may be: $RECUR_RUNTIME_LIBRARY, the build
-    tree this package sits in (python/ next to build/), the package's own
-    directory (an installed copy), then the loader's search path."""
+    tree this package sits in (python/ next to build/, or
+    $RECUR_BUILD_DIR), the package's own lib/ (an installed wheel carries
+    it), then the loader's search path."""
     if os.environ.get("RECUR_RUNTIME_LIBRARY"):
         yield os.environ["RECUR_RUNTIME_LIBRARY"]
         return
@@ -91,10 +95,10 @@ def _candidates():
     yield "librecur-runtime.so"
 
 
-_lib = None
+_lib: Optional[ctypes.CDLL] = None
 
 
-def library():
+def library() -> ctypes.CDLL:
     """librecur-runtime, loaded once."""
     global _lib
     if _lib is None:
@@ -109,20 +113,18 @@ def library():
             except OSError as error:
                 tried.append(f"{path} ({error})")
         if _lib is None:
-            from . import RecurError
             raise RecurError("cannot load librecur-runtime.so; tried " + ", ".join(tried) +
                              ". Build Recur (scripts/build.sh) or set RECUR_RUNTIME_LIBRARY")
         _signatures(_lib)
     return _lib
 
 
-def check(error):
+def check(error: Optional[int]) -> None:
     """Raises the runtime's error (a RecurError* or None) as a RecurError."""
     if error:
         lib = library()
         message = lib.recur_error_message(error).decode()
         lib.recur_error_free(error)
-        from . import RecurError
         raise RecurError(message)
 
 
@@ -136,10 +138,11 @@ _pythonapi.PyCapsule_IsValid.restype = ctypes.c_int
 _pythonapi.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
-def managed_of(capsule):
+def managed_of(capsule: object) -> "ctypes._Pointer[DLManagedTensor]":
     """The DLManagedTensor a "dltensor" capsule holds (still owned by it)."""
     if not _pythonapi.PyCapsule_IsValid(capsule, b"dltensor"):
-        raise ValueError("not an unconsumed DLPack capsule")
+        raise RecurError("expected an unconsumed DLPack capsule (a tensor's "
+                         "__dlpack__()), got one already consumed or of another kind")
     pointer = _pythonapi.PyCapsule_GetPointer(capsule, b"dltensor")
     return ctypes.cast(pointer, ctypes.POINTER(DLManagedTensor))
 
@@ -161,7 +164,7 @@ def _free_unconsumed(capsule):
             managed.contents.deleter(managed)
 
 
-def capsule_of(managed):
+def capsule_of(managed: "ctypes._Pointer[DLManagedTensor]") -> object:
     """A "dltensor" capsule that hands `managed` (a DLManagedTensor* from the
     runtime) to whoever consumes it; the consumer calls its deleter, which
     frees the runtime's buffer (or the capsule does, if never consumed)."""

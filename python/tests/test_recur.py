@@ -349,3 +349,21 @@ def test_what_is_not_an_lm_is_refused():
 
     with pytest.raises(recur.RecurError, match="log_softmax over V"):
         recur.compile(SoftmaxOverTime(5, 3, 4, 1).eval())
+
+
+def test_close_and_context_manager():
+    module = PlainLM(13, 4, 5, 1).eval()
+    library = recur.compile(module).library
+    tokens = torch.randint(0, 13, (2, 2))
+    with recur.load(library) as model:
+        model.bind(dict(module.state_dict()))
+        logits = model(tokens)
+        assert not model.closed
+    assert model.closed
+    assert "closed" in repr(model)
+    with pytest.raises(recur.RecurError, match="is closed"):
+        model(tokens)
+    model.close()  # a second close does nothing
+    with torch.no_grad():  # outputs own their buffers: they outlive the model
+        assert_close(logits, module(tokens))
+
