@@ -22,8 +22,9 @@ from ._model import Model
 
 def _tool(name: str) -> str:
     """recur-gen or recur-compile: $RECUR_BIN, the package's own bin/ (an
-    installed wheel carries the tools), the build tree this package sits in
-    ($RECUR_BUILD_DIR, default python/../build), then PATH."""
+    installed copy carries the tools), the build tree this package sits in
+    ($RECUR_BUILD_DIR, default python/../build), then PATH: the order in
+    which _runtime looks for the runtime."""
     here = os.path.dirname(os.path.abspath(__file__))
     directories = [os.environ.get("RECUR_BIN"), os.path.join(here, "bin"),
                    os.path.join(os.environ.get("RECUR_BUILD_DIR",

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 from . import _runtime as rt
 from ._errors import RecurError
 
-PathLike = Union[str, "os.PathLike[str]"]
+PathLike = Union[str, bytes, "os.PathLike[str]"]
 
 _DTYPES = {(rt.kDLFloat, 32): "f32", (rt.kDLFloat, 64): "f64", (rt.kDLBfloat, 16): "bf16",
            (rt.kDLFloat, 16): "f16", (rt.kDLInt, 64): "i64", (rt.kDLInt, 32): "i32"}
@@ -85,8 +85,8 @@ class Model:
             raise RecurError(f"tensors must be 'torch' or 'numpy', got {tensors!r}")
         lib = rt.library()
         handle = rt._model_p()
-        rt.check(lib.recur_model_load(os.fspath(path).encode(), ctypes.byref(handle)))
-        self._lib, self._handle, self.path = lib, handle, os.fspath(path)
+        rt.check(lib.recur_model_load(os.fsencode(path), ctypes.byref(handle)))
+        self._lib, self._handle, self.path = lib, handle, os.fsdecode(path)
         # Frees the model when it is collected, or at close(); outputs
         # already returned own their buffers and outlive it.
         self._finalizer = weakref.finalize(self, lib.recur_model_free, handle)
@@ -148,6 +148,7 @@ class Model:
     def bind(self, state_dict: Mapping[str, Any], strict: bool = True) -> None:
         """Copies weights into the model by name (PyTorch's state_dict names).
         strict (as load_state_dict): every weight given, nothing else."""
+        self._live()
         names = {spec.name for spec in self.weights}
         if strict:
             missing = sorted(names - set(state_dict))
@@ -171,8 +172,7 @@ class Model:
 
     def bind_file(self, path: PathLike) -> None:
         """Binds every weight from a safetensors file, strictly."""
-        rt.check(self._lib.recur_model_bind_weights_file(self._live(),
-                                                          os.fspath(path).encode()))
+        rt.check(self._lib.recur_model_bind_weights_file(self._live(), os.fsencode(path)))
 
     def set_threads(self, threads: int) -> None:
         """CPU threads for the runs (OpenMP)."""
@@ -181,7 +181,7 @@ class Model:
     def save_weights(self, path: PathLike) -> None:
         """The weights' current values (trained, for a training step) to a
         safetensors file under their PyTorch names."""
-        rt.check(self._lib.recur_model_save_weights(self._live(), os.fspath(path).encode()))
+        rt.check(self._lib.recur_model_save_weights(self._live(), os.fsencode(path)))
 
     def run(self, *inputs: Any, **named: Any) -> Union[Any, Tuple[Any, ...]]:
         """Runs the model on its inputs (in description order, or by name);

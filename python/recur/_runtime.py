@@ -81,17 +81,18 @@ def _signatures(lib: ctypes.CDLL) -> None:
 
 
 def _candidates() -> Iterator[str]:
-    """Where librecur-runtime.so may be: $RECUR_RUNTIME_LIBRARY, the build
-    tree this package sits in (python/ next to build/, or
-    $RECUR_BUILD_DIR), the package's own lib/ (an installed wheel carries
-    it), then the loader's search path."""
+    """Where librecur-runtime.so may be: $RECUR_RUNTIME_LIBRARY, the
+    package's own lib/ (an installed copy carries it, with the tools it
+    matches), the build tree this package sits in (python/ next to build/,
+    or $RECUR_BUILD_DIR), then the loader's search path: the order in which
+    _compile._tool looks for the tools."""
     if os.environ.get("RECUR_RUNTIME_LIBRARY"):
         yield os.environ["RECUR_RUNTIME_LIBRARY"]
         return
     here = os.path.dirname(os.path.abspath(__file__))
     build = os.environ.get("RECUR_BUILD_DIR", os.path.join(here, "..", "..", "build"))
-    yield os.path.join(build, "lib", "librecur-runtime.so")
     yield os.path.join(here, "lib", "librecur-runtime.so")
+    yield os.path.join(build, "lib", "librecur-runtime.so")
     yield "librecur-runtime.so"
 
 

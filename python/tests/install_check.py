@@ -10,14 +10,26 @@ import shutil
 import subprocess
 import sys
 
+import importlib.util
+
 source, build, work = sys.argv[1:4]
+for module in ("pip", "setuptools", "torch"):
+    if importlib.util.find_spec(module) is None:
+        print(f"install_check: no {module} for {sys.executable} (scripts/setup.sh "
+              f"installs it): skipped")
+        sys.exit(77)
 target = os.path.join(work, "site")
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
+# pip builds in the tree it is given: a copy, so that the source tree gets no
+# build/ and concurrent runs do not share one.
+copy = os.path.join(work, "source")
+shutil.copytree(source, copy, ignore=shutil.ignore_patterns(
+    "build", "*.egg-info", "__pycache__", "tests", "examples"))
 # Debian's setuptools, no index: the check needs no network.
 subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
                 "--no-build-isolation", "--disable-pip-version-check", "--no-index",
-                "--target", target, source],
+                "--target", target, copy],
                check=True, env={**os.environ, "RECUR_BUILD_DIR": build})
 for name in ("bin/recur-gen", "bin/recur-compile", "lib/librecur-runtime.so"):
     path = os.path.join(target, "recur", name)

@@ -117,7 +117,8 @@ def PackGemmOperands : Pass<"recur-pack-gemm-operands",
     its layout (`packed` or `in_place`) and `tile`: that, not the loop
     nest's shape, is what `recur-vectorize-packed-matmuls` takes. With
     `pack=false` (`--fusion=none`, which packs nothing) only the
-    contractions already in that form (d · w) get one.
+    contractions already in that form (d · w, and dᵀ · x over one leading
+    dimension) get one.
   }];
   let options = [
     Option<"tile", "tile", "int64_t", /*default=*/"64",

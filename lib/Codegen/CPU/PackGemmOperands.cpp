@@ -161,8 +161,9 @@ public:
 };
 
 /// Rewrites `contraction` into the kernels' form if it is one of the three
-/// (with `pack`; else only marks d · w, already in it), with its
-/// #recur.panel_gemm; returns whether it did.
+/// (with `pack`; else only marks those already in it: d · w, and dᵀ · x
+/// over one leading dimension), with its #recur.panel_gemm; returns whether
+/// it did.
 bool packContraction(linalg::GenericOp op, int64_t tile, bool pack) {
   Contraction contraction = operandsOf(op);
   MLIRContext *ctx = op.getContext();
@@ -206,8 +207,10 @@ bool packContraction(linalg::GenericOp op, int64_t tile, bool pack) {
     }
   }
 
-  // dᵀ · x: C[n, k] += A[d.., n] * X[d.., k], loops (n, k, d..).
-  if (pack && rank == 2 && loops >= 3 && parallelThenReduction(2)) {
+  // dᵀ · x: C[n, k] += A[d.., n] * X[d.., k], loops (n, k, d..); with one
+  // leading dimension already the kernels' form (A transposed, X in place).
+  if (rank == 2 && loops >= 3 && parallelThenReduction(2) &&
+      (pack || loops == 3)) {
     unsigned leadingRank = loops - 2;
     SmallVector<unsigned> leading = range(2, loops);
     if (maps[0] != dimsMap(loops, concat(leading, {0}), ctx) ||
@@ -216,6 +219,11 @@ bool packContraction(linalg::GenericOp op, int64_t tile, bool pack) {
         !isRowsOfStaticF32(contraction.a, leadingRank + 1) ||
         !isRowsOfStaticF32(contraction.b, leadingRank + 1))
       return false;
+    if (!pack) {
+      op->setAttr(RecurDialect::kPanelGemmAttrName,
+                  PanelGemmAttr::get(ctx, tile, PanelLayout::in_place));
+      return true;
+    }
     Location loc = op.getLoc();
     // Rows: the leading dimensions as one.
     auto collapse = [&](Value value) -> Value {

@@ -1,5 +1,4 @@
-/*===- runtime.h - librecur-runtime: run compiled Recur models -----*- C
- *-*-===//
+/*===- runtime.h - librecur-runtime: run compiled Recur models -----*- C -*-===//
  *
  * Loads a model compiled by `recur-compile`, describes its tensors, binds its
  * weights, runs it. Tensors are exchanged as DLPack. Every function that can
@@ -38,8 +37,7 @@ extern "C" {
 /* CPU models also export int64_t failed_allocation(void): nonzero, the size
  * of a heap allocation that failed in the calling thread's last run (which
  * then returned early, results unset); reading it clears it. */
-#define RECUR_MODEL_FAILED_ALLOCATION_SYMBOL                                   \
-  "recur_compiled_model_failed_allocation"
+#define RECUR_MODEL_FAILED_ALLOCATION_SYMBOL "recur_compiled_model_failed_allocation"
 /* CPU models also export void set_heap(void *(*malloc)(size_t),
  * void *(*aligned_alloc)(size_t, size_t), void (*free)(void *)): the
  * functions the generated code allocates and frees its buffers with (by

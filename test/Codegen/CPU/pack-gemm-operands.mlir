@@ -130,3 +130,24 @@ func.func @left_alone(%w: tensor<40x8xf32>, %y: tensor<6x8xf32>, %acc2: tensor<6
   } -> tensor<6x40xf32>
   return %1 : tensor<6x40xf32>
 }
+
+// -----
+
+// dᵀ · x over one leading dimension (a rank-2 linear's weight gradient) is
+// already the kernels' form, A read transposed and X in place: packed or
+// not, it only gets its config.
+// CHECK-LABEL: func.func @weight_gradient_one_row_dimension(
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<10x40xf32>, tensor<10x8xf32>) outs(%{{.*}} : tensor<40x8xf32>)
+// CHECK-SAME: attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = in_place>}
+// MARK-LABEL: func.func @weight_gradient_one_row_dimension(
+// MARK: linalg.generic {{.*}} attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = in_place>}
+func.func @weight_gradient_one_row_dimension(%d: tensor<10x40xf32>, %x: tensor<10x8xf32>, %acc: tensor<40x8xf32>) -> tensor<40x8xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%d, %x : tensor<10x40xf32>, tensor<10x8xf32>) outs(%acc : tensor<40x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<40x8xf32>
+  return %0 : tensor<40x8xf32>
+}
