@@ -34,6 +34,10 @@ struct ExpectedOperand {
 std::string operandName(StringRef name);
 std::string resultName(StringRef name);
 
+/// Checks float `operands` against their shapes in order.
+LogicalResult checkFloatOperands(ShapeChecker &checker,
+                                 ArrayRef<ExpectedOperand> operands);
+
 /// A checker whose errors are `op`'s.
 ShapeChecker verifyingChecker(Operation *op);
 

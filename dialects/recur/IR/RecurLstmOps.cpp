@@ -31,13 +31,8 @@ checkLSTMOperands(ShapeChecker &checker, SmallVector<ExpectedOperand> operands,
     operands.push_back({"h0", h0, {"B", out}, false});
   if (c0)
     operands.push_back({"c0", c0, {"B", "H"}, false});
-  for (const ExpectedOperand &operand : operands) {
-    std::string what = operandName(operand.name);
-    if (failed(checker.checkShape(what, operand.type, operand.shape,
-                                  operand.isWeight)) ||
-        failed(checker.checkFloatElementType(what, operand.type)))
-      return failure();
-  }
+  if (failed(checkFloatOperands(checker, operands)))
+    return failure();
   return SmallVector<SymbolicShape>{{"T", "B", out}, {"B", out}, {"B", "H"}};
 }
 

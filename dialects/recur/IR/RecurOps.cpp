@@ -38,6 +38,19 @@ std::string mlir::recur::detail::resultName(StringRef name) {
   return ("result '" + name + "'").str();
 }
 
+LogicalResult
+mlir::recur::detail::checkFloatOperands(ShapeChecker &checker,
+                                        ArrayRef<ExpectedOperand> operands) {
+  for (const ExpectedOperand &operand : operands) {
+    std::string what = operandName(operand.name);
+    if (failed(checker.checkShape(what, operand.type, operand.shape,
+                                  operand.isWeight)) ||
+        failed(checker.checkFloatElementType(what, operand.type)))
+      return failure();
+  }
+  return success();
+}
+
 ShapeChecker mlir::recur::detail::verifyingChecker(Operation *op) {
   return ShapeChecker([op] { return op->emitOpError(); });
 }

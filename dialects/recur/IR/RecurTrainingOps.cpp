@@ -22,19 +22,6 @@ using namespace mlir::recur::detail;
 // Training ops
 //===----------------------------------------------------------------------===//
 
-/// Checks float `operands` against their shapes in order.
-static LogicalResult checkFloatOperands(ShapeChecker &checker,
-                                        ArrayRef<ExpectedOperand> operands) {
-  for (const ExpectedOperand &operand : operands) {
-    std::string what = operandName(operand.name);
-    if (failed(checker.checkShape(what, operand.type, operand.shape,
-                                  operand.isWeight)) ||
-        failed(checker.checkFloatElementType(what, operand.type)))
-      return failure();
-  }
-  return success();
-}
-
 /// Builds an op's result types from its signature function, with unranked
 /// placeholders where the operands are invalid.
 template <typename Check>
