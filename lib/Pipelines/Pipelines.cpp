@@ -39,7 +39,8 @@ StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
 void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                                       const CpuGemmTile &gemmTile,
                                       bool bf16Products,
-                                      ArrayRef<std::string> inputShapes) {
+                                      ArrayRef<std::string> inputShapes,
+                                      int64_t wavefrontMaxLayers) {
   if (!inputShapes.empty()) {
     SpecializeShapesOptions shapes;
     shapes.inputs = llvm::to_vector(inputShapes);
@@ -62,7 +63,7 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                                         gemmTile.vectorWidth, true})
                                   : createFuseLSTMCell());
   if (level >= FusionLevel::wavefront)
-    pm.addPass(createWavefront());
+    pm.addPass(createWavefront(WavefrontOptions{wavefrontMaxLayers}));
   if (level > FusionLevel::none && gemmTile.enabled())
     pm.addPass(createPackWeights(PackWeightsOptions{
         gemmTile.columns, gemmTile.vectorWidth, bf16Products}));
@@ -205,18 +206,16 @@ static void buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
   if (libraryGemms)
     pm.addPass(
         createGpuLibraryGemms(GpuLibraryGemmsOptions{options.precision}));
-  if (options.tiledGemms) {
-    GpuTiledGemmsOptions gemms;
-    gemms.precision = options.precision;
-    pm.addNestedPass<func::FuncOp>(createGpuTiledGemms(gemms));
-  }
+  // The kernels' choices, as configs on the ops they are for.
+  GpuKernelConfigOptions config;
+  config.precision = options.precision;
+  config.tiledGemms = options.tiledGemms;
+  config.stationaryWeights = options.stationaryWeights;
+  config.blockSize = options.blockSize;
+  pm.addNestedPass<func::FuncOp>(createGpuKernelConfig(config));
+  pm.addNestedPass<func::FuncOp>(createGpuTiledGemms());
   pm.addPass(createAddUnitParallelDims());
-  if (options.stationaryWeights) {
-    GpuStationaryWeightsOptions stationary;
-    stationary.blockSize = options.blockSize;
-    stationary.precision = options.precision;
-    pm.addNestedPass<func::FuncOp>(createGpuStationaryWeights(stationary));
-  }
+  pm.addNestedPass<func::FuncOp>(createGpuStationaryWeights());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCollapseParallelLoops());
   pm.addNestedPass<func::FuncOp>(createGpuTileParallelLoops(
@@ -297,7 +296,8 @@ void mlir::recur::buildLowerGpuToNVVMPipeline(
 
 void mlir::recur::buildLowerToCudaPipeline(OpPassManager &pm,
                                            const CudaPipelineOptions &options) {
-  buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes);
+  buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
+                      kGpuWavefrontMaxLayers);
   buildCudaBackEndPipeline(pm, options);
 }
 
@@ -324,7 +324,8 @@ void mlir::recur::buildCudaEmulatorBackEndPipeline(
 
 void mlir::recur::buildLowerToCudaEmulatorPipeline(
     OpPassManager &pm, const CudaPipelineOptions &options) {
-  buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes);
+  buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
+                      kGpuWavefrontMaxLayers);
   buildCudaEmulatorBackEndPipeline(pm, options);
 }
 
@@ -336,7 +337,8 @@ void mlir::recur::registerRecurPipelines() {
       "(hoist), recur-fuse-lstm-cell (cell), "
       "recur-wavefront (wavefront); then recur-outline-weight-prologue",
       [](OpPassManager &pm, const FusionPipelineOptions &options) {
-        buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes);
+        buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
+                            options.wavefrontMaxLayers);
       });
   PassPipelineRegistration<>(
       "recur-bufferize",

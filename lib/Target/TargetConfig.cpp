@@ -219,7 +219,8 @@ void TargetConfig::fill(CudaPipelineOptions &options) const {
 void TargetConfig::buildFusionPipeline(OpPassManager &pm) const {
   // As the registered pipelines build it from their options.
   mlir::recur::buildFusionPipeline(pm, fusion, gemmTile,
-                                   precision == Precision::bf16, inputShapes);
+                                   precision == Precision::bf16, inputShapes,
+                                   gpuKernels() ? kGpuWavefrontMaxLayers : 0);
 }
 
 void TargetConfig::buildBackEndPipeline(OpPassManager &pm) const {

@@ -55,6 +55,13 @@ def Recur_Dialect : Dialect {
     /// that the CPU's register-tiled kernels take, set by
     /// convert-recur-to-linalg and recur-pack-gemm-operands.
     static constexpr ::llvm::StringLiteral kPanelGemmAttrName = "recur.panel_gemm";
+    /// Attribute (a `#recur.gpu_gemm`) of a GEMM's linalg.generic that
+    /// recur-gpu-tiled-gemms makes a kernel, set by recur-gpu-kernel-config.
+    static constexpr ::llvm::StringLiteral kGpuGemmAttrName = "recur.gpu_gemm";
+    /// Attribute (a `#recur.stationary_step`) of a fused step's
+    /// linalg.generic that recur-gpu-stationary-weights schedules, set by
+    /// recur-gpu-kernel-config.
+    static constexpr ::llvm::StringLiteral kStationaryStepAttrName = "recur.stationary_step";
     /// Result attribute of a training step naming the weight whose updated
     /// value the result is: the compiled model writes it over the bound
     /// weight, in place.

@@ -189,6 +189,83 @@ PanelGemmAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+int64_t GpuGemmAttr::threads(ArrayRef<int64_t> tile,
+                             ArrayRef<int64_t> threadTile,
+                             ArrayRef<int64_t> warpTile) {
+  if (!warpTile.empty())
+    return (tile[0] / warpTile[0]) * (tile[1] / warpTile[1]) * 32;
+  return (tile[0] / threadTile[0]) * (tile[1] / threadTile[1]);
+}
+
+LogicalResult GpuGemmAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  Precision precision, ArrayRef<int64_t> tile,
+                                  ArrayRef<int64_t> threadTile,
+                                  ArrayRef<int64_t> warpTile) {
+  bool mma = precision != Precision::fp32;
+  ArrayRef<int64_t> subTile = mma ? warpTile : threadTile;
+  StringRef subTileName = mma ? "warp_tile" : "thread_tile";
+  if (tile.size() != 3)
+    return emitError() << "tile must be [m, n, k], got " << tile.size()
+                       << " sizes";
+  if (subTile.size() != 2 || !(mma ? threadTile : warpTile).empty())
+    return emitError() << "precision " << stringifyPrecision(precision)
+                       << " takes a " << subTileName << " of [m, n] ("
+                       << (mma ? "tensor cores, a tile per warp"
+                               : "SIMT, a tile per thread")
+                       << ") and no other";
+  if (llvm::any_of(tile, [](int64_t size) { return size <= 0; }) ||
+      subTile[0] <= 0 || subTile[1] <= 0 || tile[0] % subTile[0] != 0 ||
+      tile[1] % subTile[1] != 0)
+    return emitError() << "tile sizes must be positive, each " << subTileName
+                       << " dividing its block tile";
+  if (mma && (subTile[0] % 16 != 0 || subTile[1] % 8 != 0))
+    return emitError() << "warp tiles must be multiples of 16 rows and 8 "
+                          "columns (mma.sync's m16n8)";
+  // k of one mma.sync: m16n8k8 for tf32, m16n8k16 for bf16.
+  int64_t mmaK = precision == Precision::tf32 ? 8 : 16;
+  if (mma && tile[2] % mmaK != 0)
+    return emitError() << "the k-slice must be a multiple of " << mmaK
+                       << ", the k of one " << stringifyPrecision(precision)
+                       << " mma.sync";
+  int64_t threadCount = threads(tile, threadTile, warpTile);
+  for (int64_t rows : {tile[0], tile[1]}) {
+    // A thread loads its elements of a slice in parts of up to 4
+    // consecutive k: the same number per thread; on SIMT, one part.
+    int64_t elements = rows * tile[2] / threadCount;
+    bool whole =
+        rows * tile[2] % threadCount == 0 && llvm::isPowerOf2_64(elements) &&
+        (mma || (elements <= kMaxLoadWidth && tile[2] % elements == 0));
+    if (!whole)
+      return emitError() << "a slice of " << rows << " rows and " << tile[2]
+                         << " k must split into parts of "
+                         << (mma ? "up to 4 consecutive k, the same number "
+                                   "per thread"
+                                 : "1, 2 or 4 consecutive k, one per thread")
+                         << " (" << threadCount << " threads)";
+  }
+  return success();
+}
+
+LogicalResult
+StationaryStepAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                           Precision precision, int64_t units,
+                           int64_t blockSize, int64_t maxLanes) {
+  if (units <= 0 || !llvm::isPowerOf2_64(units))
+    return emitError() << "units must be a power of two, got " << units;
+  if (blockSize <= 0)
+    return emitError() << "block_size must be positive, got " << blockSize;
+  if (maxLanes <= 0 || maxLanes > 32 || !llvm::isPowerOf2_64(maxLanes))
+    return emitError() << "max_lanes must be a power of two up to 32 (a "
+                          "warp), got "
+                       << maxLanes;
+  if (precision != Precision::fp32 && (units % 4 != 0 || blockSize % 32 != 0))
+    return emitError() << "on tensor cores, units must be a multiple of 4 "
+                          "(16 slot rows, an MMA's m) and block_size of 32 "
+                          "(whole warps), got "
+                       << units << " and " << blockSize;
+  return success();
+}
+
 /// W's indexing map that `config` says a panel GEMM of `loops` loops (...,
 /// n, k) reads it by.
 static AffineMap panelWeightMap(PanelGemmAttr config, unsigned loops) {
@@ -248,6 +325,22 @@ LogicalResult RecurDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
   if (attr.getName() == kPanelGemmAttrName)
     return verifyPanelGemm(op, attr.getValue());
+  if (attr.getName() == kGpuGemmAttrName) {
+    if (!isa<GpuGemmAttr>(attr.getValue()) || !isa<linalg::GenericOp>(op))
+      return op->emitError() << "'" << kGpuGemmAttrName
+                             << "' must be a #recur.gpu_gemm on a "
+                                "linalg.generic";
+    return success();
+  }
+  if (attr.getName() == kStationaryStepAttrName) {
+    if (!isa<StationaryStepAttr>(attr.getValue()) ||
+        !op->hasAttr(kUnitStepAttrName))
+      return op->emitError() << "'" << kStationaryStepAttrName
+                             << "' must be a #recur.stationary_step on a "
+                                "fused step (a linalg.generic with '"
+                             << kUnitStepAttrName << "')";
+    return success();
+  }
   if (attr.getName() == kUnitStepAttrName) {
     auto step = dyn_cast<UnitStepAttr>(attr.getValue());
     if (!step)

@@ -21,6 +21,15 @@ def Recur_PanelLayout : I32EnumAttr<"PanelLayout",
   let genSpecializedAttr = 0;
 }
 
+def Recur_Precision : I32EnumAttr<"Precision",
+    "what a model's products multiply in (sums are f32 in every mode)", [
+      I32EnumAttrCase<"fp32", 0>,
+      I32EnumAttrCase<"tf32", 1>,
+      I32EnumAttrCase<"bf16", 2>]> {
+  let cppNamespace = "::mlir::recur";
+  let genSpecializedAttr = 0;
+}
+
 def Recur_UnitStepAttr : AttrDef<Recur_Dialect, "UnitStep"> {
   let mnemonic = "unit_step";
   let summary = "a fused LSTM step: one iteration per batch row, hidden unit and layer";
@@ -88,6 +97,82 @@ def Recur_PanelGemmAttr : AttrDef<Recur_Dialect, "PanelGemm"> {
                         EnumParameter<Recur_PanelLayout>:$layout);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
+}
+
+def Recur_GpuGemmAttr : AttrDef<Recur_Dialect, "GpuGemm"> {
+  let mnemonic = "gpu_gemm";
+  let summary = "a GEMM outside a time loop as a GPU kernel of shared-memory tiles";
+  let description = [{
+    On the `linalg.generic` of a GEMM `c[m..., n...] += a[m..., k] *
+    b[n..., k]` on buffers, as `recur.gpu_gemm`: `recur-gpu-tiled-gemms`
+    makes it a launch of blocks that each compute a `tile[0]` x `tile[1]`
+    output tile, staging k-slices of `tile[2]` k of both operands in shared
+    memory. With `precision = fp32` the block's threads each keep a
+    `thread_tile` of sums and multiply with SIMT FMAs; with `tf32` or `bf16`
+    its warps each compute a `warp_tile` with `nvgpu.mma.sync`.
+    `recur-gpu-kernel-config` chooses it.
+
+    The attribute checks that the tiles divide and that every thread loads
+    the same whole parts (1, 2 or 4 consecutive k) of each slice.
+
+    ```mlir
+    #recur.gpu_gemm<precision = fp32, tile = [128, 128, 8], thread_tile = [8, 8]>
+    #recur.gpu_gemm<precision = tf32, tile = [128, 128, 16], warp_tile = [64, 32]>
+    ```
+  }];
+  let parameters = (ins EnumParameter<Recur_Precision>:$precision,
+                        ArrayRefParameter<"int64_t">:$tile,
+                        OptionalArrayRefParameter<"int64_t">:$thread_tile,
+                        OptionalArrayRefParameter<"int64_t">:$warp_tile);
+  let assemblyFormat = [{
+    `<` `precision` `=` $precision `,` `tile` `=` `[` $tile `]` `,`
+    (`thread_tile` `=` `[` $thread_tile^ `]`)?
+    (`warp_tile` `=` `[` $warp_tile^ `]`)? `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The widest part of a slice a thread loads (16 bytes of f32).
+    static constexpr int64_t kMaxLoadWidth = 4;
+    bool onTensorCores() const { return getPrecision() != Precision::fp32; }
+    int64_t getTileM() const { return getTile()[0]; }
+    int64_t getTileN() const { return getTile()[1]; }
+    int64_t getTileK() const { return getTile()[2]; }
+    /// A block's threads: one per thread tile, or 32 per warp tile.
+    static int64_t threads(ArrayRef<int64_t> tile,
+                           ArrayRef<int64_t> threadTile,
+                           ArrayRef<int64_t> warpTile);
+    int64_t threads() const {
+      return threads(getTile(), getThreadTile(), getWarpTile());
+    }
+  }];
+}
+
+def Recur_StationaryStepAttr : AttrDef<Recur_Dialect, "StationaryStep"> {
+  let mnemonic = "stationary_step";
+  let summary = "a fused step on the GPU as blocks that own groups of units, their weights in shared memory";
+  let description = [{
+    On a fused step's `linalg.generic` (one with a `recur.unit_step`), as
+    `recur.stationary_step`: `recur-gpu-stationary-weights` runs it as
+    blocks of `block_size` threads that each own `units` hidden units of one
+    layer, with the units' gate rows of the step's weights in shared memory.
+    With `precision = fp32` the products are SIMT FMAs, up to `max_lanes`
+    threads sharing one iteration's sums over K; with `tf32` or `bf16` the
+    block's warps compute them with `nvgpu.mma.sync` (`units` then a
+    multiple of 4: 16 slot rows, an MMA's m). `recur-gpu-kernel-config`
+    chooses it, where the weights fit in shared memory.
+
+    ```mlir
+    #recur.stationary_step<precision = tf32, units = 8, block_size = 256, max_lanes = 32>
+    ```
+  }];
+  let parameters = (ins EnumParameter<Recur_Precision>:$precision,
+                        "int64_t":$units, "int64_t":$block_size,
+                        "int64_t":$max_lanes);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool onTensorCores() const { return getPrecision() != Precision::fp32; }
+  }];
 }
 
 #endif // RECUR_IR_RECURLOWERINGCONFIGS_TD

@@ -196,7 +196,16 @@ def Wavefront : Pass<"recur-wavefront"> {
     elsewhere, or whose projection has no bias; a layer that runs in
     `reverse` or projects its hidden state (`proj`); and neighbours that differ in their cell schedule, in having
     initial states, or whose states are used before the stack ends.
+
+    With `max-layers` N, a stack of more layers is cut into wavefronts of N
+    (the next layer starts the next one): on the GPU each wavefront is one
+    persistent kernel whose parameters (each layer's weights, as memref
+    descriptors) must fit the 4 KB that PTX allows.
   }];
+  let options = [
+    Option<"maxLayers", "max-layers", "int64_t", /*default=*/"0",
+           "Most layers in one wavefront (0: no limit)">,
+  ];
 }
 
 def PackWeights : Pass<"recur-pack-weights"> {

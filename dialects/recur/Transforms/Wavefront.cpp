@@ -168,6 +168,8 @@ void formWavefront(LSTMRecurrenceOp head, ArrayRef<Link> links) {
 }
 
 struct WavefrontPass : mlir::recur::impl::WavefrontBase<WavefrontPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<LSTMRecurrenceOp> recurrences;
     getOperation()->walk(
@@ -181,6 +183,12 @@ struct WavefrontPass : mlir::recur::impl::WavefrontBase<WavefrontPass> {
       std::string whyNot;
       while (std::optional<Link> link =
                  nextLayer(head, layers.back(), layers, whyNot)) {
+        if (maxLayers > 0 && int64_t(layers.size()) == maxLayers) {
+          whyNot = "the wavefront before it has max-layers = " +
+                   std::to_string(maxLayers) +
+                   " layers (on the GPU, its kernel's parameters fit 4 KB)";
+          break;
+        }
         links.push_back(*link);
         layers.push_back(link->recurrence);
       }

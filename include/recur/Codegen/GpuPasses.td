@@ -42,15 +42,17 @@ def GpuStationaryWeights : Pass<"recur-gpu-stationary-weights", "::mlir::func::F
     batch row, hidden unit and, in a wavefront, layer) gives each block 256
     consecutive iterations, which read the recurrent weights from L2 at
     every step, a row once per batch row. Here the step becomes the
-    schedule of a persistent RNN kernel:
+    schedule of a persistent RNN kernel, as its `#recur.stationary_step<precision,
+    units = U, block_size, max_lanes>` (set by `recur-gpu-kernel-config`)
+    says:
 
     - a loop over groups of U hidden units of one layer, mapped to blocks
       (L * H / U groups);
-    - in it, a loop over the block's threads; the group's (unit, batch
+    - in it, a loop over the block's `block_size` threads; the group's (unit, batch
       row) iterations, the batch row fastest (so that a warp reads one
       weight element at a time), are shared out among them, each run by
       `lanes` consecutive threads: the most, a power of two up to
-      `max-lanes` (32, a warp), that leaves no thread without an iteration,
+      `max_lanes` (32, a warp), that leaves no thread without an iteration,
       so 32 at batch 1 and 1 from batch 64 at U = 4. The lanes split the
       body's sums over K (`scf.for` loops that carry f32 values each
       accumulated by one `arith.addf`, under conditions the same for the
@@ -68,16 +70,13 @@ def GpuStationaryWeights : Pass<"recur-gpu-stationary-weights", "::mlir::func::F
       `recur.stage_weights`: `recur-gpu-persistent-kernels` runs it once
       before the time loop when every block owns one group.
 
-    U is the largest power of two up to `max-units` that divides every
-    layer's gate tile and whose slot fits in `shared-memory-bytes`; a step
-    whose weights do not fit even for one unit is left alone (it reads them
-    from L2). The slot is a `memref.alloc` in workgroup memory at the
+    The slot is a `memref.alloc` in workgroup memory at the
     function's entry, which `recur-gpu-workgroup-attributions` turns into an
     attribution of the kernel. The loops carry their GPU mapping, which
     `recur-gpu-tile-parallel-loops` and `gpu-map-parallel-loops` keep.
 
-    With `precision=tf32` or `bf16` the step's products run on tensor
-    cores, where each is a sum over K of `a[..., k] * w[row, k]` (an
+    With `precision = tf32` or `bf16` the step's products run on tensor
+    cores; each is a sum over K of `a[..., k] * w[row, k]` (an
     `scf.for` from 0 to a multiple of 16 whose body is the activation's
     load and, per carried sum, a weight's load, a multiply and an add;
     every weight load in such a loop) and U is a multiple of 4 (4U slot
@@ -91,23 +90,9 @@ def GpuStationaryWeights : Pass<"recur-gpu-stationary-weights", "::mlir::func::F
     shared-memory buffer of sums; after a barrier each thread runs one
     (unit, batch row) iteration of the chunk, each product's loop replaced
     by its initial values plus the sums; a second barrier ends the chunk.
-    Steps that do not qualify keep the SIMT schedule.
+    A step without the attribute is left alone (it reads its weights from
+    L2); one whose config does not match it is an error.
   }];
-  let options = [
-    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Threads per block">,
-    Option<"maxUnits", "max-units", "int64_t", /*default=*/"8",
-           "Most hidden units per block">,
-    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
-           /*default=*/"49152",
-           "Most shared memory for a block's weights (48 KiB: the static limit)">,
-    Option<"maxLanes", "max-lanes", "int64_t", /*default=*/"32",
-           "Most threads that share one iteration's sums over K (1: none)">,
-    Option<"precision", "precision", "::mlir::recur::Precision",
-           /*default=*/"::mlir::recur::Precision::fp32",
-           "The products' precision: fp32 (SIMT FMAs), tf32 or bf16 (tensor "
-           "cores)", "RECUR_PRECISION_VALUES">,
-  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
@@ -233,6 +218,76 @@ def GpuLibraryGemms : Pass<"recur-gpu-library-gemms", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def GpuKernelConfig : Pass<"recur-gpu-kernel-config", "::mlir::func::FuncOp"> {
+  let summary = "Choose each GEMM's and fused step's GPU kernel and attach it as a lowering config";
+  let description = [{
+    The GPU's decisions, made in one place from the target's options and
+    the ops, in the style of IREE's `KernelConfig`: the lowering passes
+    read the attributes and decide nothing.
+
+    - Each GEMM outside a time loop (as `recur-gpu-tiled-gemms` takes them:
+      `c[m..., n...] += a[m..., k] * b[n..., k]` on f32 buffers) gets a
+      `#recur.gpu_gemm`: SIMT tiles at `precision=fp32`, tensor-core warp
+      tiles at `tf32` or `bf16`. A GEMM inside a time loop is part of the
+      step, which `recur-gpu-persistent-kernels` runs.
+    - Each fused step (`recur.unit_step`) whose weights are function
+      arguments gets a `#recur.stationary_step`: U, the largest power of two
+      up to `max-units` that divides every layer's gate tile and whose
+      shared-memory slot (and, on tensor cores, buffer of sums) fits in
+      `shared-memory-bytes`. At `tf32` or `bf16` the products take the
+      tensor cores where each is a sum over K in whole tiles of 16 and U is
+      a multiple of 4; otherwise SIMT FMAs.
+
+    Every op left without a config, or with SIMT where tensor cores were
+    asked for, gets a missed remark saying why. Runs on buffers, before
+    `recur-gpu-tiled-gemms`.
+  }];
+  let options = [
+    Option<"precision", "precision", "::mlir::recur::Precision",
+           /*default=*/"::mlir::recur::Precision::fp32",
+           "The products' precision: fp32 (SIMT FMAs), tf32 or bf16 (tensor "
+           "cores: operands rounded, sums in f32)", "RECUR_PRECISION_VALUES">,
+    Option<"tiledGemms", "tiled-gemms", "bool", /*default=*/"true",
+           "Give GEMMs outside time loops a tiled kernel (otherwise a "
+           "thread per output)">,
+    Option<"stationaryWeights", "stationary-weights", "bool",
+           /*default=*/"true",
+           "Give fused steps blocks that keep their weights in shared memory "
+           "(otherwise read from L2 at every step)">,
+    Option<"tileM", "tile-m", "int64_t", /*default=*/"128",
+           "GEMMs: output rows per block">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"128",
+           "GEMMs: output columns per block">,
+    Option<"tileK", "tile-k", "int64_t", /*default=*/"8",
+           "GEMMs, fp32: the k-slice staged in shared memory per iteration">,
+    Option<"threadTileM", "thread-tile-m", "int64_t", /*default=*/"8",
+           "GEMMs, fp32: output rows per thread">,
+    Option<"threadTileN", "thread-tile-n", "int64_t", /*default=*/"8",
+           "GEMMs, fp32: output columns per thread">,
+    Option<"mmaTileK", "mma-tile-k", "int64_t", /*default=*/"16",
+           "GEMMs, tf32/bf16: the k-slice staged in shared memory per "
+           "iteration">,
+    Option<"warpTileM", "warp-tile-m", "int64_t", /*default=*/"64",
+           "GEMMs, tf32/bf16: output rows per warp (a multiple of 16)">,
+    Option<"warpTileN", "warp-tile-n", "int64_t", /*default=*/"32",
+           "GEMMs, tf32/bf16: output columns per warp (a multiple of 8)">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Fused steps: threads per block">,
+    Option<"maxUnits", "max-units", "int64_t", /*default=*/"8",
+           "Fused steps: most hidden units per block">,
+    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
+           /*default=*/"49152",
+           "Fused steps: most shared memory for a block's weights (48 KiB: "
+           "the static limit)">,
+    Option<"maxLanes", "max-lanes", "int64_t", /*default=*/"32",
+           "Fused steps: most threads that share one iteration's sums over "
+           "K (1: none)">,
+  ];
+  // The sizes of the shared-memory buffers it fits are workgroup memrefs.
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::recur::RecurDialect"];
+}
+
 def GpuTiledGemms : Pass<"recur-gpu-tiled-gemms", "::mlir::func::FuncOp"> {
   let summary = "Run each GEMM outside a time loop as a shared-memory, register-tiled kernel";
   let description = [{
@@ -241,30 +296,32 @@ def GpuTiledGemms : Pass<"recur-gpu-tiled-gemms", "::mlir::func::FuncOp"> {
     accumulates in the output. Here each f32 `linalg.generic` on buffers that
     computes `c[m..., n...] += a[m..., k] * b[n..., k]` (a contraction without
     batch dimensions; m and n any number of loop dimensions, k innermost in
-    both operands: the input projections and the vocabulary projection)
-    becomes a `gpu.launch` of the classic SIMT form:
+    both operands: the input projections and the vocabulary projection) and
+    carries a `#recur.gpu_gemm<precision, tile = [M, N, K], ...>` (set by
+    `recur-gpu-kernel-config`) becomes a `gpu.launch`. With `precision =
+    fp32` it is of the classic SIMT form:
 
-    - block (x, y) computes the `tile-m` x `tile-n` tile of output rows
-      x * tile-m and columns y * tile-n;
-    - k advances by slices of `tile-k`: each thread loads 1, 2 or 4
+    - block (x, y) computes the M x N tile of output rows x * M and columns
+      y * N;
+    - k advances by slices of K: each thread loads 1, 2 or 4
       consecutive k of one row of each operand's slice (one vector load where
       the layout, K and the buffer's ownership guarantee alignment; zeros past
       K), stores them transposed into shared memory, `[k][row]`, and, after a
       `gpu.barrier`, loads its part of the next slice while it multiplies the
       current one;
-    - each thread keeps `thread-tile-m` vectors of `thread-tile-n`
+    - each thread keeps `thread_tile[0]` vectors of `thread_tile[1]`
       accumulators in registers and reads both fragments of each k from
       shared memory as vectors (`vector.fma` on broadcasts);
     - at the end, each thread adds its sums to the output elements inside
       the bounds: c is read and written once.
 
-    With `precision=tf32` or `bf16` the kernel uses the tensor cores
+    With `precision = tf32` or `bf16` the kernel uses the tensor cores
     (`nvgpu.mma.sync`; PyTorch's `allow_tf32`, or a bf16 model's GEMMs):
 
-    - the block's `tile-m` x `tile-n` tile is split among warps, each
-      computing `warp-tile-m` x `warp-tile-n` outputs as 16 x 8 tiles, with
-      f32 accumulators in registers (the PTX fragment layout);
-    - k advances by slices of `mma-tile-k`; each thread loads parts of up to
+    - the block's M x N tile is split among warps, each computing a
+      `warp_tile` of outputs as 16 x 8 tiles, with f32 accumulators in
+      registers (the PTX fragment layout);
+    - k advances by slices of K; each thread loads parts of up to
       4 consecutive k as above, rounds them to the operands' type (tf32: to
       nearest, ties away, as `cvt.rna.tf32.f32`; bf16: to nearest even) and
       stores them row-major, `[row][k]`, with rows padded by 16 bytes so
@@ -274,32 +331,9 @@ def GpuTiledGemms : Pass<"recur-gpu-tiled-gemms", "::mlir::func::FuncOp"> {
       `nvgpu.mma.sync` (`m16n8k8` tf32, `m16n8k16` bf16) per 16 x 8 tile;
     - the sums are added to c as in the SIMT kernel.
 
-    A GEMM inside a loop is left alone: in a time loop it is part of the
-    step, which `recur-gpu-persistent-kernels` runs. Runs before the loop
-    nests are converted to parallel loops.
+    A GEMM the config does not match is an error. Runs before the loop nests
+    are converted to parallel loops.
   }];
-  let options = [
-    Option<"tileM", "tile-m", "int64_t", /*default=*/"128",
-           "Output rows per block">,
-    Option<"tileN", "tile-n", "int64_t", /*default=*/"128",
-           "Output columns per block">,
-    Option<"tileK", "tile-k", "int64_t", /*default=*/"8",
-           "The k-slice staged in shared memory per iteration">,
-    Option<"threadTileM", "thread-tile-m", "int64_t", /*default=*/"8",
-           "Output rows per thread">,
-    Option<"threadTileN", "thread-tile-n", "int64_t", /*default=*/"8",
-           "Output columns per thread">,
-    Option<"precision", "precision", "::mlir::recur::Precision",
-           /*default=*/"::mlir::recur::Precision::fp32",
-           "The products' precision: fp32 (the SIMT kernel), tf32 or bf16 "
-           "(tensor cores: operands rounded, sums in f32)", "RECUR_PRECISION_VALUES">,
-    Option<"mmaTileK", "mma-tile-k", "int64_t", /*default=*/"16",
-           "tf32/bf16: the k-slice staged in shared memory per iteration">,
-    Option<"warpTileM", "warp-tile-m", "int64_t", /*default=*/"64",
-           "tf32/bf16: output rows per warp (a multiple of 16)">,
-    Option<"warpTileN", "warp-tile-n", "int64_t", /*default=*/"32",
-           "tf32/bf16: output columns per warp (a multiple of 8)">,
-  ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",

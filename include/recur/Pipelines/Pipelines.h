@@ -70,6 +70,11 @@ struct FusionPipelineOptions
     : public PassPipelineOptions<FusionPipelineOptions> {
   RECUR_FUSION_OPTION;
   RECUR_INPUT_SHAPES_OPTION;
+  Option<int64_t> wavefrontMaxLayers{
+      *this, "wavefront-max-layers",
+      llvm::cl::desc("Most layers in one wavefront (0: any; the GPU "
+                     "pipelines' is 16)"),
+      llvm::cl::init(0)};
 };
 
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
@@ -176,14 +181,21 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
   static std::string defaultCudaToolkit();
 };
 
+/// The most layers of one wavefront on the GPU: its persistent kernel
+/// takes each layer's weights as parameters, which PTX bounds at 4 KB (a
+/// layer's take about 170 bytes).
+inline constexpr int64_t kGpuWavefrontMaxLayers = 16;
+
 /// recur-fusion: recur-specialize-shapes for `inputShapes` (if any), the
-/// recur -> recur loop-fusion stages up to `level`, then (above `none`)
+/// recur -> recur loop-fusion stages up to `level` (wavefronts of at most
+/// `wavefrontMaxLayers` layers, 0: any), then (above `none`)
 /// recur-pack-weights for `gemmTile` (none without one; in bf16 pairs for
 /// `bf16Products`) and recur-outline-weight-prologue.
 void buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                          const CpuGemmTile &gemmTile = {},
                          bool bf16Products = false,
-                         ArrayRef<std::string> inputShapes = {});
+                         ArrayRef<std::string> inputShapes = {},
+                         int64_t wavefrontMaxLayers = 0);
 
 /// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse;
 /// `forGpu` picks the forms the GPU mapping takes (a block-parallel

@@ -1,5 +1,4 @@
-//===- GemmKernels.h - what recur-gpu-tiled-gemms' kernels share -*- C++
-//-*-===//
+//===- GemmKernels.h - what the tiled GEMM kernels share --------*- C++ -*-===//
 //
 // recur-gpu-tiled-gemms writes each GEMM outside a time loop as one of two
 // kernels: SIMT FMAs in fp32 (TiledGemms.cpp), or tensor-core MMAs in tf32
@@ -21,7 +20,7 @@
 namespace mlir::recur::gemm {
 
 /// The widest vector a thread loads from global memory (16 bytes of f32).
-constexpr int64_t kMaxLoadWidth = 4;
+constexpr int64_t kMaxLoadWidth = GpuGemmAttr::kMaxLoadWidth;
 
 /// A GEMM that the kernels compute: `c[m..., n...] += a[m..., k] * b[n...,
 /// k]` for a linalg.generic on f32 buffers, with m and n standing for any
@@ -133,7 +132,7 @@ Type mmaOperandType(MLIRContext *context, Precision precision);
 Value roundToOperandType(OpBuilder &b, Location loc, Value value,
                          Type operandType);
 
-/// Tensor-core kernel sizes (recur-gpu-tiled-gemms' mma options).
+/// Tensor-core kernel sizes (a #recur.gpu_gemm's on tensor cores).
 struct MmaTiles {
   int64_t m, n, k;      // the block's output tile and k-slice
   int64_t warpM, warpN; // each warp's part of the output tile

@@ -20,7 +20,6 @@
 #include "GemmKernels.h"
 #include "recur/Codegen/Passes.h"
 #include "recur/IR/RecurOps.h"
-#include "recur/Utils/Remarks.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
@@ -46,6 +45,7 @@ namespace {
 /// A step, scheduled.
 struct Plan {
   linalg::GenericOp step;
+  StationaryStepAttr config;
   UnitStep info;
   Slot slot;
   SmallVector<Product> products; // empty: SIMT
@@ -55,101 +55,74 @@ struct GpuStationaryWeightsPass
     : mlir::recur::impl::GpuStationaryWeightsBase<GpuStationaryWeightsPass> {
   using Base::Base;
 
-  /// The step's plan on tensor cores, if its products all qualify and a
-  /// group of a multiple of 4 units (16 slot rows: an MMA's m) fits;
-  /// otherwise says why in `whyNot`.
-  std::optional<Plan> planOnTensorCores(linalg::GenericOp step,
-                                        const UnitStep &info, Slot slot,
-                                        Type operandType, std::string &whyNot) {
-    if (!slot.elementType.isF32()) {
-      whyNot = "its weights are not f32";
-      return std::nullopt;
-    }
-    if (blockSize % 32 != 0) {
-      whyNot = "the block size is not a multiple of a warp";
-      return std::nullopt;
-    }
+  /// The plan that `config` (recur-gpu-kernel-config's) says for `step`;
+  /// an error at the step if its weights or products do not match it.
+  FailureOr<Plan> planFor(linalg::GenericOp step, UnitStepAttr attr,
+                          StationaryStepAttr config) {
+    auto fail = [&](const Twine &whyNot) {
+      return step.emitError()
+             << getArgument() << ": the step does not match its " << config
+             << ": " << whyNot;
+    };
+    if (!llvm::all_equal(attr.getHidden()))
+      return fail("its layers have different hidden sizes");
+    UnitStep info = readUnitStep(attr);
+    if (std::string whyNot = whyNotByUnitGroups(step, info); !whyNot.empty())
+      return fail(whyNot);
+    std::string whyNot;
+    FailureOr<Slot> slot = findWeights(step, info, whyNot);
+    if (failed(slot))
+      return fail(whyNot);
+    slot->units = config.getUnits();
+    if (llvm::any_of(llvm::seq<int64_t>(0, info.layers()), [&](int64_t l) {
+          return info.gateStride(l) % slot->units != 0;
+        }))
+      return fail("its gate tiles are not whole groups of units");
+    Plan plan{step, config, info, *slot, {}};
+    if (!config.onTensorCores())
+      return plan;
     FailureOr<SmallVector<Product>> products =
-        matchProducts(step, info, slot, whyNot);
+        matchProducts(step, info, plan.slot, whyNot);
     if (failed(products))
-      return std::nullopt;
+      return fail(whyNot);
     for (const Product &product : *products)
-      slot.productsPerLayer =
-          std::max(slot.productsPerLayer, product.position + 1);
-    slot.elementType = slot.operandType = operandType;
-    slot.units = unitsPerBlock(info, slot, maxUnits, sharedMemoryBytes,
-                               /*unitMultiple=*/4, [&](int64_t units) {
-                                 Slot sized = slot;
-                                 sized.units = units;
-                                 MemRefType type =
-                                     sumsType(&getContext(), sized, blockSize);
-                                 return type.getNumElements() * 4;
-                               });
-    if (slot.units == 0) {
-      whyNot = "no group of a multiple of 4 units fits in shared memory";
-      return std::nullopt;
-    }
-    return Plan{step, info, slot, std::move(*products)};
+      plan.slot.productsPerLayer =
+          std::max(plan.slot.productsPerLayer, product.position + 1);
+    plan.slot.elementType = plan.slot.operandType =
+        mlir::recur::gemm::mmaOperandType(&getContext(), config.getPrecision());
+    plan.products = std::move(*products);
+    return plan;
   }
 
   void runOnOperation() override {
-    Type operandType =
-        mlir::recur::gemm::mmaOperandType(&getContext(), precision);
     std::vector<Plan> plans;
-    getOperation()->walk([&](linalg::GenericOp step) {
+    WalkResult walk = getOperation()->walk([&](linalg::GenericOp step) {
       auto attr =
           step->getAttrOfType<UnitStepAttr>(RecurDialect::kUnitStepAttrName);
-      if (!attr)
-        return;
-      // Mapped like any loop nest instead.
-      auto plainLoopNest = [&](const Twine &reason) {
-        remarkMissed(step, getArgument(),
-                     "the fused step runs as a plain loop nest, its weights "
-                     "read from L2 at every step",
-                     reason);
-      };
-      if (!llvm::all_equal(attr.getHidden()))
-        return plainLoopNest("its layers have different hidden sizes");
-      UnitStep info = readUnitStep(attr);
-      if (std::string whyNot = whyNotByUnitGroups(step, info); !whyNot.empty())
-        return plainLoopNest(whyNot);
-      std::string whyNot;
-      FailureOr<Slot> slot = findWeights(step, info, whyNot);
-      if (failed(slot))
-        return plainLoopNest(whyNot);
-      if (operandType) {
-        if (std::optional<Plan> plan =
-                planOnTensorCores(step, info, *slot, operandType, whyNot)) {
-          plans.push_back(std::move(*plan));
-          return;
-        }
-        remarkMissed(step, getArgument(),
-                     "the fused step's products run as SIMT FMAs instead of "
-                     "on tensor cores",
-                     whyNot);
-      }
-      slot->units =
-          unitsPerBlock(info, *slot, maxUnits, sharedMemoryBytes,
-                        /*unitMultiple=*/1, [](int64_t) { return 0; });
-      if (slot->units == 0)
-        return plainLoopNest(
-            "one unit's gate rows of every weight (" +
-            Twine(4 * slot->stride() *
-                  slot->elementType.getIntOrFloatBitWidth() / 8) +
-            " bytes) do not fit in " + Twine(sharedMemoryBytes) +
-            " bytes of shared memory");
-      plans.push_back(Plan{step, info, *slot, {}});
+      auto config = step->getAttrOfType<StationaryStepAttr>(
+          RecurDialect::kStationaryStepAttrName);
+      if (!attr || !config)
+        return WalkResult::advance();
+      FailureOr<Plan> plan = planFor(step, attr, config);
+      if (failed(plan))
+        return WalkResult::interrupt();
+      plans.push_back(std::move(*plan));
+      return WalkResult::advance();
     });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
     IRRewriter rewriter(&getContext());
     // Steps that read the same weights in the same way (the two steps of a
     // double-buffered time loop) share a slot (and buffer of sums), so that
     // their kernel's shared memory holds them once.
     struct SharedBuffers {
       Slot slot;
+      StationaryStepAttr config;
       Value slotBuffer, sums;
     };
     SmallVector<SharedBuffers> shared;
     for (Plan &plan : plans) {
+      StationaryStepAttr config = plan.config;
       Slot &slot = plan.slot;
       LLVM_DEBUG(llvm::dbgs()
                  << DEBUG_TYPE << ": " << plan.step.getLoc() << ": groups of "
@@ -160,8 +133,9 @@ struct GpuStationaryWeightsPass
                          : std::to_string(plan.products.size()) +
                                " products on tensor cores")
                  << "\n");
-      auto found = llvm::find_if(
-          shared, [&](const auto &entry) { return entry.slot == slot; });
+      auto found = llvm::find_if(shared, [&](const auto &entry) {
+        return entry.slot == slot && entry.config == config;
+      });
       if (found == shared.end()) {
         // Shared-memory buffers at the function's entry, made workgroup
         // attributions of the kernel that uses them by
@@ -173,21 +147,24 @@ struct GpuStationaryWeightsPass
             {4 * slot.units, slot.stride()}, slot.elementType, AffineMap(),
             gpu::AddressSpaceAttr::get(&getContext(),
                                        gpu::AddressSpace::Workgroup));
-        SharedBuffers buffers{
-            slot, memref::AllocOp::create(rewriter, loc, type), nullptr};
+        SharedBuffers buffers{slot, config,
+                              memref::AllocOp::create(rewriter, loc, type),
+                              nullptr};
         if (slot.operandType)
           buffers.sums = memref::AllocOp::create(
-              rewriter, loc, sumsType(&getContext(), slot, blockSize));
+              rewriter, loc,
+              sumsType(&getContext(), slot, config.getBlockSize()));
         shared.push_back(buffers);
         found = std::prev(shared.end());
       }
       if (plan.products.empty())
         scheduleByUnitGroups(rewriter, plan.step, plan.info, slot,
-                             found->slotBuffer, blockSize, maxLanes);
+                             found->slotBuffer, config.getBlockSize(),
+                             config.getMaxLanes());
       else
         scheduleOnTensorCores(rewriter, plan.step, plan.info, slot,
                               found->slotBuffer, found->sums, plan.products,
-                              blockSize);
+                              config.getBlockSize());
     }
   }
 };

@@ -3,7 +3,8 @@
 // Mapped like any loop nest, a GEMM gets one thread per output element, whose
 // reduction loop reads both operands from global memory and accumulates in
 // the output: two loads and a load-store per multiply-add. Here each GEMM
-// outside a time loop becomes a kernel of the classic SIMT form: a block
+// that recur-gpu-kernel-config gave a #recur.gpu_gemm becomes a kernel of
+// the classic SIMT form (or, at tf32 and bf16, MmaGemms.cpp's): a block
 // computes a tile of the output, staging k-slices of both operands in shared
 // memory; each thread keeps a small tile of accumulators in registers and
 // reads the operands it needs from shared memory; the next slice is loaded
@@ -14,12 +15,10 @@
 
 #include "GemmKernels.h"
 #include "recur/Codegen/Passes.h"
-#include "recur/Utils/Remarks.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::recur {
@@ -552,90 +551,45 @@ struct GpuTiledGemmsPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    Type operandType = mmaOperandType(&getContext(), precision);
-    std::optional<MmaTiles> mma;
-    if (operandType) {
-      mma = MmaTiles{tileM, tileN, mmaTileK, warpTileM, warpTileN, operandType};
-      if (failed(verifyMma(func, *mma)))
-        return signalPassFailure();
-    }
-    GemmTiles tiles{tileM, tileN, tileK, threadTileM, threadTileN};
-    if (!mma && failed(verify(func, tiles)))
-      return signalPassFailure();
-    // Inside a time loop, a GEMM is a step of the persistent kernel.
-    SmallVector<Gemm> gemms;
-    func.walk([&](linalg::GenericOp op) {
+    SmallVector<std::pair<Gemm, GpuGemmAttr>> gemms;
+    WalkResult walk = func.walk([&](linalg::GenericOp op) {
+      auto config =
+          op->getAttrOfType<GpuGemmAttr>(RecurDialect::kGpuGemmAttrName);
+      if (!config)
+        return WalkResult::advance();
       std::string whyNot;
       std::optional<Gemm> gemm = matchGemm(op, &whyNot);
-      if (gemm && !op->getParentOfType<LoopLikeOpInterface>())
-        gemms.push_back(*gemm);
-      else if (gemm)
-        remarkMissed(op, getArgument(),
-                     "this GEMM runs as a plain loop nest, a thread per "
-                     "output",
-                     "it is inside a time loop, a step of the persistent "
-                     "kernel");
-      else if (!whyNot.empty())
-        remarkMissed(op, getArgument(),
-                     "this contraction runs as a plain loop nest, a thread "
-                     "per output",
-                     whyNot);
+      if (!gemm) {
+        op.emitError() << getArgument() << ": not a GEMM its " << config
+                       << " can run: "
+                       << (whyNot.empty() ? "not a contraction" : whyNot);
+        return WalkResult::interrupt();
+      }
+      gemms.push_back({*gemm, config});
+      return WalkResult::advance();
     });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
     IRRewriter rewriter(&getContext());
-    for (auto [index, gemm] : llvm::enumerate(gemms)) {
+    for (auto [index, entry] : llvm::enumerate(gemms)) {
+      auto [gemm, config] = entry;
       std::string name = (func.getSymName() + "_gemm_" + Twine(index)).str();
-      if (mma)
-        buildMmaGemmKernel(rewriter, gemm, *mma, name);
-      else
-        buildGemmKernel(rewriter, gemm, tiles, name);
+      ArrayRef<int64_t> tile = config.getTile();
+      if (config.onTensorCores()) {
+        ArrayRef<int64_t> warpTile = config.getWarpTile();
+        buildMmaGemmKernel(
+            rewriter, gemm,
+            MmaTiles{tile[0], tile[1], tile[2], warpTile[0], warpTile[1],
+                     mmaOperandType(&getContext(), config.getPrecision())},
+            name);
+      } else {
+        ArrayRef<int64_t> threadTile = config.getThreadTile();
+        buildGemmKernel(
+            rewriter, gemm,
+            GemmTiles{tile[0], tile[1], tile[2], threadTile[0], threadTile[1]},
+            name);
+      }
     }
-  }
-
-  LogicalResult verifyMma(func::FuncOp func, const MmaTiles &tiles) {
-    auto fail = [&](const Twine &message) {
-      return func.emitError("recur-gpu-tiled-gemms: ") << message;
-    };
-    if (tiles.m <= 0 || tiles.n <= 0 || tiles.k <= 0 || tiles.warpM <= 0 ||
-        tiles.warpN <= 0 || tiles.warpM % 16 != 0 || tiles.warpN % 8 != 0 ||
-        tiles.m % tiles.warpM != 0 || tiles.n % tiles.warpN != 0)
-      return fail("warp tiles must be positive multiples of 16 rows and 8 "
-                  "columns, each dividing its block tile");
-    if (tiles.k % tiles.mmaK() != 0)
-      return fail("mma-tile-k must be a multiple of " + Twine(tiles.mmaK()) +
-                  ", the k of one " + stringifyPrecision(precision) +
-                  " mma.sync");
-    for (int64_t rows : {tiles.m, tiles.n}) {
-      if (rows * tiles.k % tiles.threads() != 0 ||
-          !llvm::isPowerOf2_64(tiles.elementsPerThread(rows)))
-        return fail("a slice of " + Twine(rows) + " rows and " +
-                    Twine(tiles.k) +
-                    " k must split into parts of up to 4 consecutive k, "
-                    "the same number per thread (" +
-                    Twine(tiles.threads()) + " threads)");
-    }
-    return success();
-  }
-
-  LogicalResult verify(func::FuncOp func, const GemmTiles &tiles) {
-    auto fail = [&](const Twine &message) {
-      return func.emitError("recur-gpu-tiled-gemms: ") << message;
-    };
-    if (tiles.m <= 0 || tiles.n <= 0 || tiles.k <= 0 || tiles.threadM <= 0 ||
-        tiles.threadN <= 0 || tiles.m % tiles.threadM != 0 ||
-        tiles.n % tiles.threadN != 0)
-      return fail("tile sizes must be positive, each thread tile dividing "
-                  "its block tile");
-    for (int64_t rows : {tiles.m, tiles.n}) {
-      int64_t width = tiles.loadWidth(rows);
-      if (rows * tiles.k % tiles.threads() != 0 || width > kMaxLoadWidth ||
-          !llvm::isPowerOf2_64(width) || tiles.k % width != 0)
-        return fail("a slice of " + Twine(rows) + " rows and " +
-                    Twine(tiles.k) +
-                    " k must split into parts of 1, 2 or "
-                    "4 consecutive k, one per thread (" +
-                    Twine(tiles.threads()) + " threads)");
-    }
-    return success();
   }
 };
 

@@ -1150,3 +1150,60 @@ func.func @panel_gemm_layout_disagrees(%x: memref<5x6xf32>, %w: memref<1x6x16xf3
 func.func @panel_gemm_unknown_layout() attributes {test.gemm = #recur.panel_gemm<tile = 16, layout = columns>} {
   return
 }
+
+// -----
+
+// The GPU's lowering configs check their tiles.
+// expected-error @below {{precision tf32 takes a warp_tile of [m, n] (tensor cores, a tile per warp) and no other}}
+func.func @gpu_gemm_simt_tile_on_tensor_cores() attributes {test.gemm = #recur.gpu_gemm<precision = tf32, tile = [128, 128, 16], thread_tile = [8, 8]>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{tile must be [m, n, k], got 2 sizes}}
+func.func @gpu_gemm_no_k() attributes {test.gemm = #recur.gpu_gemm<precision = fp32, tile = [128, 128], thread_tile = [8, 8]>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{warp tiles must be multiples of 16 rows and 8 columns (mma.sync's m16n8)}}
+func.func @gpu_gemm_odd_warp_tile() attributes {test.gemm = #recur.gpu_gemm<precision = bf16, tile = [64, 64, 16], warp_tile = [32, 4]>} {
+  return
+}
+
+// -----
+
+// 16 x 8 k over (16 / 2) * (16 / 2) = 64 threads: 2 each, but the other
+// operand's 32 x 8 k would need 4.
+// expected-error @below {{a slice of 32 rows and 8 k must split into parts of 1, 2 or 4 consecutive k, one per thread (32 threads)}}
+func.func @gpu_gemm_uneven_loads() attributes {test.gemm = #recur.gpu_gemm<precision = fp32, tile = [32, 64, 8], thread_tile = [4, 16]>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{on tensor cores, units must be a multiple of 4 (16 slot rows, an MMA's m) and block_size of 32 (whole warps), got 2 and 256}}
+func.func @stationary_step_small_group() attributes {test.step = #recur.stationary_step<precision = tf32, units = 2, block_size = 256, max_lanes = 32>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{max_lanes must be a power of two up to 32 (a warp), got 64}}
+func.func @stationary_step_wide_lanes() attributes {test.step = #recur.stationary_step<precision = fp32, units = 2, block_size = 256, max_lanes = 64>} {
+  return
+}
+
+// -----
+
+func.func @stationary_step_not_on_a_step(%x: memref<4xf32>) {
+  // expected-error @below {{'recur.stationary_step' must be a #recur.stationary_step on a fused step (a linalg.generic with 'recur.unit_step')}}
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      outs(%x : memref<4xf32>) attrs = {recur.stationary_step = #recur.stationary_step<precision = fp32, units = 2, block_size = 256, max_lanes = 32>} {
+  ^bb0(%a: f32):
+    linalg.yield %a : f32
+  }
+  return
+}

@@ -1,6 +1,6 @@
-// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-stationary-weights="max-units=4 precision=tf32" --split-input-file | FileCheck %s
-// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-stationary-weights="max-units=4 precision=bf16" --split-input-file | FileCheck %s --check-prefix=BF16
-// RUN: not recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-stationary-weights=precision=fp16 --split-input-file 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-kernel-config="max-units=4 precision=tf32" --recur-gpu-stationary-weights --split-input-file | FileCheck %s
+// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-kernel-config="max-units=4 precision=bf16" --recur-gpu-stationary-weights --split-input-file | FileCheck %s --check-prefix=BF16
+// RUN: not recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-kernel-config=precision=fp16 --split-input-file 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 // A wavefront of two layers of 16 units (groups of 4, 8 blocks), its
 // products on tensor cores. The slot holds the group's 16 gate rows of

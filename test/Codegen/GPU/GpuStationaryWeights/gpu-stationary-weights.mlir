@@ -1,6 +1,6 @@
-// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-stationary-weights=max-units=2 --split-input-file | FileCheck %s
-// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-stationary-weights=shared-memory-bytes=127 --split-input-file | FileCheck %s --check-prefix=NOFIT
-// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-stationary-weights=shared-memory-bytes=127 --split-input-file --remarks-filter-missed=recur-gpu-stationary-weights -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFIT-REMARK
+// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-kernel-config=max-units=2 --recur-gpu-stationary-weights --split-input-file | FileCheck %s
+// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-kernel-config=shared-memory-bytes=127 --recur-gpu-stationary-weights --split-input-file | FileCheck %s --check-prefix=NOFIT
+// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-kernel-config=shared-memory-bytes=127 --recur-gpu-stationary-weights --split-input-file --remarks-filter-missed=recur-gpu-kernel-config -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOFIT-REMARK
 
 // A fused step over (batch row, unit) of 8 units, w_hh interleaved with tile
 // 4: groups of 2 units (max-units), 4 groups, each a block; the block's
@@ -62,7 +62,7 @@
 
 // Not even one unit's rows (4 x 8 floats: 128 bytes) fit: the step is left
 // alone.
-// NOFIT-REMARK: gpu-stationary-weights.mlir:[[# @LINE + 6]]:16: remark: [Missed] the fused step runs as a plain loop nest, its weights read from L2 at every step | Category:recur-gpu-stationary-weights | Reason="one unit's gate rows of every weight (128 bytes) do not fit in 127 bytes of shared memory"
+// NOFIT-REMARK: gpu-stationary-weights.mlir:[[# @LINE + 6]]:16: remark: [Missed] the fused step runs as a plain loop nest, its weights read from L2 at every step | Category:recur-gpu-kernel-config | Reason="one unit's gate rows of every weight (128 bytes) do not fit in 127 bytes of shared memory"
 // NOFIT-LABEL: func.func @cell(
 // NOFIT-NOT: workgroup
 // NOFIT: linalg.generic

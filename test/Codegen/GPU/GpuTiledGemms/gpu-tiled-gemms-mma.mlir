@@ -1,15 +1,15 @@
-// RUN: recur-opt %s --recur-gpu-tiled-gemms="precision=tf32 tile-m=32 tile-n=16 warp-tile-m=16 warp-tile-n=8 mma-tile-k=16" --canonicalize --cse | FileCheck %s --check-prefix=TF32
-// RUN: recur-opt %s --recur-gpu-tiled-gemms="precision=bf16 tile-m=32 tile-n=16 warp-tile-m=16 warp-tile-n=8 mma-tile-k=32" --canonicalize --cse | FileCheck %s --check-prefix=BF16
-// RUN: not recur-opt %s --recur-gpu-tiled-gemms="precision=tf32 tile-m=32 tile-n=16 warp-tile-m=24 warp-tile-n=8" 2>&1 | FileCheck %s --check-prefix=BAD-WARP-TILE
-// RUN: not recur-opt %s --recur-gpu-tiled-gemms="precision=bf16 tile-m=32 tile-n=16 warp-tile-m=16 warp-tile-n=8 mma-tile-k=8" 2>&1 | FileCheck %s --check-prefix=BAD-K
-// RUN: not recur-opt %s --recur-gpu-tiled-gemms="precision=tf32 tile-m=48 tile-n=8 warp-tile-m=16 warp-tile-n=8 mma-tile-k=8" 2>&1 | FileCheck %s --check-prefix=BAD-LOADS
-// RUN: not recur-opt %s --recur-gpu-tiled-gemms="precision=f16" 2>&1 | FileCheck %s --check-prefix=BAD-PRECISION
+// RUN: recur-opt %s --recur-gpu-kernel-config="precision=tf32 tile-m=32 tile-n=16 warp-tile-m=16 warp-tile-n=8 mma-tile-k=16" --recur-gpu-tiled-gemms --canonicalize --cse | FileCheck %s --check-prefix=TF32
+// RUN: recur-opt %s --recur-gpu-kernel-config="precision=bf16 tile-m=32 tile-n=16 warp-tile-m=16 warp-tile-n=8 mma-tile-k=32" --recur-gpu-tiled-gemms --canonicalize --cse | FileCheck %s --check-prefix=BF16
+// RUN: not recur-opt %s --recur-gpu-kernel-config="precision=tf32 tile-m=32 tile-n=16 warp-tile-m=24 warp-tile-n=8" 2>&1 | FileCheck %s --check-prefix=BAD-WARP-TILE
+// RUN: not recur-opt %s --recur-gpu-kernel-config="precision=bf16 tile-m=32 tile-n=16 warp-tile-m=16 warp-tile-n=8 mma-tile-k=8" 2>&1 | FileCheck %s --check-prefix=BAD-K
+// RUN: not recur-opt %s --recur-gpu-kernel-config="precision=tf32 tile-m=48 tile-n=8 warp-tile-m=16 warp-tile-n=8 mma-tile-k=8" 2>&1 | FileCheck %s --check-prefix=BAD-LOADS
+// RUN: not recur-opt %s --recur-gpu-kernel-config="precision=f16" 2>&1 | FileCheck %s --check-prefix=BAD-PRECISION
 
 // Small tiles keep the kernel readable: blocks of 32 x 16 outputs, warps
 // of 16 x 8 (one m16n8 MMA tile each): 2 x 2 warps, 128 threads.
-// BAD-WARP-TILE: error: recur-gpu-tiled-gemms: warp tiles must be positive multiples of 16 rows and 8 columns, each dividing its block tile
-// BAD-K: error: recur-gpu-tiled-gemms: mma-tile-k must be a multiple of 16, the k of one bf16 mma.sync
-// BAD-LOADS: error: recur-gpu-tiled-gemms: a slice of 8 rows and 8 k must split into parts of up to 4 consecutive k, the same number per thread (96 threads)
+// BAD-WARP-TILE: error: recur-gpu-kernel-config: tile sizes must be positive, each warp_tile dividing its block tile
+// BAD-K: error: recur-gpu-kernel-config: the k-slice must be a multiple of 16, the k of one bf16 mma.sync
+// BAD-LOADS: error: recur-gpu-kernel-config: a slice of 8 rows and 8 k must split into parts of up to 4 consecutive k, the same number per thread (96 threads)
 // BAD-PRECISION: for the --precision option: Cannot find option named 'f16'!
 
 #a = affine_map<(m, n, k) -> (m, k)>

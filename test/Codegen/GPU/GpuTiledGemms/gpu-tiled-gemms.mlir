@@ -1,10 +1,10 @@
-// RUN: recur-opt %s --recur-gpu-tiled-gemms="tile-m=16 tile-n=32 tile-k=4 thread-tile-m=2 thread-tile-n=8" --canonicalize --cse --split-input-file | FileCheck %s
-// RUN: not recur-opt %s --recur-gpu-tiled-gemms="tile-m=16 tile-n=32 tile-k=16 thread-tile-m=2 thread-tile-n=8" --split-input-file 2>&1 | FileCheck %s --check-prefix=OPTIONS
+// RUN: recur-opt %s --recur-gpu-kernel-config="tile-m=16 tile-n=32 tile-k=4 thread-tile-m=2 thread-tile-n=8" --recur-gpu-tiled-gemms --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: not recur-opt %s --recur-gpu-kernel-config="tile-m=16 tile-n=32 tile-k=16 thread-tile-m=2 thread-tile-n=8" --split-input-file 2>&1 | FileCheck %s --check-prefix=OPTIONS
 
 // Small tiles keep the kernel readable: blocks of 16 x 32 outputs, k-slices
 // of 4, 2 x 8 accumulators per thread, so (16 / 2) * (32 / 8) = 32 threads;
 // each loads 16 * 4 / 32 = 2 consecutive k of an A row and 4 of a B row.
-// OPTIONS: error: recur-gpu-tiled-gemms: a slice of 16 rows and 16 k must split into parts of 1, 2 or 4 consecutive k, one per thread (32 threads)
+// OPTIONS: error: recur-gpu-kernel-config: a slice of 16 rows and 16 k must split into parts of 1, 2 or 4 consecutive k, one per thread (32 threads)
 
 #a = affine_map<(t, b, v, k) -> (t, b, k)>
 #w = affine_map<(t, b, v, k) -> (v, k)>

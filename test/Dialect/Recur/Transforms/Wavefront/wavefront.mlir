@@ -1,4 +1,6 @@
 // RUN: recur-opt %s -split-input-file --recur-wavefront | FileCheck %s
+// RUN: recur-opt %s -split-input-file --recur-wavefront=max-layers=2 | FileCheck %s --check-prefix=MAX2
+// RUN: recur-opt %s -split-input-file --recur-wavefront=max-layers=2 --remarks-filter-missed=recur-wavefront -o /dev/null 2>&1 | FileCheck %s --check-prefix=MAX2-REMARK
 
 // A three-layer stack: one wavefront; the inner layers' projections move
 // into the step, their output sequences disappear.
@@ -10,6 +12,14 @@
 // CHECK-SAME: -> (tensor<?x?x3xf32>, tensor<?x6xf32>, tensor<?x5xf32>, tensor<?x3xf32>, tensor<?x6xf32>, tensor<?x5xf32>, tensor<?x3xf32>)
 // CHECK-NOT: recur.lstm_recurrence
 // CHECK: return %[[Y]], %[[S]]#0, %[[S]]#5
+// With max-layers=2 (the GPU's bound, smaller), the third layer starts a
+// stack of its own, here a single recurrence.
+// MAX2-LABEL: func.func @three_layers
+// MAX2: %[[Y01:.*]], %[[S01:.*]]:4 = recur.lstm_wavefront %{{.*}} w_hh(%{{.*}}, %{{.*}}) w_ih(%{{.*}}) bias(%{{.*}}) :
+// MAX2: %[[G2:.*]] = recur.linear %[[Y01]]
+// MAX2: %[[Y2:.*]], %{{.*}}, %[[C2:.*]] = recur.lstm_recurrence %[[G2]]
+// MAX2: return %[[Y2]], %[[S01]]#0, %[[C2]]
+// MAX2-REMARK: wavefront.mlir:[[# @LINE + 13]]:19: remark: [Missed] this layer runs as a time loop of its own, not in one wavefront with the layer before it | Category:recur-wavefront | Reason="the wavefront before it has max-layers = 2 layers (on the GPU, its kernel's parameters fit 4 KB)"
 func.func @three_layers(%g: tensor<?x?x24xf32>, %w0: tensor<24x6xf32>,
     %u1: tensor<20x6xf32>, %b1: tensor<20xf32>, %w1: tensor<20x5xf32>,
     %u2: tensor<12x5xf32>, %b2: tensor<12xf32>, %w2: tensor<12x3xf32>)
