@@ -82,11 +82,25 @@ std::string mlir::recur::validate(const LstmLmConfig &config) {
   return "";
 }
 
+/// GRU and RNN layers: f32, no projection (an LSTM's option).
+static std::string validateCell(const SequenceConfig &config) {
+  if (config.cell == CellKind::lstm)
+    return "";
+  if (config.projSize != 0)
+    return "--proj-size is an LSTM's option (nn.LSTM(proj_size=P)); GRU and "
+           "RNN layers have none";
+  if (config.dtype != "f32")
+    return "GRU and RNN layers are compiled in f32 only so far, got --dtype "
+           "'" +
+           config.dtype + "'";
+  return "";
+}
+
 std::string mlir::recur::validate(const LstmStackConfig &config) {
   for (const std::string &error :
        {checkSize("input", config.input), checkSize("hidden", config.hidden),
         checkSize("layers", config.layers), validateSequence(config),
-        validateProjection(config, config.hidden)})
+        validateProjection(config, config.hidden), validateCell(config)})
     if (!error.empty())
       return error;
   return "";
@@ -197,24 +211,44 @@ static int64_t outputSize(const SequenceConfig &config, int64_t hidden) {
   return config.projSize ? config.projSize : hidden;
 }
 
-/// Adds the weights of an nn.LSTM whose state_dict keys start with `prefix`,
-/// in state_dict order (by layer, then direction).
-static void addLstmWeights(ModelBuilder &model, const SequenceConfig &config,
-                           StringRef prefix, int64_t input, int64_t hidden,
-                           int64_t layers) {
+/// The gates of the layers' cell: the rows of its weights are gates x
+/// hidden.
+static int64_t gatesOf(CellKind cell) {
+  switch (cell) {
+  case CellKind::lstm:
+    return 4;
+  case CellKind::gru:
+    return 3;
+  case CellKind::rnnTanh:
+  case CellKind::rnnRelu:
+    return 1;
+  }
+  llvm_unreachable("unknown cell");
+}
+
+/// The states of one layer and direction: h and c for an LSTM, h else.
+static int64_t statesOf(CellKind cell) {
+  return cell == CellKind::lstm ? 2 : 1;
+}
+
+/// Adds the weights of an nn.LSTM (nn.GRU, nn.RNN) whose state_dict keys
+/// start with `prefix`, in state_dict order (by layer, then direction).
+static void addRecurrentWeights(ModelBuilder &model,
+                                const SequenceConfig &config, StringRef prefix,
+                                int64_t input, int64_t hidden, int64_t layers) {
   int64_t directions = directionSuffixes(config).size();
   int64_t output = outputSize(config, hidden);
+  int64_t rows = gatesOf(config.cell) * hidden;
   for (int64_t layer = 0; layer < layers; ++layer) {
     int64_t layerInput = layer == 0 ? input : directions * output;
     for (StringRef direction : directionSuffixes(config)) {
       std::string suffix = layerSuffix(layer, direction);
       model.addWeight((prefix + "weight_ih" + suffix).str(),
-                      {4 * hidden, layerInput});
-      model.addWeight((prefix + "weight_hh" + suffix).str(),
-                      {4 * hidden, output});
+                      {rows, layerInput});
+      model.addWeight((prefix + "weight_hh" + suffix).str(), {rows, output});
       if (config.bias) {
-        model.addWeight((prefix + "bias_ih" + suffix).str(), {4 * hidden});
-        model.addWeight((prefix + "bias_hh" + suffix).str(), {4 * hidden});
+        model.addWeight((prefix + "bias_ih" + suffix).str(), {rows});
+        model.addWeight((prefix + "bias_hh" + suffix).str(), {rows});
       }
       if (config.projSize)
         model.addWeight((prefix + "weight_hr" + suffix).str(),
@@ -236,7 +270,8 @@ static void addStateInputs(ModelBuilder &model, const SequenceConfig &config,
     for (StringRef direction : directionSuffixes(config)) {
       std::string suffix = layerSuffix(layer, direction);
       model.addInput("h0" + suffix, hType);
-      model.addInput("c0" + suffix, cType);
+      if (config.cell == CellKind::lstm)
+        model.addInput("c0" + suffix, cType);
     }
 }
 
@@ -250,24 +285,45 @@ buildLstmLayers(OpBuilder &builder, Location loc, const SequenceConfig &config,
                 StringRef outputName) {
   SmallVector<ModelBuilder::Output> outputs = {{outputName.str(), Value()}};
   size_t perDirection = (config.bias ? 4 : 2) + (config.projSize ? 1 : 0);
+  int64_t states = statesOf(config.cell);
   SmallVector<StringRef, 2> directions = directionSuffixes(config);
   for (int64_t layer = 0; layer < layers; ++layer) {
     SmallVector<Value, 2> ys;
     for (auto [direction, suffix] : llvm::enumerate(directions)) {
       size_t index = layer * directions.size() + direction;
       ValueRange w = weights.slice(index * perDirection, perDirection);
-      Value h0 = state.empty() ? Value() : state[2 * index];
-      Value c0 = state.empty() ? Value() : state[2 * index + 1];
-      auto lstm = LSTMOp::create(
-          builder, loc, x, w[0], w[1], config.bias ? w[2] : Value(),
-          config.bias ? w[3] : Value(), h0, c0, /*reverse=*/direction == 1,
-          /*wHr=*/config.projSize ? w.back() : Value());
-      ys.push_back(lstm.getY());
+      ValueRange layerState =
+          state.empty() ? ValueRange() : state.slice(states * index, states);
+      Value h0 = state.empty() ? Value() : layerState[0];
+      Value bIh = config.bias ? w[2] : Value();
+      Value bHh = config.bias ? w[3] : Value();
+      bool reverse = direction == 1;
+      Operation *op;
+      switch (config.cell) {
+      case CellKind::lstm:
+        op = LSTMOp::create(builder, loc, x, w[0], w[1], bIh, bHh, h0,
+                            state.empty() ? Value() : layerState[1], reverse,
+                            /*wHr=*/config.projSize ? w.back() : Value());
+        break;
+      case CellKind::gru:
+        op = GRUOp::create(builder, loc, x, w[0], w[1], bIh, bHh, h0, reverse);
+        break;
+      case CellKind::rnnTanh:
+        op = RNNTanhOp::create(builder, loc, x, w[0], w[1], bIh, bHh, h0,
+                               reverse);
+        break;
+      case CellKind::rnnRelu:
+        op = RNNReluOp::create(builder, loc, x, w[0], w[1], bIh, bHh, h0,
+                               reverse);
+        break;
+      }
+      ys.push_back(op->getResult(0));
       if (state.empty())
         continue;
       std::string name = layerSuffix(layer, suffix);
-      outputs.push_back({"h_n" + name, lstm.getHN()});
-      outputs.push_back({"c_n" + name, lstm.getCN()});
+      outputs.push_back({"h_n" + name, op->getResult(1)});
+      if (config.cell == CellKind::lstm)
+        outputs.push_back({"c_n" + name, op->getResult(2)});
     }
     x = ys.size() == 1
             ? ys.front()
@@ -308,8 +364,8 @@ OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
   int64_t directions = directionSuffixes(config).size();
   addStateInputs(model, config, config.hidden, config.layers);
   model.addWeight("embedding.weight", {config.vocab, config.embed});
-  addLstmWeights(model, config, "lstm.", config.embed, config.hidden,
-                 config.layers);
+  addRecurrentWeights(model, config, "lstm.", config.embed, config.hidden,
+                      config.layers);
   model.addWeight(
       "proj.weight",
       {config.vocab, directions * outputSize(config, config.hidden)});
@@ -356,13 +412,18 @@ mlir::recur::buildLstmStack(MLIRContext &context,
       "input", sequenceType(config, {model.seq(), model.batch(), config.input},
                             model.floats()));
   addStateInputs(model, config, config.hidden, config.layers);
-  addLstmWeights(model, config, "", config.input, config.hidden, config.layers);
+  addRecurrentWeights(model, config, "", config.input, config.hidden,
+                      config.layers);
 
-  return model.build("lstm", [&](OpBuilder &builder, ValueRange args) {
+  StringRef kind = config.cell == CellKind::lstm  ? "lstm"
+                   : config.cell == CellKind::gru ? "gru"
+                                                  : "rnn";
+  return model.build(kind, [&](OpBuilder &builder, ValueRange args) {
     Location loc = builder.getUnknownLoc();
     int64_t directions = directionSuffixes(config).size();
-    ValueRange state =
-        args.slice(1, config.state ? 2 * directions * config.layers : 0);
+    ValueRange state = args.slice(
+        1,
+        config.state ? statesOf(config.cell) * directions * config.layers : 0);
     Value x = args[0];
     if (config.batchFirst)
       x = swapTimeAndBatch(builder, loc, x);

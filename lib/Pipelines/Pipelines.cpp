@@ -50,6 +50,8 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
   pm.addNestedPass<func::FuncOp>(createDifferentiate());
   // bf16/f16 models keep their interface and compute in f32.
   pm.addNestedPass<func::FuncOp>(createComputeInF32());
+  // GRU and RNN layers as the recurrence of their cell region.
+  pm.addPass(createGeneralizeCells());
   if (level >= FusionLevel::hoist) {
     pm.addPass(createHoistInputProjection());
     pm.addPass(createCanonicalizerPass());
@@ -332,7 +334,8 @@ void mlir::recur::buildLowerToCudaEmulatorPipeline(
 void mlir::recur::registerRecurPipelines() {
   PassPipelineRegistration<FusionPipelineOptions>(
       "recur-fusion",
-      "The recur -> recur loop-fusion stages up to a level: "
+      "recur-generalize-cells, then the recur -> recur loop-fusion stages "
+      "up to a level: "
       "recur-hoist-input-projection and recur-fold-embedding-projection "
       "(hoist), recur-fuse-lstm-cell (cell), "
       "recur-wavefront (wavefront); then recur-outline-weight-prologue",

@@ -198,10 +198,29 @@ static bool swapsTimeAndBatch(TransposeOp transpose) {
 /// (an input that a recur.transpose makes time-major, or an output computed
 /// from a transposed time-major one) [B, T, ...]; everything else time-major
 /// [T, B, ...].
+/// Whether `use` is a recurrence's initial state (h0, c0, or an init of a
+/// recur.rnn).
+static bool isInitialState(OpOperand &use) {
+  Operation *owner = use.getOwner();
+  auto named = dyn_cast<NamedOperands>(owner);
+  if (!named || !isa<LSTMOp, GRUOp, RNNTanhOp, RNNReluOp, RNNOp>(owner))
+    return false;
+  for (auto [index, name] : llvm::enumerate(named.getOperandNames()))
+    if (name == "h0" || name == "c0" || name == "init") {
+      OperandRange range = named.getNamedOperand(index);
+      if (range.empty())
+        continue;
+      unsigned first = range.getBeginOperandIndex();
+      if (use.getOperandNumber() >= first &&
+          use.getOperandNumber() < first + range.size())
+        return true;
+    }
+  return false;
+}
+
 static SmallVector<StringRef, 2> leadingSymbols(Value value) {
   for (OpOperand &use : value.getUses()) {
-    auto lstm = dyn_cast<LSTMOp>(use.getOwner());
-    if (lstm && (use.get() == lstm.getH0() || use.get() == lstm.getC0()))
+    if (isInitialState(use))
       return {"B"};
     auto transpose = dyn_cast<TransposeOp>(use.getOwner());
     if (transpose && swapsTimeAndBatch(transpose))
@@ -210,7 +229,10 @@ static SmallVector<StringRef, 2> leadingSymbols(Value value) {
   Value source = value;
   while (auto cast = source.getDefiningOp<tensor::CastOp>())
     source = cast.getSource();
-  if (auto lstm = source.getDefiningOp<LSTMOp>(); lstm && source != lstm.getY())
+  // A recurrence's results after y are its final states.
+  if (Operation *recurrence = source.getDefiningOp();
+      isa_and_nonnull<LSTMOp, GRUOp, RNNTanhOp, RNNReluOp, RNNOp>(recurrence) &&
+      source != recurrence->getResult(0))
     return {"B"};
   // Outputs: row-wise ops keep their input's leading dimensions.
   Operation *producer = value.getDefiningOp();
@@ -344,8 +366,9 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
     }
     // Operands by their ODS names, whatever the op: the reference
     // interpreter reads them by name.
+    // The reference evaluates named ops; a cell region has no program yet.
     auto named = dyn_cast<NamedOperands>(op);
-    if (!named)
+    if (!named || op.getNumRegions() > 0)
       return std::nullopt;
     llvm::json::Object description{{"op", op.getName().stripDialect()}};
     llvm::json::Object operands;
@@ -362,7 +385,7 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
     }
     if (auto loss = dyn_cast<CrossEntropyOp>(op))
       description["reduction"] = stringifyReduction(loss.getReduction());
-    if (auto lstm = dyn_cast<LSTMOp>(op); lstm && lstm.getReverse())
+    if (op.hasAttrOfType<UnitAttr>("reverse"))
       description["reverse"] = true;
     if (auto transpose = dyn_cast<TransposeOp>(op))
       description["permutation"] =

@@ -80,6 +80,17 @@ recur::reference::interpret(const json &program,
         env.define(out.at(0), std::move(result.y));
         env.define(out.at(1), std::move(result.hN));
         env.define(out.at(2), std::move(result.cN));
+      } else if (name == "gru" || name == "rnn_tanh" || name == "rnn_relu") {
+        RnnCell cell = name == "gru"        ? RnnCell::Gru
+                       : name == "rnn_tanh" ? RnnCell::Tanh
+                                            : RnnCell::Relu;
+        RnnResult result =
+            rnn(cell, env.floats(in.at("input")), env.floats(in.at("w_ih")),
+                env.floats(in.at("w_hh")), env.optionalFloats(in.at("b_ih")),
+                env.optionalFloats(in.at("b_hh")),
+                env.optionalFloats(in.at("h0")), op.value("reverse", false));
+        env.define(out.at(0), std::move(result.y));
+        env.define(out.at(1), std::move(result.hN));
       } else if (name == "linear") {
         env.define(out.at(0), linear(env.floats(in.at("input")),
                                      env.floats(in.at("weight")),

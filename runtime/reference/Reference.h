@@ -72,6 +72,23 @@ LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
                 const FloatTensor *c0 = nullptr, bool reverse = false,
                 const FloatTensor *wHr = nullptr);
 
+/// The cells of nn.GRU and nn.RNN (nonlinearity tanh or relu).
+enum class RnnCell { Gru, Tanh, Relu };
+
+struct RnnResult {
+  FloatTensor y;  // [T, B, H]
+  FloatTensor hN; // [B, H]
+};
+
+/// One GRU or Elman RNN layer over `input [T, B, I]`, PyTorch's formulas
+/// and gate order (GRU: r, z, n, the reset gate applied to the recurrent
+/// product with b_hn); weights [G·H, I] and [G·H, H]; absent biases and h0
+/// are zero; `reverse` runs the steps from T-1 down to 0 (Cells.cpp).
+RnnResult rnn(RnnCell cell, const FloatTensor &input, const FloatTensor &wIh,
+              const FloatTensor &wHh, const FloatTensor *bIh,
+              const FloatTensor *bHh, const FloatTensor *h0 = nullptr,
+              bool reverse = false);
+
 /// `input` with dimension k of the result dimension `permutation[k]` of the
 /// input (torch.permute).
 template <typename T>

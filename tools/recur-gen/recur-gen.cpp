@@ -30,6 +30,9 @@ static cl::SubCommand lstmLmCommand(
     "Language model: embedding, stacked LSTM, projection to the vocabulary");
 static cl::SubCommand lstmCommand("lstm",
                                   "Stacked LSTM layers alone (nn.LSTM)");
+static cl::SubCommand gruCommand("gru", "Stacked GRU layers alone (nn.GRU)");
+static cl::SubCommand rnnCommand("rnn",
+                                 "Stacked Elman RNN layers alone (nn.RNN)");
 
 static cl::OptionCategory modelCategory("Model options");
 
@@ -45,27 +48,32 @@ static cl::opt<int64_t> embed("embed", cl::desc("Embedding size"),
                               cl::sub(lstmLmCommand), cl::cat(modelCategory));
 static cl::opt<int64_t> inputSize("input", cl::desc("Input feature size"),
                                   cl::init(stackDefaults.input),
-                                  cl::sub(lstmCommand), cl::cat(modelCategory));
+                                  cl::sub(lstmCommand), cl::sub(gruCommand),
+                                  cl::sub(rnnCommand), cl::cat(modelCategory));
 static cl::opt<int64_t> hidden("hidden",
                                cl::desc("Hidden size of every LSTM layer"),
                                cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+                               cl::sub(gruCommand), cl::sub(rnnCommand),
                                cl::cat(modelCategory));
 static cl::opt<int64_t> layers("layers",
                                cl::desc("Number of stacked LSTM layers"),
                                cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+                               cl::sub(gruCommand), cl::sub(rnnCommand),
                                cl::cat(modelCategory));
 static cl::opt<int64_t>
     seqLength("seq", cl::desc("Sequence length T (default: dynamic)"),
-              cl::sub(lstmLmCommand), cl::sub(lstmCommand),
-              cl::cat(modelCategory));
+              cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::sub(gruCommand),
+              cl::sub(rnnCommand), cl::cat(modelCategory));
 static cl::opt<int64_t> batch("batch",
                               cl::desc("Batch size B (default: dynamic)"),
                               cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+                              cl::sub(gruCommand), cl::sub(rnnCommand),
                               cl::cat(modelCategory));
 static cl::opt<std::string> dtype("dtype",
                                   cl::desc("Element type: f32, f16 or bf16"),
                                   cl::init(lmDefaults.dtype),
                                   cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+                                  cl::sub(gruCommand), cl::sub(rnnCommand),
                                   cl::cat(modelCategory));
 static cl::opt<bool> state(
     "state",
@@ -73,23 +81,28 @@ static cl::opt<bool> state(
              "(h_n, c_n): inputs h0_l<k>, c0_l<k> and outputs h_n_l<k>, "
              "c_n_l<k>, [B, units] per layer and direction (h has --proj-size "
              "units if set)"),
-    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
+    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::sub(gruCommand),
+    cl::sub(rnnCommand), cl::cat(modelCategory));
 static cl::opt<bool> batchFirst(
     "batch-first",
     cl::desc("Sequences are batch-first, as nn.LSTM(batch_first=True): "
              "input [B, T, input] and output [B, T, units] (the LM's tokens "
              "[B, T] and logits [B, T, vocab]); the state stays [B, units]"),
-    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
+    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::sub(gruCommand),
+    cl::sub(rnnCommand), cl::cat(modelCategory));
 static cl::opt<bool> noBias(
-    "no-bias", cl::desc("LSTM layers without biases, as nn.LSTM(bias=False)"),
-    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
+    "no-bias",
+    cl::desc("Layers without biases, as nn.LSTM (nn.GRU, nn.RNN)(bias=False)"),
+    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::sub(gruCommand),
+    cl::sub(rnnCommand), cl::cat(modelCategory));
 static cl::opt<bool> bidirectional(
     "bidirectional",
-    cl::desc("Bidirectional LSTM layers, as nn.LSTM(bidirectional=True): "
+    cl::desc("Bidirectional layers, as nn.LSTM(bidirectional=True): "
              "each layer also runs backward in time (weights and state "
              "..._l<k>_reverse) and returns both directions' hidden states "
              "side by side, [..., 2 * hidden]"),
-    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::cat(modelCategory));
+    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::sub(gruCommand),
+    cl::sub(rnnCommand), cl::cat(modelCategory));
 static cl::opt<int64_t> projSize(
     "proj-size",
     cl::desc("Project every LSTM step's hidden state to this many units, as "
@@ -97,6 +110,11 @@ static cl::opt<int64_t> projSize(
              "(0: none)"),
     cl::init(0), cl::sub(lstmLmCommand), cl::sub(lstmCommand),
     cl::cat(modelCategory));
+static cl::opt<std::string> nonlinearity(
+    "nonlinearity",
+    cl::desc("The RNN's nonlinearity, as nn.RNN(nonlinearity=...): tanh or "
+             "relu"),
+    cl::init("tanh"), cl::sub(rnnCommand), cl::cat(modelCategory));
 static cl::opt<bool> logSoftmax(
     "log-softmax",
     cl::desc("Return log_softmax(logits) over the vocabulary as log_probs, "
@@ -116,11 +134,10 @@ static cl::opt<double>
              cl::desc("Clip the gradients' global norm to this before the "
                       "update, as torch.nn.utils.clip_grad_norm_ (0: never)"),
              cl::sub(lstmLmCommand), cl::cat(modelCategory));
-static cl::opt<std::string>
-    outputFilename("o", cl::desc("Output file (default: stdout)"),
-                   cl::value_desc("filename"), cl::init("-"),
-                   cl::sub(lstmLmCommand), cl::sub(lstmCommand),
-                   cl::cat(modelCategory));
+static cl::opt<std::string> outputFilename(
+    "o", cl::desc("Output file (default: stdout)"), cl::value_desc("filename"),
+    cl::init("-"), cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+    cl::sub(gruCommand), cl::sub(rnnCommand), cl::cat(modelCategory));
 
 static int fail(const Twine &message) {
   WithColor::error(errs(), "recur-gen") << message << "\n";
@@ -170,11 +187,11 @@ int main(int argc, char **argv) {
       formatv("Vocabulary size (default {0})", lmDefaults.vocab),
       formatv("Embedding size (default {0})", lmDefaults.embed),
       formatv("Input feature size (default {0})", stackDefaults.input),
-      formatv("Hidden size of every LSTM layer (default {0} for lstm-lm, "
-              "{1} for lstm)",
+      formatv("Hidden size of every layer (default {0} for lstm-lm, "
+              "{1} for lstm, gru and rnn)",
               lmDefaults.hidden, stackDefaults.hidden),
-      formatv("Number of stacked LSTM layers (default {0} for lstm-lm, {1} "
-              "for lstm)",
+      formatv("Number of stacked layers (default {0} for lstm-lm, {1} "
+              "for lstm, gru and rnn)",
               lmDefaults.layers, stackDefaults.layers),
       formatv("Element type: f32, f16 or bf16 (default {0})", lmDefaults.dtype),
       formatv("SGD learning rate of a --train step (default {0})",
@@ -196,7 +213,9 @@ int main(int argc, char **argv) {
       "architecture.\n\n"
       "  recur-gen lstm-lm --vocab 10001 --embed 128 --hidden 256 --layers 3\n"
       "  recur-gen lstm --input 512 --hidden 512 --layers 1 --seq 100 --batch "
-      "64\n");
+      "64\n"
+      "  recur-gen gru --input 512 --hidden 512 --layers 2 --bidirectional\n"
+      "  recur-gen rnn --input 64 --hidden 128 --nonlinearity relu\n");
 
   if (lstmLmCommand) {
     LstmLmConfig config;
@@ -216,11 +235,21 @@ int main(int argc, char **argv) {
     }
     return generate(config, buildLstmLm);
   }
-  if (lstmCommand) {
+  if (lstmCommand || gruCommand || rnnCommand) {
     LstmStackConfig config;
     config.input = inputSize;
+    if (gruCommand)
+      config.cell = CellKind::gru;
+    if (rnnCommand) {
+      if (nonlinearity != "tanh" && nonlinearity != "relu")
+        return fail("--nonlinearity must be tanh or relu, got '" +
+                    nonlinearity + "'");
+      config.cell =
+          nonlinearity == "tanh" ? CellKind::rnnTanh : CellKind::rnnRelu;
+    }
     return generate(config, buildLstmStack);
   }
-  return fail("choose a model: 'recur-gen lstm-lm ...' or 'recur-gen lstm ...' "
-              "(see recur-gen --help)");
+  return fail("choose a model: 'recur-gen lstm-lm ...', 'recur-gen lstm ...', "
+              "'recur-gen gru ...' or 'recur-gen rnn ...' (see recur-gen "
+              "--help)");
 }

@@ -5,6 +5,7 @@
 
 include "recur/IR/RecurBase.td"
 include "recur/IR/RecurLoweringConfigs.td"
+include "recur/IR/RecurCellOps.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 // Operands are declared as any tensor: the verifiers check ranks, shapes and

@@ -7,6 +7,7 @@
 
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
+#include "recur/Utils/Remarks.h"
 
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
@@ -53,6 +54,14 @@ struct HoistInputProjectionPass
     RewritePatternSet patterns(&getContext());
     patterns.add<HoistLSTMInputProjection>(&getContext());
     walkAndApplyPatterns(getOperation(), std::move(patterns));
+    getOperation()->walk([&](RNNOp op) {
+      remarkMissed(op, getArgument(),
+                   "this recurrence's cell runs as written at every step: its "
+                   "products with x_t are not one GEMM over all steps, and "
+                   "no later fusion stage takes it",
+                   "the fusion stages take the LSTM's forms only so far (a "
+                   "recur.rnn cell region: GRU, RNN, custom cells)");
+    });
   }
 };
 

@@ -134,6 +134,34 @@ def FoldEmbeddingProjection : Pass<"recur-fold-embedding-projection"> {
   ];
 }
 
+def GeneralizeCells : Pass<"recur-generalize-cells"> {
+  let summary = "Write the named cells (recur.gru, recur.rnn_tanh, recur.rnn_relu) as recur.rnn";
+  let description = [{
+    As `linalg-generalize-named-ops` does for linalg: each named cell
+    becomes the `recur.rnn` of its formulas, so that fusion and lowering
+    handle one form. The cell region computes `gi = x_t · w_ihᵀ + b_ih` and
+    `gh = h · w_hhᵀ + b_hh` (`recur.linear`), then one pointwise
+    `linalg.generic` over `[B, H]` on their gates' columns and h: PyTorch's
+    GRU (the reset gate applied to `gh`'s n columns, after the product),
+    `tanh(gi + gh)` or `max(0, gi + gh)`. An absent `h0` becomes zeros.
+
+    ```mlir
+    %y, %h = recur.rnn %x init(%zeros) captures(%w_ih, %w_hh, %b_ih, %b_hh) : ... {
+    ^bb0(%xt: tensor<?x16xf32>, %h_prev: tensor<?x32xf32>, %wi: ..., %wh: ..., %bi: ..., %bh: ...):
+      %gi = recur.linear %xt, %wi bias(%bi) : ... -> tensor<?x96xf32>
+      %gh = recur.linear %h_prev, %wh bias(%bh) : ... -> tensor<?x96xf32>
+      // the gates' columns: tensor.extract_slice
+      %h_t = linalg.generic ... { r, z, n; (1 - z) * n + z * h }
+      recur.yield %h_t, %h_t : tensor<?x32xf32>, tensor<?x32xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FuseLSTMCell : Pass<"recur-fuse-lstm-cell"> {
   let summary = "Fuse each step's recurrent GEMM with the LSTM cell's pointwise tail";
   let description = [{

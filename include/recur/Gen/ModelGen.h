@@ -18,8 +18,13 @@
 
 namespace mlir::recur {
 
+/// The recurrent layers' cell: nn.LSTM's, nn.GRU's or nn.RNN's (with tanh
+/// or ReLU).
+enum class CellKind { lstm, gru, rnnTanh, rnnRelu };
+
 /// Sizes shared by the generated models. An absent seq/batch is dynamic.
 struct SequenceConfig {
+  CellKind cell = CellKind::lstm;
   std::optional<int64_t> seq;
   std::optional<int64_t> batch;
   /// Element type of weights and activations: "f32", "f16" or "bf16".
@@ -71,7 +76,8 @@ struct LstmLmConfig : SequenceConfig {
   bool logSoftmax = false;
 };
 
-/// A stacked LSTM alone, as a bare nn.LSTM saves it (`weight_ih_l0`, ...).
+/// A stack of recurrent layers alone, as a bare nn.LSTM (nn.GRU, nn.RNN)
+/// saves it (`weight_ih_l0`, ...).
 /// `forward(input [T,B,input], weights...) -> output [T,B,hidden]`.
 struct LstmStackConfig : SequenceConfig {
   int64_t input = 512;

@@ -332,15 +332,6 @@ AffineMap Emitter::leadingMap(unsigned rank) {
       .getMajorSubMap(rank - 1);
 }
 
-Value sigmoid(OpBuilder &b, Location loc, Value x) {
-  Value one = arith::ConstantOp::create(b, loc, x.getType(),
-                                        b.getFloatAttr(x.getType(), 1.0));
-  Value negated = arith::NegFOp::create(b, loc, x);
-  Value denominator =
-      arith::AddFOp::create(b, loc, one, math::ExpOp::create(b, loc, negated));
-  return arith::DivFOp::create(b, loc, one, denominator);
-}
-
 void replaceWithCasts(PatternRewriter &rewriter, Operation *op,
                       ValueRange values) {
   SmallVector<Value> results;

@@ -8,6 +8,7 @@
 #ifndef RECUR_LIB_CONVERSION_RECURTOLINALG_LOWERINGUTILS_H
 #define RECUR_LIB_CONVERSION_RECURTOLINALG_LOWERINGUTILS_H
 
+#include "recur/IR/CellMath.h"
 #include "recur/IR/RecurOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -118,7 +119,7 @@ public:
   arith::FastMathFlagsAttr fastMath;
 };
 
-Value sigmoid(OpBuilder &b, Location loc, Value x);
+using ::mlir::recur::sigmoid; // recur/IR/CellMath.h
 
 /// Replaces `op` with `values`, casting where the lowering computed a less
 /// static type than the op promised (e.g. after shape specialization).

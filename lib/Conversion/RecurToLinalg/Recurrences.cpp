@@ -1,10 +1,11 @@
-//===- Recurrences.cpp - recur.lstm and recur.lstm_recurrence -------------===//
+//===- Recurrences.cpp - recur.lstm, recur.lstm_recurrence, recur.rnn -----===//
 //
 // One layer's time loop (an scf.for over T, never unrolled) with the step
 // schedule fusion chose: separate (the unfused recur.lstm, and a hoisted
 // recurrence), fused (the gates summed in registers per unit), or fused on a
 // w_hh packed for the CPU's register tile; projected layers (proj_size) run
-// the separate step with the projection after the cell.
+// the separate step with the projection after the cell. A recur.rnn's time
+// loop runs its cell region as the step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,10 +37,9 @@ Value stepTime(OpBuilder &b, Location loc, Value iteration, Value steps,
 /// `reverse`) and {h_{t-1}, c_{t-1}, scratch...} and returns {h_t, c_t,
 /// scratch...}.
 LayerResults emitTimeLoop(OpBuilder &b, Location loc, OpFoldResult seq,
-                                OpFoldResult batch, int64_t hidden,
-                                Type elementType, Value h0, Value c0,
-                                ValueRange scratch, bool reverse, StepFn step,
-                                std::optional<int64_t> projected = {}) {
+                          OpFoldResult batch, int64_t hidden, Type elementType,
+                          Value h0, Value c0, ValueRange scratch, bool reverse,
+                          StepFn step, std::optional<int64_t> projected = {}) {
   Emitter emit(b, loc);
   // h and y have the projection's size, if any; c has H.
   int64_t outputSize = projected.value_or(hidden);
@@ -211,8 +211,8 @@ SmallVector<Value> fusedPackedStep(OpBuilder &b, Location loc, Value inputGates,
 
 /// The time loop of fusedPackedStep, double-buffered (emitDoubleBufferedLoop).
 LayerResults fusedPackedTimeLoop(OpBuilder &b, Location loc,
-                                       LSTMRecurrenceOp op, OpFoldResult seq,
-                                       OpFoldResult batch) {
+                                 LSTMRecurrenceOp op, OpFoldResult seq,
+                                 OpFoldResult batch) {
   Emitter emit(b, loc);
   int64_t hidden = op.getHiddenSize();
   Type elementType =
@@ -304,8 +304,9 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
     OpFoldResult batch = sizes[1];
     bool fused = op.getCell() == CellSchedule::fused;
     if (fused && cast<RankedTensorType>(op.getWHh().getType()).getRank() >= 3) {
-      replaceWithCasts(rewriter, op,
-                       fusedPackedTimeLoop(rewriter, loc, op, sizes[0], batch).values());
+      replaceWithCasts(
+          rewriter, op,
+          fusedPackedTimeLoop(rewriter, loc, op, sizes[0], batch).values());
       return success();
     }
     Emitter emit(rewriter, loc);
@@ -341,9 +342,67 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
   }
 };
 
+/// A recurrence of any cell: the time loop carries y [T, B, Y] and the
+/// state; its body is the cell, inlined with x_t, the state and the
+/// captures for its arguments, and y_t stored into row t of y.
+struct LowerRNN : OpRewritePattern<RNNOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RNNOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    auto yType = cast<RankedTensorType>(op.getY().getType());
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, op.getInput());
+    OpFoldResult batch = sizes[1];
+    int64_t outputSize = yType.getDimSize(2);
+    SmallVector<Value> inits = {
+        emit.empty({sizes[0], batch, rewriter.getIndexAttr(outputSize)},
+                   yType.getElementType())};
+    llvm::append_range(inits, op.getInit());
+    Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[0]);
+    auto loop = scf::ForOp::create(rewriter, loc, emit.constantIndex(0), steps,
+                                   emit.constantIndex(1), inits);
+    Block *body = loop.getBody();
+    rewriter.setInsertionPointToStart(body);
+    Value t =
+        stepTime(rewriter, loc, loop.getInductionVar(), steps, op.getReverse());
+    SmallVector<Value> arguments = {timeSlice(
+        rewriter, loc, op.getInput(), t, batch, 0, inputType.getDimSize(2))};
+    llvm::append_range(arguments, loop.getRegionIterArgs().drop_front());
+    llvm::append_range(arguments, op.getCaptures());
+    // Block arguments may be less static than what they stand for.
+    for (auto [argument, value] :
+         llvm::zip_equal(op.getCell().getArguments(), arguments))
+      if (argument.getType() != value.getType())
+        value =
+            tensor::CastOp::create(rewriter, loc, argument.getType(), value);
+    auto yield = cast<YieldOp>(op.getCell().getTerminator());
+    rewriter.inlineBlockBefore(&op.getCell(), body, body->end(), arguments);
+    rewriter.setInsertionPoint(yield);
+    SmallVector<Value> next = {insertStep(rewriter, loc, yield.getValues()[0],
+                                          loop.getRegionIterArgs()[0], t, batch,
+                                          outputSize)};
+    // The new state goes into the previous one's buffer, after the cell
+    // has read it, so that the loop carries one buffer per state.
+    for (auto [value, carried] :
+         llvm::zip_equal(yield.getValues().drop_front(),
+                         loop.getRegionIterArgs().drop_front())) {
+      if (value.getType() != carried.getType())
+        value = tensor::CastOp::create(rewriter, loc, carried.getType(), value);
+      next.push_back(
+          linalg::CopyOp::create(rewriter, loc, value, carried).getResult(0));
+    }
+    rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, next);
+    replaceWithCasts(rewriter, op, loop.getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::recur::to_linalg::populateRecurrencePatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LowerLSTM, LowerLSTMRecurrence>(patterns.getContext());
+  patterns.add<LowerLSTM, LowerLSTMRecurrence, LowerRNN>(patterns.getContext());
 }

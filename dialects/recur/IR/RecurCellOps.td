@@ -1,0 +1,152 @@
+//===- RecurCellOps.td - recurrences of any cell ---------------------------===//
+//
+// `recur.rnn`, a recurrence whose cell is a region, and the named cells that
+// generalise to it (`recur-generalize-cells`), as linalg's named ops do to
+// `linalg.generic`: `recur.gru`, `recur.rnn_tanh`, `recur.rnn_relu`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RECUR_IR_RECURCELLOPS_TD
+#define RECUR_IR_RECURCELLOPS_TD
+
+include "recur/IR/RecurBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Recur_RNNOp : Recur_Op<"rnn", [AttrSizedOperandSegments, IsolatedFromAbove,
+    RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "a recurrence over a sequence whose cell is a region";
+  let description = [{
+    Runs the cell `body` over the steps of `input [T, B, I]`: at step t the
+    block gets `x_t [B, I]`, the state (one value per `init` operand, each a
+    `[B, n]` tensor, `init` at the first step) and the `captures` (weights
+    and other values every step reads), and yields `y_t [B, Y]` and the new
+    state, in `init`'s order and types. Results: every step's `y [T, B, Y]`,
+    then the last step's state. `reverse` runs the steps from `t = T-1` down
+    to 0 (`y[t]` is still the output after reading `x_t`).
+
+    The body holds tensor ops without side effects (`recur`, `linalg`,
+    `tensor`, `arith`, `math`): products with a weight (`recur.linear`),
+    elementwise math, reductions over the feature dimension, slices and
+    concatenations along it. It is isolated from above: what it reads comes
+    in as a block argument. A block argument may be less static than its
+    operand (after `recur-specialize-shapes`).
+
+    ```mlir
+    // nn.RNN(nonlinearity="tanh") without biases
+    %y, %h = recur.rnn %x init(%h0) captures(%w_ih, %w_hh)
+        : (tensor<?x?x16xf32>, tensor<?x32xf32>, tensor<32x16xf32>, tensor<32x32xf32>)
+        -> (tensor<?x?x32xf32>, tensor<?x32xf32>) {
+    ^bb0(%xt: tensor<?x16xf32>, %h_prev: tensor<?x32xf32>,
+         %wi: tensor<32x16xf32>, %wh: tensor<32x32xf32>):
+      %a = recur.linear %xt, %wi : (tensor<?x16xf32>, tensor<32x16xf32>) -> tensor<?x32xf32>
+      %b = recur.linear %h_prev, %wh : (tensor<?x32xf32>, tensor<32x32xf32>) -> tensor<?x32xf32>
+      %s = arith.addf %a, %b : tensor<?x32xf32>
+      %h_t = math.tanh %s : tensor<?x32xf32>
+      recur.yield %h_t, %h_t : tensor<?x32xf32>, tensor<?x32xf32>
+    }
+    ```
+  }];
+  let arguments = (ins AnyTensor:$input, Variadic<AnyTensor>:$init,
+                       Variadic<AnyTensor>:$captures, UnitAttr:$reverse);
+  let results = (outs AnyTensor:$y, Variadic<AnyTensor>:$final_states);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $input (`init` `(` $init^ `)`)? (`captures` `(` $captures^ `)`)?
+    (`reverse` $reverse^)? attr-dict `:` functional-type(operands, results)
+    $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let recurClassDeclaration = [{
+    ::mlir::Block &getCell() { return getBody().front(); }
+    /// The cell's block arguments: x_t, the state, the captures.
+    ::mlir::BlockArgument getStepInput() { return getCell().getArgument(0); }
+    ::mlir::Block::BlockArgListType getStateArguments() {
+      return getCell().getArguments().slice(1, getInit().size());
+    }
+    ::mlir::Block::BlockArgListType getCaptureArguments() {
+      return getCell().getArguments().drop_front(1 + getInit().size());
+    }
+  }];
+}
+
+def Recur_YieldOp : Op<Recur_Dialect, "yield", [Pure, Terminator,
+    HasParent<"RNNOp">]> {
+  let summary = "a recurrence cell's output and new state";
+  let description = [{
+    Ends a `recur.rnn` cell: `y_t`, then the new state, in the order and
+    types of the recurrence's `init`.
+  }];
+  let arguments = (ins Variadic<AnyTensor>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+}
+
+// nn.GRU's and nn.RNN's layers share operands: weights of G gates, the
+// biases both or neither, an optional h0.
+class Recur_NamedCellOp<string mnemonic, int gates, string summaryText,
+                        string descriptionText>
+    : Recur_Op<mnemonic, [Pure, AttrSizedOperandSegments]> {
+  let summary = summaryText;
+  let description = descriptionText # [{
+
+    Weights: `w_ih [}] # gates # [{H, I]`, `w_hh [}] # gates # [{H, H]`, `b_ih`,
+    `b_hh [}] # gates # [{H]`, static; the biases come both or not at all
+    (absent: zero). `h0 [B, H]` is optional (absent: zero). Results: every
+    step's hidden state `y [T, B, H]` and the last one, `h_n [B, H]`. `T` and
+    `B` may be dynamic. `reverse` runs the steps from `t = T-1` down to 0, the
+    backward direction of a bidirectional layer. `recur-generalize-cells`
+    writes it as a `recur.rnn`.
+  }];
+  let arguments = (ins AnyTensor:$input, AnyTensor:$w_ih, AnyTensor:$w_hh,
+                       Optional<AnyTensor>:$b_ih, Optional<AnyTensor>:$b_hh,
+                       Optional<AnyTensor>:$h0, UnitAttr:$reverse);
+  let results = (outs AnyTensor:$y, AnyTensor:$h_n);
+  let assemblyFormat = [{
+    $input `,` $w_ih `,` $w_hh (`,` $b_ih^ `,` $b_hh)? (`h0` `(` $h0^ `)`)?
+    (`reverse` $reverse^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$w_ih,
+      "::mlir::Value":$w_hh, "::mlir::Value":$b_ih, "::mlir::Value":$b_hh,
+      CArg<"::mlir::Value", "{}">:$h0, CArg<"bool", "false">:$reverse)>];
+  let recurClassDeclaration = [{
+    /// The gates of the cell, G: its weights have G * H rows.
+    static constexpr int64_t kGates = }] # gates # [{;
+    int64_t getHiddenSize() {
+      return ::llvm::cast<::mlir::ShapedType>(getWHh().getType()).getDimSize(1);
+    }
+  }];
+}
+
+def Recur_GRUOp : Recur_NamedCellOp<"gru", 3,
+    "one GRU layer over a whole sequence", [{
+    Runs a GRU layer over `input [T, B, I]`, PyTorch's `nn.GRU` layer `k`
+    with its layout and gate order (r, z, n):
+
+    ```
+    gi = x_t · w_ihᵀ + b_ih;   gh = h_{t-1} · w_hhᵀ + b_hh          // [B, 3H]
+    r = σ(gi[0:H] + gh[0:H]);   z = σ(gi[H:2H] + gh[H:2H])
+    n = tanh(gi[2H:3H] + r ⊙ gh[2H:3H])      // the reset gate after the product
+    h_t = (1 - z) ⊙ n + z ⊙ h_{t-1}
+    ```
+
+    ```mlir
+    %y, %h = recur.gru %x, %w_ih, %w_hh, %b_ih, %b_hh
+        : (tensor<?x?x16xf32>, tensor<96x16xf32>, tensor<96x32xf32>,
+           tensor<96xf32>, tensor<96xf32>) -> (tensor<?x?x32xf32>, tensor<?x32xf32>)
+    ```
+}]>;
+
+def Recur_RNNTanhOp : Recur_NamedCellOp<"rnn_tanh", 1,
+    "one Elman RNN layer with tanh over a whole sequence", [{
+    PyTorch's `nn.RNN(nonlinearity="tanh")` layer `k` over `input [T, B, I]`:
+    `h_t = tanh(x_t · w_ihᵀ + b_ih + h_{t-1} · w_hhᵀ + b_hh)`.
+}]>;
+
+def Recur_RNNReluOp : Recur_NamedCellOp<"rnn_relu", 1,
+    "one Elman RNN layer with ReLU over a whole sequence", [{
+    PyTorch's `nn.RNN(nonlinearity="relu")` layer `k` over `input [T, B, I]`:
+    `h_t = max(0, x_t · w_ihᵀ + b_ih + h_{t-1} · w_hhᵀ + b_hh)`.
+}]>;
+
+#endif // RECUR_IR_RECURCELLOPS_TD

@@ -1,0 +1,74 @@
+// RUN: recur-opt %s -split-input-file -verify-diagnostics
+
+func.func @gru_weight_rows(%x: tensor<?x?x5xf32>, %wi: tensor<20x5xf32>, %wh: tensor<21x7xf32>) {
+  // expected-error @below {{operand 'w_ih' dimension 0 (3*H) must be a multiple of 3, got 20}}
+  %y, %h = recur.gru %x, %wi, %wh
+      : (tensor<?x?x5xf32>, tensor<20x5xf32>, tensor<21x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
+  return
+}
+
+// -----
+
+func.func @rnn_one_bias(%x: tensor<?x?x5xf32>, %wi: tensor<7x5xf32>, %wh: tensor<7x7xf32>, %b: tensor<7xf32>) {
+  // expected-error @below {{takes both biases b_ih and b_hh or neither}}
+  %y, %h = "recur.rnn_tanh"(%x, %wi, %wh, %b) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>}
+      : (tensor<?x?x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>, tensor<7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
+  return
+}
+
+// -----
+
+func.func @cell_arity(%x: tensor<4x2x5xf32>, %h0: tensor<2x7xf32>) {
+  // expected-error @below {{cell takes 1 arguments; expected 2: x_t, the 1 states and the 0 captures}}
+  %y, %h = recur.rnn %x init(%h0) : (tensor<4x2x5xf32>, tensor<2x7xf32>) -> (tensor<4x2x7xf32>, tensor<2x7xf32>) {
+  ^bb0(%xt: tensor<2x5xf32>):
+    %e = tensor.empty() : tensor<2x7xf32>
+    recur.yield %e, %e : tensor<2x7xf32>, tensor<2x7xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @state_batch(%x: tensor<4x2x5xf32>, %h0: tensor<3x7xf32>) {
+  // expected-error @below {{expects state 0 to be a [B, n] tensor with the input's B and a static n, got 'tensor<3x7xf32>'}}
+  %y, %h = recur.rnn %x init(%h0) : (tensor<4x2x5xf32>, tensor<3x7xf32>) -> (tensor<4x2x7xf32>, tensor<3x7xf32>) {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<3x7xf32>):
+    recur.yield %h, %h : tensor<3x7xf32>, tensor<3x7xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @yield_count(%x: tensor<4x2x5xf32>, %h0: tensor<2x7xf32>) {
+  %y, %h = recur.rnn %x init(%h0) : (tensor<4x2x5xf32>, tensor<2x7xf32>) -> (tensor<4x2x7xf32>, tensor<2x7xf32>) {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x7xf32>):
+    // expected-error @below {{yields 1 values; the cell yields y_t and its 1 states}}
+    recur.yield %h : tensor<2x7xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @state_type(%x: tensor<4x2x5xf32>, %h0: tensor<2x7xf32>) {
+  %y, %h = recur.rnn %x init(%h0) : (tensor<4x2x5xf32>, tensor<2x7xf32>) -> (tensor<4x2x5xf32>, tensor<2x7xf32>) {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x7xf32>):
+    // expected-error @below {{yields state 0 of type 'tensor<2x5xf32>'; the cell takes it as 'tensor<2x7xf32>'}}
+    recur.yield %xt, %xt : tensor<2x5xf32>, tensor<2x5xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @side_effect(%x: tensor<4x2x5xf32>, %h0: tensor<2x7xf32>) {
+  %y, %h = recur.rnn %x init(%h0) : (tensor<4x2x5xf32>, tensor<2x7xf32>) -> (tensor<4x2x7xf32>, tensor<2x7xf32>) {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x7xf32>):
+    // expected-error @below {{has side effects, which a recurrence cell may not have}}
+    %m = memref.alloc() : memref<2x7xf32>
+    recur.yield %h, %h : tensor<2x7xf32>, tensor<2x7xf32>
+  }
+  return
+}

@@ -1,0 +1,41 @@
+// RUN: recur-opt %s | recur-opt | FileCheck %s
+
+// The named cells and the generic recurrence print as they parse.
+// CHECK-LABEL: func.func @named_cells
+// CHECK: recur.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} h0(%{{.*}}) reverse : (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<21xf32>, tensor<21xf32>, tensor<?x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
+// CHECK: recur.rnn_tanh %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
+// CHECK: recur.rnn_relu
+func.func @named_cells(%x: tensor<?x?x5xf32>, %wi: tensor<21x5xf32>, %wh: tensor<21x7xf32>,
+                       %bi: tensor<21xf32>, %bh: tensor<21xf32>, %h0: tensor<?x7xf32>,
+                       %ri: tensor<7x5xf32>, %rh: tensor<7x7xf32>) {
+  %y, %h = recur.gru %x, %wi, %wh, %bi, %bh h0(%h0) reverse
+      : (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<21xf32>, tensor<21xf32>, tensor<?x7xf32>)
+      -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
+  %y1, %h1 = recur.rnn_tanh %x, %ri, %rh
+      : (tensor<?x?x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
+  %y2, %h2 = recur.rnn_relu %x, %ri, %rh
+      : (tensor<?x?x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
+  return
+}
+
+// A cell of two states (h and a running sum), its output not a state; a
+// block argument less static than its operand.
+// CHECK-LABEL: func.func @generic
+// CHECK: %[[Y:.*]], %[[S:.*]]:2 = recur.rnn %{{.*}} init(%{{.*}}, %{{.*}}) captures(%{{.*}}) reverse : (tensor<4x2x5xf32>, tensor<2x7xf32>, tensor<2x7xf32>, tensor<7x5xf32>) -> (tensor<4x2x3xf32>, tensor<2x7xf32>, tensor<2x7xf32>) {
+// CHECK: ^bb0(%{{.*}}: tensor<?x5xf32>, %{{.*}}: tensor<2x7xf32>, %{{.*}}: tensor<2x7xf32>, %{{.*}}: tensor<7x5xf32>):
+// CHECK: recur.yield %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<2x7xf32>, tensor<2x7xf32>
+func.func @generic(%x: tensor<4x2x5xf32>, %h0: tensor<2x7xf32>, %s0: tensor<2x7xf32>, %w: tensor<7x5xf32>)
+    -> (tensor<4x2x3xf32>, tensor<2x7xf32>, tensor<2x7xf32>) {
+  %y, %s:2 = recur.rnn %x init(%h0, %s0) captures(%w) reverse
+      : (tensor<4x2x5xf32>, tensor<2x7xf32>, tensor<2x7xf32>, tensor<7x5xf32>)
+      -> (tensor<4x2x3xf32>, tensor<2x7xf32>, tensor<2x7xf32>) {
+  ^bb0(%xt: tensor<?x5xf32>, %h: tensor<2x7xf32>, %acc: tensor<2x7xf32>, %wt: tensor<7x5xf32>):
+    %c = tensor.cast %xt : tensor<?x5xf32> to tensor<2x5xf32>
+    %p = recur.linear %c, %wt : (tensor<2x5xf32>, tensor<7x5xf32>) -> tensor<2x7xf32>
+    %hn = math.tanh %p : tensor<2x7xf32>
+    %sum = arith.addf %acc, %hn : tensor<2x7xf32>
+    %out = tensor.extract_slice %hn[0, 0] [2, 3] [1, 1] : tensor<2x7xf32> to tensor<2x3xf32>
+    recur.yield %out, %hn, %sum : tensor<2x3xf32>, tensor<2x7xf32>, tensor<2x7xf32>
+  }
+  return %y, %s#0, %s#1 : tensor<4x2x3xf32>, tensor<2x7xf32>, tensor<2x7xf32>
+}
