@@ -2,6 +2,8 @@
 //
 // recur.lstm(x, w_ih, w_hh, b_ih, b_hh, h0, c0)
 //   -> recur.lstm_recurrence(recur.linear(x, w_ih, b_ih + b_hh), w_hh, h0, c0)
+// recur.rnn(x) { p = recur.linear(x_t, w, b) ... }
+//   -> recur.rnn(recur.linear(x, w, b)) { p is x_t ... }
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,20 +50,75 @@ struct HoistLSTMInputProjection : OpRewritePattern<LSTMOp> {
   }
 };
 
+/// The operand a recur.rnn captures as `value`, if `value` is one of its
+/// cell's capture arguments.
+OpOperand *capturedOperand(RNNOp op, Value value) {
+  auto argument = dyn_cast<BlockArgument>(value);
+  if (!argument || argument.getOwner() != &op.getCell())
+    return nullptr;
+  unsigned first = 1 + op.getInit().size();
+  if (argument.getArgNumber() < first)
+    return nullptr;
+  return &op.getCapturesMutable()[argument.getArgNumber() - first];
+}
+
+/// Why x_t of `op` cannot be replaced by a product computed before the
+/// loop, or "" if it can: x_t feeds one recur.linear, with a captured
+/// weight (and bias), and nothing else.
+std::string whyNotHoistable(RNNOp op) {
+  Value step = op.getStepInput();
+  if (!step.hasOneUse())
+    return step.use_empty() ? "the cell does not read x_t"
+                            : "x_t has several uses (one product with a "
+                              "weight is hoisted)";
+  auto product = dyn_cast<LinearOp>(*step.user_begin());
+  if (!product || product.getInput() != step)
+    return "x_t is read other than by a product with a weight";
+  if (!capturedOperand(op, product.getWeight()) ||
+      (product.getBias() && !capturedOperand(op, product.getBias())))
+    return "the product's weight or bias is computed in the cell";
+  return "";
+}
+
+/// recur.rnn(x) { p = linear(x_t, w, b); ... } -> recur.rnn(linear(x, w,
+/// b)) { ... p is x_t ... }: one GEMM over all T·B rows before the loop.
+/// `op` must be hoistable (whyNotHoistable).
+void hoistInputProduct(RNNOp op, RewriterBase &rewriter) {
+  Value step = op.getStepInput();
+  auto product = cast<LinearOp>(*step.user_begin());
+  OpOperand *bias =
+      product.getBias() ? capturedOperand(op, product.getBias()) : nullptr;
+  rewriter.setInsertionPoint(op);
+  Value products =
+      LinearOp::create(rewriter, op.getLoc(), op.getInput(),
+                       capturedOperand(op, product.getWeight())->get(),
+                       bias ? bias->get() : Value());
+  rewriter.modifyOpInPlace(op, [&] {
+    op.getInputMutable().assign(products);
+    step.setType(product.getResult().getType());
+  });
+  rewriter.replaceOp(product, step);
+}
+
 struct HoistInputProjectionPass
     : mlir::recur::impl::HoistInputProjectionBase<HoistInputProjectionPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<HoistLSTMInputProjection>(&getContext());
     walkAndApplyPatterns(getOperation(), std::move(patterns));
+    SmallVector<RNNOp> hoistable;
     getOperation()->walk([&](RNNOp op) {
-      remarkMissed(op, getArgument(),
-                   "this recurrence's cell runs as written at every step: its "
-                   "products with x_t are not one GEMM over all steps, and "
-                   "no later fusion stage takes it",
-                   "the fusion stages take the LSTM's forms only so far (a "
-                   "recur.rnn cell region: GRU, RNN, custom cells)");
+      if (std::string whyNot = whyNotHoistable(op); whyNot.empty())
+        hoistable.push_back(op);
+      else
+        remarkMissed(op, getArgument(),
+                     "this recurrence's product with x_t runs at every step, "
+                     "not as one GEMM over all steps",
+                     whyNot);
     });
+    IRRewriter rewriter(&getContext());
+    for (RNNOp op : hoistable)
+      hoistInputProduct(op, rewriter);
   }
 };
 

@@ -96,9 +96,34 @@ struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
     };
     getOperation()->walk([&](Operation *op) {
       if (auto linear = dyn_cast<LinearOp>(op)) {
-        if (tile > 0 && isMatrix(linear.getWeight()) &&
-            isModelWeight(linear.getWeight()))
-          pack(linear.getWeightMutable(), tile);
+        if (tile <= 0 || !isMatrix(linear.getWeight()))
+          return;
+        if (isModelWeight(linear.getWeight()))
+          return pack(linear.getWeightMutable(), tile);
+        // A product in a recurrence's cell with a captured model weight:
+        // the capture is packed (once per binding), and the cell takes it
+        // so, if every use in the cell is a product's weight.
+        auto argument = dyn_cast<BlockArgument>(linear.getWeight());
+        auto recurrence =
+            argument ? dyn_cast<RNNOp>(argument.getOwner()->getParentOp())
+                     : RNNOp();
+        unsigned first = recurrence ? 1 + recurrence.getInit().size() : 0;
+        if (!recurrence || argument.getArgNumber() < first)
+          return;
+        OpOperand &capture =
+            recurrence.getCapturesMutable()[argument.getArgNumber() - first];
+        bool onlyWeights = llvm::all_of(argument.getUses(), [](OpOperand &use) {
+          auto user = dyn_cast<LinearOp>(use.getOwner());
+          return user && &use == &user.getWeightMutable();
+        });
+        if (!onlyWeights || !isModelWeight(capture.get()))
+          return remarkMissed(op, getArgument(),
+                              "this product in a recurrence's cell reads its "
+                              "weight unpacked, by a scalar loop nest",
+                              "the captured weight is not a model weight "
+                              "that only products read");
+        pack(capture, tile);
+        argument.setType(capture.get().getType());
         return;
       }
       if (tile > 0 && isa<LSTMWavefrontOp>(op))

@@ -86,3 +86,44 @@ func.func @projected(%x: tensor<?x?x4xf32>, %wih: tensor<24x4xf32>, %whh: tensor
       -> (tensor<?x?x3xf32>, tensor<?x3xf32>, tensor<?x6xf32>)
   return %y : tensor<?x?x3xf32>
 }
+
+// -----
+
+// A recur.rnn whose x_t feeds one product with a captured weight (a GRU's
+// x_t · w_ihᵀ + b_ih): the product of all T·B rows is computed before the
+// loop, and the cell reads its row block as x_t.
+// CHECK-LABEL: func.func @rnn_product
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x5xf32>, %[[H0:[^:]*]]: tensor<?x7xf32>, %[[W:[^:]*]]: tensor<21x5xf32>, %[[B:[^:]*]]: tensor<21xf32>)
+// CHECK: %[[P:.*]] = recur.linear %[[X]], %[[W]] bias(%[[B]]) : (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21xf32>) -> tensor<?x?x21xf32>
+// CHECK: recur.rnn %[[P]] init(%[[H0]]) captures(%[[W]], %[[B]])
+// CHECK: ^bb0(%[[XT:.*]]: tensor<?x21xf32>, %{{.*}}: tensor<?x7xf32>, %{{.*}}: tensor<21x5xf32>, %{{.*}}: tensor<21xf32>):
+// CHECK-NOT: recur.linear
+// CHECK: tensor.extract_slice %[[XT]][0, 14] [%{{.*}}, 7] [1, 1]
+func.func @rnn_product(%x: tensor<?x?x5xf32>, %h0: tensor<?x7xf32>, %w: tensor<21x5xf32>, %b: tensor<21xf32>)
+    -> tensor<?x?x7xf32> {
+  %y, %h = recur.rnn %x init(%h0) captures(%w, %b)
+      : (tensor<?x?x5xf32>, tensor<?x7xf32>, tensor<21x5xf32>, tensor<21xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x5xf32>, %hp: tensor<?x7xf32>, %wt: tensor<21x5xf32>, %bt: tensor<21xf32>):
+    %p = recur.linear %xt, %wt bias(%bt) : (tensor<?x5xf32>, tensor<21x5xf32>, tensor<21xf32>) -> tensor<?x21xf32>
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %hp, %c0 : tensor<?x7xf32>
+    %s = tensor.extract_slice %p[0, 14] [%n, 7] [1, 1] : tensor<?x21xf32> to tensor<?x7xf32>
+    %ht = arith.addf %s, %hp : tensor<?x7xf32>
+    recur.yield %ht, %ht : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return %y : tensor<?x?x7xf32>
+}
+
+// -----
+
+// x_t read other than by one product: left alone (a remark says why).
+// CHECK-LABEL: func.func @rnn_direct
+// CHECK: recur.rnn %{{[^ ]*}} init
+func.func @rnn_direct(%x: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>) -> tensor<?x?x7xf32> {
+  %y, %h = recur.rnn %x init(%h0) : (tensor<?x?x7xf32>, tensor<?x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+    %ht = arith.addf %xt, %hp : tensor<?x7xf32>
+    recur.yield %ht, %ht : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return %y : tensor<?x?x7xf32>
+}

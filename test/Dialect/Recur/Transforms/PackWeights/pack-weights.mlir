@@ -147,3 +147,36 @@ func.func @bf16_model(%x: tensor<?x?x8xf32> {recur.input = "x"},
   %z = recur.linear %x, %f : (tensor<?x?x8xf32>, tensor<16x8xf32>) -> tensor<?x?x16xf32>
   return %y, %h, %o, %z : tensor<?x?x37xf32>, tensor<?x?x6xf32>, tensor<?x?x37xf32>, tensor<?x?x16xf32>
 }
+
+// -----
+
+// A product in a recurrence's cell with a captured model weight: the
+// capture is packed (once per binding, in the prologue) and the cell takes
+// the panels.
+// CHECK-LABEL: func.func @rnn_cell
+// CHECK-SAME: %[[W:[^:]*]]: tensor<21x7xf32> {recur.weight = "weight_hh_l0"}
+// CHECK: %[[P:.*]] = recur.pack_panels %[[W]] tile(16) : tensor<21x7xf32> -> tensor<2x7x16xf32>
+// CHECK: recur.rnn %{{.*}} init(%{{.*}}) captures(%[[P]])
+// CHECK: ^bb0(%{{.*}}: tensor<?x21xf32>, %[[HP:.*]]: tensor<?x7xf32>, %[[WT:.*]]: tensor<2x7x16xf32>):
+// CHECK: recur.linear %[[HP]], %[[WT]] : (tensor<?x7xf32>, tensor<2x7x16xf32>) -> tensor<?x21xf32>
+// PROLOGUE-LABEL: func.func @rnn_cell(
+// PROLOGUE-SAME: %[[PACKED:[^:]*]]: tensor<2x7x16xf32> {recur.derived = "pack_panels(weight_hh_l0)"}
+// PROLOGUE: recur.rnn %{{.*}} init(%{{.*}}) captures(%[[PACKED]])
+// PROLOGUE-LABEL: func.func @rnn_cell_prepare(
+// PROLOGUE: recur.pack_panels
+// NONE-LABEL: func.func @rnn_cell
+// NONE-NOT: recur.pack_panels
+func.func @rnn_cell(%g: tensor<?x?x21xf32> {recur.input = "gates"}, %h0: tensor<?x7xf32> {recur.input = "h0"},
+                    %w: tensor<21x7xf32> {recur.weight = "weight_hh_l0"}) -> (tensor<?x?x7xf32> {recur.output = "y"}) {
+  %y, %h = recur.rnn %g init(%h0) captures(%w)
+      : (tensor<?x?x21xf32>, tensor<?x7xf32>, tensor<21x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%gt: tensor<?x21xf32>, %hp: tensor<?x7xf32>, %wt: tensor<21x7xf32>):
+    %p = recur.linear %hp, %wt : (tensor<?x7xf32>, tensor<21x7xf32>) -> tensor<?x21xf32>
+    %s = arith.addf %p, %gt : tensor<?x21xf32>
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %hp, %c0 : tensor<?x7xf32>
+    %ht = tensor.extract_slice %s[0, 0] [%n, 7] [1, 1] : tensor<?x21xf32> to tensor<?x7xf32>
+    recur.yield %ht, %ht : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return %y : tensor<?x?x7xf32>
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Recur's compiled nn.GRU / nn.RNN stacks against PyTorch's, side by side.
+
+Until the bench suite has GRU and RNN workloads, this compares one process's
+timings of the same module, weights and input: PyTorch eager on the CPU
+(its own threads set to --threads) and Recur at each --fusion level, with
+each output checked against PyTorch's. Run from a build tree:
+  RECUR_BUILD_DIR=build python3 bench/cells-vs-pytorch.py --fusion none hoist
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+import recur  # noqa: E402
+from recur._compile import _tool  # noqa: E402
+
+CELLS = {"gru": (lambda **kw: nn.GRU(**kw), []),
+         "rnn": (lambda **kw: nn.RNN(nonlinearity="tanh", **kw), ["--nonlinearity", "tanh"])}
+SHAPES = [(256, 256, 2, 50, 64), (512, 512, 1, 100, 64), (256, 256, 2, 50, 1)]
+
+
+def median_ms(fn, iters):
+    fn()
+    fn()
+    times = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fusion", nargs="+", default=["hoist"])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--iters", type=int, default=10)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    workdir = tempfile.mkdtemp(prefix="recur-cells-")
+    for kind, (make, gen_options) in CELLS.items():
+        for inputs, hidden, layers, seq, batch in SHAPES:
+            torch.manual_seed(0)
+            module = make(input_size=inputs, hidden_size=hidden, num_layers=layers).eval()
+            x = torch.randn(seq, batch, inputs)
+            with torch.no_grad():
+                want = module(x)[0]
+                torch_ms = median_ms(lambda: module(x), args.iters)
+            ir = os.path.join(workdir, "model.mlir")
+            subprocess.run([_tool("recur-gen"), kind, "--input", str(inputs), "--hidden",
+                            str(hidden), "--layers", str(layers), *gen_options, "-o", ir],
+                           check=True)
+            row = [f"{kind} I={inputs} H={hidden} L={layers} T={seq} B={batch}",
+                   f"pytorch {torch_ms:.2f} ms"]
+            for fusion in args.fusion:
+                # One file per model: dlopen hands back a path it has loaded.
+                library = os.path.join(workdir, f"{kind}-{inputs}-{hidden}-{layers}-"
+                                       f"{seq}-{batch}-{fusion}.so")
+                subprocess.run([_tool("recur-compile"), ir, f"--fusion={fusion}", "-o", library,
+                                "--quiet"], check=True)
+                model = recur.load(library)
+                model.set_threads(args.threads)
+                model.bind({name: value.detach() for name, value in module.state_dict().items()})
+                error = (model.run(x) - want).abs().max().item()
+                if error > 1e-4:
+                    sys.exit(f"{row[0]} at --fusion={fusion}: max abs error {error:.2e}")
+                recur_ms = median_ms(lambda: model.run(x), args.iters)
+                row.append(f"recur[{fusion}] {recur_ms:.2f} ms (pytorch/recur "
+                           f"{torch_ms / recur_ms:.2f}, max abs error {error:.1e})")
+            print(" | ".join(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
