@@ -10,9 +10,9 @@ copies, through librecur-runtime (docs/python.md).
         print(model.describe())
 """
 
-from ._compile import CompiledLM, CompiledLSTM, compile
+from ._compile import CompiledLM, CompiledLSTM, CompiledRNN, compile
 from ._errors import RecurError
 from ._model import Model, TensorSpec, load
 
 __all__ = ["RecurError", "Model", "TensorSpec", "load", "compile", "CompiledLM",
-           "CompiledLSTM"]
+           "CompiledLSTM", "CompiledRNN"]

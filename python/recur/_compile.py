@@ -85,11 +85,12 @@ def _is_log_softmax(node: Any, last: int) -> bool:
     return dim in (last, -1) and not node.kwargs.get("dtype")
 
 
-def _check_lstm(lstm: Any) -> None:
-    """The nn.LSTM options Recur compiles; anything else is refused by name."""
-    if lstm.dropout and lstm.training:
-        raise RecurError(f"nn.LSTM dropout={lstm.dropout} in train mode: Recur runs inference; "
-                         f"call .eval() (dropout is then the identity)")
+def _check_recurrent(layers: Any) -> None:
+    """The nn.LSTM / nn.GRU / nn.RNN options Recur compiles; anything else is
+    refused by name."""
+    if layers.dropout and layers.training:
+        raise RecurError(f"nn.{type(layers).__name__} dropout={layers.dropout} in train mode: "
+                         f"Recur runs inference; call .eval() (dropout is then the identity)")
 
 
 def _tracer() -> Any:
@@ -191,7 +192,7 @@ def _recognise(module: Any) -> "_LanguageModel":
             f"returning hidden (nn.Dropout allowed in eval mode; the logits may be viewed as "
             f"[-1, V] and go through log_softmax over V), found {have}")
     embedding, lstm, linear = (found[key][1] for key in ("embedding", "lstm", "proj"))
-    _check_lstm(lstm)
+    _check_recurrent(lstm)
     if embedding.max_norm is not None:
         raise RecurError("nn.Embedding option max_norm is not supported (it renormalizes rows)")
     if linear.bias is None:
@@ -211,12 +212,15 @@ class _Compiled:
     cache."""
 
     def __init__(self, model, library, cache_hit, lstm, state, flatten=False):
+        import torch
         self.model, self.library, self.cache_hit = model, library, cache_hit
         # The state's first dimension, as nn.LSTM's: layers × directions.
         self._states = lstm.num_layers * (2 if lstm.bidirectional else 1)
         self._hidden, self._batch_first = lstm.hidden_size, lstm.batch_first
-        self._output = lstm.proj_size or lstm.hidden_size  # h's size
+        self._output = getattr(lstm, "proj_size", 0) or lstm.hidden_size  # h's size
         self._state, self._flatten = state, flatten
+        # An LSTM's state is (h, c); a GRU's or an RNN's, h alone.
+        self._cell_state = isinstance(lstm, torch.nn.LSTM)
 
     def _shaped(self, result):
         """The module's view of the result: [T·B, V] when it flattens."""
@@ -233,12 +237,17 @@ class _Compiled:
             return self._shaped(self.model.run(first))
         import torch
         batch = first.shape[0 if self._batch_first else 1]
+        sizes = [("h0", self._output, "proj_size or hidden")]
+        if self._cell_state:
+            sizes.append(("c0", self._hidden, "hidden"))
         if hx is None:
             hx = tuple(torch.zeros(self._states, batch, size, device=first.device)
-                       for size in (self._output, self._hidden))
-        h0, c0 = hx
-        for name, value, size, what in (("h0", h0, self._output, "proj_size or hidden"),
-                                        ("c0", c0, self._hidden, "hidden")):
+                       for _, size, _ in sizes)
+        elif not self._cell_state:
+            hx = (hx,)
+        if self._cell_state and (not isinstance(hx, tuple) or len(hx) != 2):
+            raise RecurError("an LSTM's state is a tuple (h0, c0)")
+        for value, (name, size, what) in zip(hx, sizes):
             expected = (self._states, batch, size)
             if tuple(value.shape) != expected:
                 raise RecurError(f"{name} has shape {list(value.shape)}, expected "
@@ -246,8 +255,10 @@ class _Compiled:
         # The model's state inputs come by layer, then direction: nn.LSTM's order.
         inputs = [first]
         for index in range(self._states):
-            inputs += [h0[index], c0[index]]
+            inputs += [value[index] for value in hx]
         result, *state = self.model.run(*inputs)
+        if not self._cell_state:
+            return self._shaped(result), torch.stack(state)
         return self._shaped(result), (torch.stack(state[0::2]), torch.stack(state[1::2]))
 
     def __repr__(self) -> str:
@@ -273,6 +284,14 @@ class CompiledLSTM(_Compiled):
         return self._run(input, hx)
 
 
+class CompiledRNN(_Compiled):
+    """A compiled nn.GRU or nn.RNN, called as the module is: `output, h_n =
+    compiled(input, h0)`, h0 optional (zeros)."""
+
+    def __call__(self, input: Any, hx: Optional[Any] = None) -> Any:
+        return self._run(input, hx)
+
+
 class _Plan:
     """What recognition found: the recur-gen command for the module, its
     LSTM, the result's class and how the module's parameters are named in
@@ -294,10 +313,16 @@ def _plan(module: Any, state: bool, seq: Optional[int], batch: Optional[int]) ->
     if dtypes != {torch.float32}:
         raise RecurError(f"parameters of dtype {', '.join(sorted(map(str, dtypes)))}: "
                          f"recur.compile takes float32 modules for now")
-    if isinstance(module, torch.nn.LSTM):
-        _check_lstm(module)
-        lstm, result = module, CompiledLSTM
-        gen = ["lstm", "--input", str(lstm.input_size), "--state"]
+    if isinstance(module, (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN)):
+        _check_recurrent(module)
+        lstm = module
+        if isinstance(module, torch.nn.LSTM):
+            result, gen = CompiledLSTM, ["lstm"]
+        elif isinstance(module, torch.nn.GRU):
+            result, gen = CompiledRNN, ["gru"]
+        else:
+            result, gen = CompiledRNN, ["rnn", "--nonlinearity", module.nonlinearity]
+        gen += ["--input", str(lstm.input_size), "--state"]
         names = {"": ""}  # the module itself, its state_dict names as they are
         state, flatten = True, False
     else:
@@ -315,7 +340,7 @@ def _plan(module: Any, state: bool, seq: Optional[int], batch: Optional[int]) ->
     gen += ["--hidden", str(lstm.hidden_size), "--layers", str(lstm.num_layers)]
     gen += [flag for flag, on in (("--batch-first", lstm.batch_first), ("--no-bias", not lstm.bias),
                                   ("--bidirectional", lstm.bidirectional)) if on]
-    if lstm.proj_size:
+    if getattr(lstm, "proj_size", 0):
         gen += ["--proj-size", str(lstm.proj_size)]
     if seq is not None:
         gen += ["--seq", str(int(seq))]
@@ -365,9 +390,10 @@ def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
             seq: Optional[int] = None, batch: Optional[int] = None,
             threads: Optional[int] = None, state: bool = False,
             extra_flags: Sequence[str] = (),
-            verbose: bool = False) -> Union["CompiledLM", "CompiledLSTM"]:
+            verbose: bool = False) -> Union["CompiledLM", "CompiledLSTM", "CompiledRNN"]:
     """Compiles `module` with Recur and binds its current parameters: an
-    nn.LSTM (returns a CompiledLSTM, called as the module), or an Embedding
+    nn.LSTM (returns a CompiledLSTM, called as the module), an nn.GRU or
+    nn.RNN (a CompiledRNN, called as the module), or an Embedding
     -> LSTM -> Linear language model (a CompiledLM; with state=True it takes
     and returns the LSTM's state too).
 
