@@ -71,17 +71,6 @@ static std::string validateProjection(const SequenceConfig &config,
   return "";
 }
 
-std::string mlir::recur::validate(const LstmLmConfig &config) {
-  for (const std::string &error :
-       {checkSize("vocab", config.vocab), checkSize("embed", config.embed),
-        checkSize("hidden", config.hidden), checkSize("layers", config.layers),
-        validateSequence(config), validateProjection(config, config.hidden),
-        validateTraining(config)})
-    if (!error.empty())
-      return error;
-  return "";
-}
-
 /// GRU and RNN layers: f32, no projection (an LSTM's option).
 static std::string validateCell(const SequenceConfig &config) {
   if (config.cell == CellKind::lstm)
@@ -93,6 +82,17 @@ static std::string validateCell(const SequenceConfig &config) {
     return "GRU and RNN layers are compiled in f32 only so far, got --dtype "
            "'" +
            config.dtype + "'";
+  return "";
+}
+
+std::string mlir::recur::validate(const LstmLmConfig &config) {
+  for (const std::string &error :
+       {checkSize("vocab", config.vocab), checkSize("embed", config.embed),
+        checkSize("hidden", config.hidden), checkSize("layers", config.layers),
+        validateSequence(config), validateProjection(config, config.hidden),
+        validateTraining(config), validateCell(config)})
+    if (!error.empty())
+      return error;
   return "";
 }
 
@@ -224,6 +224,14 @@ static int64_t gatesOf(CellKind cell) {
     return 1;
   }
   llvm_unreachable("unknown cell");
+}
+
+/// The layers' name, as recur-gen's subcommands and an LM's attribute:
+/// lstm, gru or rnn.
+static StringRef cellName(CellKind cell) {
+  return cell == CellKind::lstm  ? "lstm"
+         : cell == CellKind::gru ? "gru"
+                                 : "rnn";
 }
 
 /// The states of one layer and direction: h and c for an LSTM, h else.
@@ -364,21 +372,24 @@ OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
   int64_t directions = directionSuffixes(config).size();
   addStateInputs(model, config, config.hidden, config.layers);
   model.addWeight("embedding.weight", {config.vocab, config.embed});
-  addRecurrentWeights(model, config, "lstm.", config.embed, config.hidden,
-                      config.layers);
+  // The recurrent layers' attribute: lstm, gru or rnn.
+  std::string layersName = cellName(config.cell).str();
+  addRecurrentWeights(model, config, layersName + ".", config.embed,
+                      config.hidden, config.layers);
   model.addWeight(
       "proj.weight",
       {config.vocab, directions * outputSize(config, config.hidden)});
   model.addWeight("proj.bias", {config.vocab});
 
-  return model.build("lstm-lm", [&](OpBuilder &builder, ValueRange args) {
+  return model.build(layersName + "-lm", [&](OpBuilder &builder,
+                                             ValueRange args) {
     Location loc = builder.getUnknownLoc();
     Value tokens = args[0];
     if (config.batchFirst)
       tokens = swapTimeAndBatch(builder, loc, tokens);
     ValueRange rest = args.drop_front(config.train ? 2 : 1);
-    ValueRange state =
-        rest.take_front(config.state ? 2 * directions * config.layers : 0);
+    ValueRange state = rest.take_front(
+        config.state ? statesOf(config.cell) * directions * config.layers : 0);
     ValueRange weights = rest.drop_front(state.size());
     Value table = weights[0];
     ValueRange lstmWeights = weights.slice(1, weights.size() - 3);
@@ -415,24 +426,22 @@ mlir::recur::buildLstmStack(MLIRContext &context,
   addRecurrentWeights(model, config, "", config.input, config.hidden,
                       config.layers);
 
-  StringRef kind = config.cell == CellKind::lstm  ? "lstm"
-                   : config.cell == CellKind::gru ? "gru"
-                                                  : "rnn";
-  return model.build(kind, [&](OpBuilder &builder, ValueRange args) {
-    Location loc = builder.getUnknownLoc();
-    int64_t directions = directionSuffixes(config).size();
-    ValueRange state = args.slice(
-        1,
-        config.state ? statesOf(config.cell) * directions * config.layers : 0);
-    Value x = args[0];
-    if (config.batchFirst)
-      x = swapTimeAndBatch(builder, loc, x);
-    SmallVector<ModelBuilder::Output> outputs =
-        buildLstmLayers(builder, loc, config, config.layers, x,
-                        args.drop_front(1 + state.size()), state, "output");
-    if (config.batchFirst)
-      outputs.front().value =
-          swapTimeAndBatch(builder, loc, outputs.front().value);
-    return outputs;
-  });
+  return model.build(
+      cellName(config.cell), [&](OpBuilder &builder, ValueRange args) {
+        Location loc = builder.getUnknownLoc();
+        int64_t directions = directionSuffixes(config).size();
+        ValueRange state = args.slice(
+            1, config.state ? statesOf(config.cell) * directions * config.layers
+                            : 0);
+        Value x = args[0];
+        if (config.batchFirst)
+          x = swapTimeAndBatch(builder, loc, x);
+        SmallVector<ModelBuilder::Output> outputs =
+            buildLstmLayers(builder, loc, config, config.layers, x,
+                            args.drop_front(1 + state.size()), state, "output");
+        if (config.batchFirst)
+          outputs.front().value =
+              swapTimeAndBatch(builder, loc, outputs.front().value);
+        return outputs;
+      });
 }

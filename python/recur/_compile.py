@@ -93,6 +93,23 @@ def _check_recurrent(layers: Any) -> None:
                          f"Recur runs inference; call .eval() (dropout is then the identity)")
 
 
+def _RECURRENT_LAYERS() -> Tuple[type, ...]:
+    """The torch modules of recurrent layers Recur compiles."""
+    import torch
+    return (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN)
+
+
+def _gen_command(layers: Any, suffix: str = "") -> List[str]:
+    """recur-gen's subcommand for `layers` (lstm, gru, rnn; + suffix, e.g.
+    "-lm") and the nonlinearity of an nn.RNN."""
+    import torch
+    if isinstance(layers, torch.nn.LSTM):
+        return ["lstm" + suffix]
+    if isinstance(layers, torch.nn.GRU):
+        return ["gru" + suffix]
+    return ["rnn" + suffix, "--nonlinearity", layers.nonlinearity]
+
+
 def _tracer() -> Any:
     """A torch.fx tracer that can unpack an nn.LSTM's result."""
     import torch
@@ -108,7 +125,7 @@ def _tracer() -> Any:
     class Tracer(torch.fx.Tracer):
         def proxy(self, node):
             if node.op == "call_module" and isinstance(
-                    self.root.get_submodule(node.target), torch.nn.LSTM):
+                    self.root.get_submodule(node.target), _RECURRENT_LAYERS()):
                 return LstmResultProxy(node, self)
             return super().proxy(node)
 
@@ -130,7 +147,8 @@ def _recognise(module: Any) -> "_LanguageModel":
     if len(placeholders) not in (1, 2):
         raise RecurError(f"{type(module).__name__}.forward takes {len(placeholders)} inputs; "
                          f"an LM takes the tokens, and perhaps the LSTM's state")
-    expected = [("embedding", nn.Embedding), ("lstm", nn.LSTM), ("proj", nn.Linear)]
+    expected = [("embedding", nn.Embedding), ("lstm", _RECURRENT_LAYERS()),
+                ("proj", nn.Linear)]
     found, node, state_out = {}, placeholders[0], None
     # After the projection: logits.view(-1, V) (reshape) and log_softmax over
     # the vocabulary, as PyTorch's word_language_model ends.
@@ -186,9 +204,10 @@ def _recognise(module: Any) -> "_LanguageModel":
     if len(found) != 3 or not ends:
         have = " -> ".join(type(m).__name__ for _, m, _ in found.values()) or "nothing"
         raise RecurError(
-            f"{type(module).__name__} is not an LSTM language model that Recur recognises: "
-            f"expected tokens -> nn.Embedding -> nn.LSTM (its output) -> nn.Linear -> logits, "
-            f"or forward(tokens, hidden) -> (logits, hidden) with the LSTM taking and "
+            f"{type(module).__name__} is not a recurrent language model that Recur "
+            f"recognises: expected tokens -> nn.Embedding -> nn.LSTM, nn.GRU or nn.RNN (its "
+            f"output) -> nn.Linear -> logits, "
+            f"or forward(tokens, hidden) -> (logits, hidden) with those layers taking and "
             f"returning hidden (nn.Dropout allowed in eval mode; the logits may be viewed as "
             f"[-1, V] and go through log_softmax over V), found {have}")
     embedding, lstm, linear = (found[key][1] for key in ("embedding", "lstm", "proj"))
@@ -313,16 +332,11 @@ def _plan(module: Any, state: bool, seq: Optional[int], batch: Optional[int]) ->
     if dtypes != {torch.float32}:
         raise RecurError(f"parameters of dtype {', '.join(sorted(map(str, dtypes)))}: "
                          f"recur.compile takes float32 modules for now")
-    if isinstance(module, (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN)):
+    if isinstance(module, _RECURRENT_LAYERS()):
         _check_recurrent(module)
         lstm = module
-        if isinstance(module, torch.nn.LSTM):
-            result, gen = CompiledLSTM, ["lstm"]
-        elif isinstance(module, torch.nn.GRU):
-            result, gen = CompiledRNN, ["gru"]
-        else:
-            result, gen = CompiledRNN, ["rnn", "--nonlinearity", module.nonlinearity]
-        gen += ["--input", str(lstm.input_size), "--state"]
+        result = CompiledLSTM if isinstance(module, torch.nn.LSTM) else CompiledRNN
+        gen = _gen_command(module) + ["--input", str(lstm.input_size), "--state"]
         names = {"": ""}  # the module itself, its state_dict names as they are
         state, flatten = True, False
     else:
@@ -333,10 +347,13 @@ def _plan(module: Any, state: bool, seq: Optional[int], batch: Optional[int]) ->
                              f"its own vocabulary")
         lstm, result = lm.lstm, CompiledLM
         state, flatten = state or lm.stateful, lm.flatten
-        gen = ["lstm-lm", "--vocab", str(lm.embedding.num_embeddings),
+        gen = _gen_command(lstm, "-lm") + ["--vocab", str(lm.embedding.num_embeddings),
                "--embed", str(lm.embedding.embedding_dim)] + (["--state"] if state else []) + \
             (["--log-softmax"] if lm.log_softmax else [])
-        names = {f"{key}.": target_name for key, target_name in lm.names.items()}
+        # The model names the recurrent layers after their kind: lstm., gru., rnn.
+        prefixes = {"embedding": "embedding.", "lstm": _gen_command(lstm)[0] + ".",
+                    "proj": "proj."}
+        names = {prefixes[key]: target_name for key, target_name in lm.names.items()}
     gen += ["--hidden", str(lstm.hidden_size), "--layers", str(lstm.num_layers)]
     gen += [flag for flag, on in (("--batch-first", lstm.batch_first), ("--no-bias", not lstm.bias),
                                   ("--bidirectional", lstm.bidirectional)) if on]

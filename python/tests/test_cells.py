@@ -72,3 +72,51 @@ def test_state_of_the_wrong_shape_is_refused():
 def test_dropout_in_train_mode_is_refused():
     with pytest.raises(recur.RecurError, match=r"nn.GRU dropout=0.5 in train mode"):
         recur.compile(nn.GRU(4, 6, num_layers=2, dropout=0.5))
+
+
+class CellLM(nn.Module):
+    """Embedding -> GRU or RNN -> Linear, word_language_model's shape, with
+    attribute names of its own."""
+
+    def __init__(self, kind, vocab, embed, hidden, layers):
+        super().__init__()
+        self.encoder = nn.Embedding(vocab, embed)
+        self.rnn = MODULES[kind](input_size=embed, hidden_size=hidden, num_layers=layers)
+        self.decoder = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens):
+        output, _ = self.rnn(self.encoder(tokens))
+        return self.decoder(output)
+
+
+class StatefulCellLM(CellLM):
+    """The same, taking and returning the state (truncated BPTT's shape)."""
+
+    def forward(self, tokens, hidden):
+        output, hidden = self.rnn(self.encoder(tokens), hidden)
+        return self.decoder(output), hidden
+
+
+@pytest.mark.parametrize("kind", list(MODULES))
+def test_lm_matches_pytorch(kind):
+    torch.manual_seed(7)
+    module = CellLM(kind, 23, 6, 8, 2).eval()
+    compiled = recur.compile(module)
+    assert isinstance(compiled, recur.CompiledLM)
+    tokens = torch.randint(0, 23, (5, 3))
+    with torch.no_grad():
+        assert_close(compiled(tokens), module(tokens))
+
+
+def test_stateful_gru_lm_carries_the_state():
+    torch.manual_seed(8)
+    module = StatefulCellLM("gru", 19, 5, 7, 2).eval()
+    compiled = recur.compile(module)
+    tokens = torch.randint(0, 19, (8, 2))
+    want_state = got_state = torch.zeros(2, 2, 7)
+    for window in (tokens[:4], tokens[4:]):
+        with torch.no_grad():
+            want, want_state = module(window, want_state)
+        got, got_state = compiled(window, got_state)
+        assert_close(got, want)
+        assert_close(got_state, want_state)

@@ -30,6 +30,12 @@ static cl::SubCommand lstmLmCommand(
     "Language model: embedding, stacked LSTM, projection to the vocabulary");
 static cl::SubCommand lstmCommand("lstm",
                                   "Stacked LSTM layers alone (nn.LSTM)");
+static cl::SubCommand gruLmCommand(
+    "gru-lm",
+    "Language model: embedding, stacked GRU, projection to the vocabulary");
+static cl::SubCommand rnnLmCommand(
+    "rnn-lm", "Language model: embedding, stacked Elman RNN, projection to the "
+              "vocabulary");
 static cl::SubCommand gruCommand("gru", "Stacked GRU layers alone (nn.GRU)");
 static cl::SubCommand rnnCommand("rnn",
                                  "Stacked Elman RNN layers alone (nn.RNN)");
@@ -42,67 +48,76 @@ static const LstmStackConfig stackDefaults;
 
 static cl::opt<int64_t> vocab("vocab", cl::desc("Vocabulary size"),
                               cl::init(lmDefaults.vocab),
-                              cl::sub(lstmLmCommand), cl::cat(modelCategory));
+                              cl::sub(lstmLmCommand), cl::sub(gruLmCommand),
+                              cl::sub(rnnLmCommand), cl::cat(modelCategory));
 static cl::opt<int64_t> embed("embed", cl::desc("Embedding size"),
                               cl::init(lmDefaults.embed),
-                              cl::sub(lstmLmCommand), cl::cat(modelCategory));
+                              cl::sub(lstmLmCommand), cl::sub(gruLmCommand),
+                              cl::sub(rnnLmCommand), cl::cat(modelCategory));
 static cl::opt<int64_t> inputSize("input", cl::desc("Input feature size"),
                                   cl::init(stackDefaults.input),
                                   cl::sub(lstmCommand), cl::sub(gruCommand),
                                   cl::sub(rnnCommand), cl::cat(modelCategory));
 static cl::opt<int64_t> hidden("hidden",
                                cl::desc("Hidden size of every LSTM layer"),
-                               cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+                               cl::sub(lstmLmCommand), cl::sub(gruLmCommand),
+                               cl::sub(rnnLmCommand), cl::sub(lstmCommand),
                                cl::sub(gruCommand), cl::sub(rnnCommand),
                                cl::cat(modelCategory));
 static cl::opt<int64_t> layers("layers",
                                cl::desc("Number of stacked LSTM layers"),
-                               cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+                               cl::sub(lstmLmCommand), cl::sub(gruLmCommand),
+                               cl::sub(rnnLmCommand), cl::sub(lstmCommand),
                                cl::sub(gruCommand), cl::sub(rnnCommand),
                                cl::cat(modelCategory));
 static cl::opt<int64_t>
     seqLength("seq", cl::desc("Sequence length T (default: dynamic)"),
-              cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::sub(gruCommand),
+              cl::sub(lstmLmCommand), cl::sub(gruLmCommand),
+              cl::sub(rnnLmCommand), cl::sub(lstmCommand), cl::sub(gruCommand),
               cl::sub(rnnCommand), cl::cat(modelCategory));
 static cl::opt<int64_t> batch("batch",
                               cl::desc("Batch size B (default: dynamic)"),
-                              cl::sub(lstmLmCommand), cl::sub(lstmCommand),
+                              cl::sub(lstmLmCommand), cl::sub(gruLmCommand),
+                              cl::sub(rnnLmCommand), cl::sub(lstmCommand),
                               cl::sub(gruCommand), cl::sub(rnnCommand),
                               cl::cat(modelCategory));
-static cl::opt<std::string> dtype("dtype",
-                                  cl::desc("Element type: f32, f16 or bf16"),
-                                  cl::init(lmDefaults.dtype),
-                                  cl::sub(lstmLmCommand), cl::sub(lstmCommand),
-                                  cl::sub(gruCommand), cl::sub(rnnCommand),
-                                  cl::cat(modelCategory));
+static cl::opt<std::string>
+    dtype("dtype", cl::desc("Element type: f32, f16 or bf16"),
+          cl::init(lmDefaults.dtype), cl::sub(lstmLmCommand),
+          cl::sub(gruLmCommand), cl::sub(rnnLmCommand), cl::sub(lstmCommand),
+          cl::sub(gruCommand), cl::sub(rnnCommand), cl::cat(modelCategory));
 static cl::opt<bool> state(
     "state",
     cl::desc("Take the LSTM's state and return it, as nn.LSTM's (h0, c0) and "
              "(h_n, c_n): inputs h0_l<k>, c0_l<k> and outputs h_n_l<k>, "
              "c_n_l<k>, [B, units] per layer and direction (h has --proj-size "
              "units if set)"),
-    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::sub(gruCommand),
-    cl::sub(rnnCommand), cl::cat(modelCategory));
+    cl::sub(lstmLmCommand), cl::sub(gruLmCommand), cl::sub(rnnLmCommand),
+    cl::sub(lstmCommand), cl::sub(gruCommand), cl::sub(rnnCommand),
+    cl::cat(modelCategory));
 static cl::opt<bool> batchFirst(
     "batch-first",
     cl::desc("Sequences are batch-first, as nn.LSTM(batch_first=True): "
              "input [B, T, input] and output [B, T, units] (the LM's tokens "
              "[B, T] and logits [B, T, vocab]); the state stays [B, units]"),
-    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::sub(gruCommand),
-    cl::sub(rnnCommand), cl::cat(modelCategory));
+    cl::sub(lstmLmCommand), cl::sub(gruLmCommand), cl::sub(rnnLmCommand),
+    cl::sub(lstmCommand), cl::sub(gruCommand), cl::sub(rnnCommand),
+    cl::cat(modelCategory));
 static cl::opt<bool> noBias(
     "no-bias",
     cl::desc("Layers without biases, as nn.LSTM (nn.GRU, nn.RNN)(bias=False)"),
-    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::sub(gruCommand),
-    cl::sub(rnnCommand), cl::cat(modelCategory));
+    cl::sub(lstmLmCommand), cl::sub(gruLmCommand), cl::sub(rnnLmCommand),
+    cl::sub(lstmCommand), cl::sub(gruCommand), cl::sub(rnnCommand),
+    cl::cat(modelCategory));
 static cl::opt<bool> bidirectional(
     "bidirectional",
     cl::desc("Bidirectional layers, as nn.LSTM(bidirectional=True): "
              "each layer also runs backward in time (weights and state "
              "..._l<k>_reverse) and returns both directions' hidden states "
              "side by side, [..., 2 * hidden]"),
-    cl::sub(lstmLmCommand), cl::sub(lstmCommand), cl::sub(gruCommand),
-    cl::sub(rnnCommand), cl::cat(modelCategory));
+    cl::sub(lstmLmCommand), cl::sub(gruLmCommand), cl::sub(rnnLmCommand),
+    cl::sub(lstmCommand), cl::sub(gruCommand), cl::sub(rnnCommand),
+    cl::cat(modelCategory));
 static cl::opt<int64_t> projSize(
     "proj-size",
     cl::desc("Project every LSTM step's hidden state to this many units, as "
@@ -114,12 +129,14 @@ static cl::opt<std::string> nonlinearity(
     "nonlinearity",
     cl::desc("The RNN's nonlinearity, as nn.RNN(nonlinearity=...): tanh or "
              "relu"),
-    cl::init("tanh"), cl::sub(rnnCommand), cl::cat(modelCategory));
+    cl::init("tanh"), cl::sub(rnnCommand), cl::sub(rnnLmCommand),
+    cl::cat(modelCategory));
 static cl::opt<bool> logSoftmax(
     "log-softmax",
     cl::desc("Return log_softmax(logits) over the vocabulary as log_probs, "
              "as PyTorch's word_language_model does"),
-    cl::sub(lstmLmCommand), cl::cat(modelCategory));
+    cl::sub(lstmLmCommand), cl::sub(gruLmCommand), cl::sub(rnnLmCommand),
+    cl::cat(modelCategory));
 static cl::opt<bool>
     train("train",
           cl::desc("Emit a training step: forward(tokens, targets, weights) "
@@ -136,8 +153,9 @@ static cl::opt<double>
              cl::sub(lstmLmCommand), cl::cat(modelCategory));
 static cl::opt<std::string> outputFilename(
     "o", cl::desc("Output file (default: stdout)"), cl::value_desc("filename"),
-    cl::init("-"), cl::sub(lstmLmCommand), cl::sub(lstmCommand),
-    cl::sub(gruCommand), cl::sub(rnnCommand), cl::cat(modelCategory));
+    cl::init("-"), cl::sub(lstmLmCommand), cl::sub(gruLmCommand),
+    cl::sub(rnnLmCommand), cl::sub(lstmCommand), cl::sub(gruCommand),
+    cl::sub(rnnCommand), cl::cat(modelCategory));
 
 static int fail(const Twine &message) {
   WithColor::error(errs(), "recur-gen") << message << "\n";
@@ -217,6 +235,21 @@ int main(int argc, char **argv) {
       "  recur-gen gru --input 512 --hidden 512 --layers 2 --bidirectional\n"
       "  recur-gen rnn --input 64 --hidden 128 --nonlinearity relu\n");
 
+  std::optional<CellKind> rnnCell;
+  if (rnnCommand || rnnLmCommand) {
+    if (nonlinearity != "tanh" && nonlinearity != "relu")
+      return fail("--nonlinearity must be tanh or relu, got '" + nonlinearity +
+                  "'");
+    rnnCell = nonlinearity == "tanh" ? CellKind::rnnTanh : CellKind::rnnRelu;
+  }
+  if (gruLmCommand || rnnLmCommand) {
+    LstmLmConfig config;
+    config.cell = gruLmCommand ? CellKind::gru : *rnnCell;
+    config.vocab = vocab;
+    config.embed = embed;
+    config.logSoftmax = logSoftmax;
+    return generate(config, buildLstmLm);
+  }
   if (lstmLmCommand) {
     LstmLmConfig config;
     config.vocab = vocab;
@@ -240,16 +273,11 @@ int main(int argc, char **argv) {
     config.input = inputSize;
     if (gruCommand)
       config.cell = CellKind::gru;
-    if (rnnCommand) {
-      if (nonlinearity != "tanh" && nonlinearity != "relu")
-        return fail("--nonlinearity must be tanh or relu, got '" +
-                    nonlinearity + "'");
-      config.cell =
-          nonlinearity == "tanh" ? CellKind::rnnTanh : CellKind::rnnRelu;
-    }
+    if (rnnCommand)
+      config.cell = *rnnCell;
     return generate(config, buildLstmStack);
   }
   return fail("choose a model: 'recur-gen lstm-lm ...', 'recur-gen lstm ...', "
-              "'recur-gen gru ...' or 'recur-gen rnn ...' (see recur-gen "
-              "--help)");
+              "'recur-gen gru ...', 'recur-gen rnn ...', 'recur-gen gru-lm "
+              "...' or 'recur-gen rnn-lm ...' (see recur-gen --help)");
 }

@@ -60,7 +60,8 @@ struct TrainConfig {
 };
 
 /// A language model: PyTorch module with `embedding` (nn.Embedding),
-/// `lstm` (nn.LSTM, `layers` layers) and `proj` (nn.Linear) attributes.
+/// `lstm` (nn.LSTM, `layers` layers; `gru` or `rnn` for nn.GRU and nn.RNN
+/// layers) and `proj` (nn.Linear) attributes.
 /// `forward(tokens [T,B] i64, weights...) -> logits [T,B,vocab]`; with
 /// `train`, a training step instead:
 /// `forward(tokens, targets [T,B] i64, weights...) -> loss` (the mean cross
