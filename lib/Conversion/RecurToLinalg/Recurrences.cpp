@@ -395,6 +395,7 @@ struct LowerRNN : OpRewritePattern<RNNOp> {
           linalg::CopyOp::create(rewriter, loc, value, carried).getResult(0));
     }
     rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, next);
+    rewriter.setInsertionPointAfter(loop);
     replaceWithCasts(rewriter, op, loop.getResults());
     return success();
   }
