@@ -193,11 +193,6 @@ static bool swapsTimeAndBatch(TransposeOp transpose) {
   return true;
 }
 
-/// The symbols of a model tensor's leading dimensions, which alone may be
-/// dynamic: an LSTM's initial or final state is [B, H]; a batch-first tensor
-/// (an input that a recur.transpose makes time-major, or an output computed
-/// from a transposed time-major one) [B, T, ...]; everything else time-major
-/// [T, B, ...].
 /// Whether `use` is a recurrence's initial state (h0, c0, or an init of a
 /// recur.rnn).
 static bool isInitialState(OpOperand &use) {
@@ -218,6 +213,11 @@ static bool isInitialState(OpOperand &use) {
   return false;
 }
 
+/// The symbols of a model tensor's leading dimensions, which alone may be
+/// dynamic: a recurrence's initial or final state is [B, H]; a batch-first
+/// tensor (an input that a recur.transpose makes time-major, or an output
+/// computed from a transposed time-major one) [B, T, ...]; everything else
+/// time-major [T, B, ...].
 static SmallVector<StringRef, 2> leadingSymbols(Value value) {
   for (OpOperand &use : value.getUses()) {
     if (isInitialState(use))

@@ -146,7 +146,7 @@ def _recognise(module: Any) -> "_LanguageModel":
     placeholders = [node for node in graph.nodes if node.op == "placeholder"]
     if len(placeholders) not in (1, 2):
         raise RecurError(f"{type(module).__name__}.forward takes {len(placeholders)} inputs; "
-                         f"an LM takes the tokens, and perhaps the LSTM's state")
+                         f"an LM takes the tokens, and perhaps its recurrent layers' state")
     expected = [("embedding", nn.Embedding), ("lstm", _RECURRENT_LAYERS()),
                 ("proj", nn.Linear)]
     found, node, state_out = {}, placeholders[0], None
@@ -247,12 +247,14 @@ class _Compiled:
 
     def _run(self, first, hx):
         """Runs on `first` (tokens or the input sequence) and, for a model
-        with the state, hx = (h0, c0) [L·D, B, H] (zeros if None); returns
-        the result, and (h_n, c_n) stacked as nn.LSTM returns them."""
+        with the state, hx (zeros if None): (h0, c0) [L·D, B, H] for an
+        LSTM, h0 for a GRU or an RNN; returns the result and the final state
+        stacked as torch returns it."""
+        passed = "(h0, c0)" if self._cell_state else "h0"
         if not self._state:
             if hx is not None:
-                raise RecurError("this model was compiled without the LSTM's state: "
-                                 "compile with state=True to pass (h0, c0)")
+                raise RecurError(f"this model was compiled without the recurrent layers' "
+                                 f"state: compile with state=True to pass {passed}")
             return self._shaped(self.model.run(first))
         import torch
         batch = first.shape[0 if self._batch_first else 1]
@@ -263,6 +265,9 @@ class _Compiled:
             hx = tuple(torch.zeros(self._states, batch, size, device=first.device)
                        for _, size, _ in sizes)
         elif not self._cell_state:
+            if not isinstance(hx, torch.Tensor):
+                raise RecurError(f"an nn.GRU's or nn.RNN's state is one tensor h0, got "
+                                 f"{type(hx).__name__}")
             hx = (hx,)
         if self._cell_state and (not isinstance(hx, tuple) or len(hx) != 2):
             raise RecurError("an LSTM's state is a tuple (h0, c0)")
@@ -285,13 +290,14 @@ class _Compiled:
 
 
 class CompiledLM(_Compiled):
-    """A compiled LSTM LM, called like the module: `logits = compiled(tokens)`
-    (tokens [T, B] int64, logits [T, B, V]; [B, T] and [B, T, V] for a
-    batch_first LSTM); compiled with state=True,
-    `logits, (h_n, c_n) = compiled(tokens, (h0, c0))` carries the state from
-    one batch of a long text to the next."""
+    """A compiled LSTM, GRU or RNN LM, called like the module: `logits =
+    compiled(tokens)` (tokens [T, B] int64, logits [T, B, V]; [B, T] and
+    [B, T, V] for batch_first layers); compiled with state=True,
+    `logits, (h_n, c_n) = compiled(tokens, (h0, c0))` (an LSTM's; `h_n`
+    and `h0` for a GRU or RNN) carries the state from one batch of a long
+    text to the next."""
 
-    def __call__(self, tokens: Any, hx: Optional[Tuple[Any, Any]] = None) -> Any:
+    def __call__(self, tokens: Any, hx: Optional[Any] = None) -> Any:
         return self._run(tokens, hx)
 
 
@@ -412,7 +418,7 @@ def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
     nn.LSTM (returns a CompiledLSTM, called as the module), an nn.GRU or
     nn.RNN (a CompiledRNN, called as the module), or an Embedding
     -> LSTM -> Linear language model (a CompiledLM; with state=True it takes
-    and returns the LSTM's state too).
+    and returns the recurrent layers' state too).
 
     target: "cpu" or "cuda" (recur-compile --target); fusion: recur-compile
     --fusion (default: the target's); seq/batch: fix T and B (else dynamic);

@@ -120,3 +120,9 @@ def test_stateful_gru_lm_carries_the_state():
         got, got_state = compiled(window, got_state)
         assert_close(got, want)
         assert_close(got_state, want_state)
+
+
+def test_lstm_style_state_for_a_gru_is_refused():
+    compiled = recur.compile(nn.GRU(4, 6).eval())
+    with pytest.raises(recur.RecurError, match=r"state is one tensor h0, got tuple"):
+        compiled(torch.randn(3, 2, 4), (torch.zeros(1, 2, 6),))

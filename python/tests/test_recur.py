@@ -276,7 +276,7 @@ def test_stateful_lm_carries_the_state_across_batches():
     assert_close(c_n, want_c)
     with pytest.raises(recur.RecurError, match=r"h0 has shape \[2, 3, 8\], expected \[2, 2, 8\]"):
         compiled(tokens, (torch.zeros(2, 3, 8), torch.zeros(2, 3, 8)))
-    with pytest.raises(recur.RecurError, match="compiled without the LSTM's state"):
+    with pytest.raises(recur.RecurError, match="compiled without the recurrent layers' state"):
         recur.compile(module)(tokens, hx)
 
 

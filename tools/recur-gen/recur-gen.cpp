@@ -88,10 +88,10 @@ static cl::opt<std::string>
           cl::sub(gruCommand), cl::sub(rnnCommand), cl::cat(modelCategory));
 static cl::opt<bool> state(
     "state",
-    cl::desc("Take the LSTM's state and return it, as nn.LSTM's (h0, c0) and "
+    cl::desc("Take the layers' state and return it, as nn.LSTM's (h0, c0) and "
              "(h_n, c_n): inputs h0_l<k>, c0_l<k> and outputs h_n_l<k>, "
              "c_n_l<k>, [B, units] per layer and direction (h has --proj-size "
-             "units if set)"),
+             "units if set); a GRU's or an RNN's is h alone"),
     cl::sub(lstmLmCommand), cl::sub(gruLmCommand), cl::sub(rnnLmCommand),
     cl::sub(lstmCommand), cl::sub(gruCommand), cl::sub(rnnCommand),
     cl::cat(modelCategory));

@@ -116,6 +116,26 @@ static bool isCompatible(Type expected, Type actual) {
          succeeded(verifyCompatibleShape(a.getShape(), b.getShape()));
 }
 
+/// Whether a cell argument of type `argument` may stand for `operand`:
+/// compatible, and static in no dimension the operand leaves dynamic (the
+/// cell would assume a size that nothing checks).
+static bool isNoMoreStatic(Type argument, Type operand) {
+  if (!isCompatible(argument, operand))
+    return false;
+  auto a = dyn_cast<RankedTensorType>(argument);
+  auto o = dyn_cast<RankedTensorType>(operand);
+  if (!a || !o)
+    return true;
+  for (auto [argumentSize, operandSize] : llvm::zip(a.getShape(), o.getShape()))
+    if (ShapedType::isDynamic(operandSize) &&
+        !ShapedType::isDynamic(argumentSize))
+      return false;
+  return true;
+}
+
+static constexpr const char *kLessStatic =
+    " (a cell argument may be less static than what it stands for, not more)";
+
 /// The recurrence's types: x [T, B, I] (a float tensor), each state [B, n].
 LogicalResult RNNOp::verify() {
   auto input = dyn_cast<RankedTensorType>(getInput().getType());
@@ -158,21 +178,22 @@ LogicalResult RNNOp::verifyRegions() {
   auto input = cast<RankedTensorType>(getInput().getType());
   auto stepType = RankedTensorType::get(
       {input.getDimSize(1), input.getDimSize(2)}, input.getElementType());
-  if (!isCompatible(stepType, getStepInput().getType()))
+  if (!isNoMoreStatic(getStepInput().getType(), stepType))
     return emitOpError() << "cell's x_t has type " << getStepInput().getType()
-                         << "; the input's step is " << stepType;
+                         << "; the input's step is " << stepType << kLessStatic;
   for (auto [index, operand, argument] :
        llvm::enumerate(getInit(), getStateArguments()))
-    if (!isCompatible(argument.getType(), operand.getType()))
+    if (!isNoMoreStatic(argument.getType(), operand.getType()))
       return emitOpError() << "cell's state argument " << index << " has type "
                            << argument.getType() << ", its initial value "
-                           << operand.getType();
+                           << operand.getType() << kLessStatic;
   for (auto [index, operand, argument] :
        llvm::enumerate(getCaptures(), getCaptureArguments()))
-    if (!isCompatible(argument.getType(), operand.getType()))
+    if (!isNoMoreStatic(argument.getType(), operand.getType()))
       return emitOpError() << "cell's capture argument " << index
                            << " has type " << argument.getType()
-                           << ", the captured value " << operand.getType();
+                           << ", the captured value " << operand.getType()
+                           << kLessStatic;
   auto yield = dyn_cast<YieldOp>(cell.getTerminator());
   if (!yield)
     return emitOpError("cell must end with recur.yield");
@@ -184,6 +205,8 @@ LogicalResult RNNOp::verifyRegions() {
   auto y = dyn_cast<RankedTensorType>(getY().getType());
   if (!output || output.getRank() != 2 || output.isDynamicDim(1) || !y ||
       y.getRank() != 3 || output.getElementType() != input.getElementType() ||
+      failed(verifyCompatibleShape(ArrayRef<int64_t>{output.getDimSize(0)},
+                                   ArrayRef<int64_t>{input.getDimSize(1)})) ||
       !isCompatible(
           RankedTensorType::get(
               {input.getDimSize(0), input.getDimSize(1), output.getDimSize(1)},
@@ -194,12 +217,14 @@ LogicalResult RNNOp::verifyRegions() {
            << ", which the result y " << getY().getType()
            << " does not stack ([B, Y] per step, Y static; [T, B, Y] in "
               "all)";
-  for (auto [index, value, argument] :
-       llvm::enumerate(yield.getValues().drop_front(), getStateArguments()))
-    if (!isCompatible(argument.getType(), value.getType()))
+  for (auto [index, value, argument, init] : llvm::enumerate(
+           yield.getValues().drop_front(), getStateArguments(), getInit()))
+    if (!isCompatible(argument.getType(), value.getType()) ||
+        !isCompatible(init.getType(), value.getType()))
       return yield.emitOpError()
              << "yields state " << index << " of type " << value.getType()
-             << "; the cell takes it as " << argument.getType();
+             << "; the cell takes it as " << argument.getType()
+             << " and starts from " << init.getType();
   // A thread may run a step twice and fusion reorders steps: nothing in the
   // cell may write or read memory.
   WalkResult walk = cell.walk([&](Operation *op) {

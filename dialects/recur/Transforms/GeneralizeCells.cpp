@@ -72,7 +72,8 @@ void generalize(CellOp op, RewriterBase &rewriter, PointwiseFn pointwise) {
   auto inputType = cast<RankedTensorType>(op.getInput().getType());
   SmallVector<Type> argumentTypes = {RankedTensorType::get(
       {inputType.getDimSize(1), inputType.getDimSize(2)}, elementType)};
-  argumentTypes.push_back(hType);
+  // The cell's h has h0's type: no more static than what it starts from.
+  argumentTypes.push_back(h0.getType());
   llvm::append_range(argumentTypes, ValueRange(captures).getTypes());
   Block *cell =
       rewriter.createBlock(&rnn.getBody(), {}, argumentTypes,
@@ -106,8 +107,8 @@ void generalize(CellOp op, RewriterBase &rewriter, PointwiseFn pointwise) {
                                     pointwise(b, loc, args.drop_back()));
           })
           .getResult(0);
-  if (hNext.getType() != hType)
-    hNext = tensor::CastOp::create(rewriter, loc, hType, hNext);
+  if (hNext.getType() != h0.getType())
+    hNext = tensor::CastOp::create(rewriter, loc, h0.getType(), hNext);
   YieldOp::create(rewriter, loc, ValueRange{hNext, hNext});
   rewriter.replaceOp(op, rnn.getResults());
 }

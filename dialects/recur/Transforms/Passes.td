@@ -101,6 +101,12 @@ def HoistInputProjection : Pass<"recur-hoist-input-projection"> {
     recurrence over the precomputed gates, in the layer's direction
     (`reverse` and a projection `proj` carry over). No `recur.lstm`
     remains.
+
+    A `recur.rnn` whose x_t feeds exactly one `recur.linear` with a
+    captured weight (and bias), a GRU's or an RNN's `x_t · w_ihᵀ + b_ih`,
+    gets that product of all `T·B` rows before the loop as its input, and
+    the cell reads its rows as x_t. Any other cell keeps its products per
+    step, with a missed remark saying why.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
@@ -249,6 +255,10 @@ def PackWeights : Pass<"recur-pack-weights"> {
     columns reads one contiguous run of `tile` weights per step of its K
     loop. `recur-outline-weight-prologue`, which runs after it, moves the
     packing into the prologue: it runs once per weight binding.
+
+    In a `recur.rnn` cell, a `recur.linear` whose weight is a captured model
+    weight that only products read gets the capture packed, and the cell's
+    argument takes the packed type; otherwise a missed remark says why.
 
     With `gate-tile` = K, the interleaved `w_hh` of every fused recurrence
     with `interleaved(K)` is packed too, in panels of `4K` rows: each panel

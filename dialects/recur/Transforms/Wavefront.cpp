@@ -181,18 +181,25 @@ struct WavefrontPass : mlir::recur::impl::WavefrontBase<WavefrontPass> {
       SmallVector<LSTMRecurrenceOp> layers = {head};
       SmallVector<Link> links;
       std::string whyNot;
+      bool cutAtMaxLayers = false;
       while (std::optional<Link> link =
                  nextLayer(head, layers.back(), layers, whyNot)) {
         if (maxLayers > 0 && int64_t(layers.size()) == maxLayers) {
           whyNot = "the wavefront before it has max-layers = " +
                    std::to_string(maxLayers) +
                    " layers (on the GPU, its kernel's parameters fit 4 KB)";
+          cutAtMaxLayers = true;
           break;
         }
         links.push_back(*link);
         layers.push_back(link->recurrence);
       }
-      if (!whyNot.empty())
+      if (cutAtMaxLayers)
+        remarkMissed(followingLayer(layers.back()), getArgument(),
+                     "this layer starts a new wavefront instead of joining "
+                     "the one of the layer before it",
+                     whyNot);
+      else if (!whyNot.empty())
         remarkMissed(followingLayer(layers.back()), getArgument(),
                      "this layer runs as a time loop of its own, not in one "
                      "wavefront with the layer before it",

@@ -42,6 +42,10 @@ using namespace mlir::recur::stationary;
 
 namespace {
 
+/// The most static shared memory a kernel has (the slot is a static
+/// workgroup buffer).
+constexpr int64_t kStaticSharedMemoryBytes = 49152;
+
 /// A step, scheduled.
 struct Plan {
   linalg::GenericOp step;
@@ -78,9 +82,25 @@ struct GpuStationaryWeightsPass
           return info.gateStride(l) % slot->units != 0;
         }))
       return fail("its gate tiles are not whole groups of units");
+    if (config.onTensorCores() && !slot->elementType.isF32())
+      return fail("its weights are not f32, which the tensor cores' operands "
+                  "are rounded from");
+    // The slot is a static workgroup buffer: at most 48 KiB.
+    auto fits = [&](const Slot &slot) -> LogicalResult {
+      if (4 * slot.units * slot.stride() *
+              (slot.elementType.getIntOrFloatBitWidth() / 8) <=
+          kStaticSharedMemoryBytes)
+        return success();
+      return fail("a group of " + Twine(slot.units) +
+                  " units' weights do not fit in " +
+                  Twine(kStaticSharedMemoryBytes) + " bytes of shared memory");
+    };
     Plan plan{step, config, info, *slot, {}};
-    if (!config.onTensorCores())
+    if (!config.onTensorCores()) {
+      if (failed(fits(plan.slot)))
+        return failure();
       return plan;
+    }
     FailureOr<SmallVector<Product>> products =
         matchProducts(step, info, plan.slot, whyNot);
     if (failed(products))
@@ -91,6 +111,8 @@ struct GpuStationaryWeightsPass
     plan.slot.elementType = plan.slot.operandType =
         mlir::recur::gemm::mmaOperandType(&getContext(), config.getPrecision());
     plan.products = std::move(*products);
+    if (failed(fits(plan.slot)))
+      return failure();
     return plan;
   }
 

@@ -381,7 +381,13 @@ struct LowerRNN : OpRewritePattern<RNNOp> {
     auto yield = cast<YieldOp>(op.getCell().getTerminator());
     rewriter.inlineBlockBefore(&op.getCell(), body, body->end(), arguments);
     rewriter.setInsertionPoint(yield);
-    SmallVector<Value> next = {insertStep(rewriter, loc, yield.getValues()[0],
+    // y_t as a row of y: [B, Y] as static as the input's B.
+    Value output = yield.getValues()[0];
+    auto rowType = RankedTensorType::get({inputType.getDimSize(1), outputSize},
+                                         yType.getElementType());
+    if (output.getType() != rowType)
+      output = tensor::CastOp::create(rewriter, loc, rowType, output);
+    SmallVector<Value> next = {insertStep(rewriter, loc, output,
                                           loop.getRegionIterArgs()[0], t, batch,
                                           outputSize)};
     // The new state goes into the previous one's buffer, after the cell

@@ -33,3 +33,24 @@ func.func @rnn(%x: tensor<?x?x5xf32>, %h0: tensor<?x7xf32>, %w: tensor<7x5xf32>)
   }
   return %y, %h : tensor<?x?x7xf32>, tensor<?x7xf32>
 }
+
+// A static input with cell arguments less static than it (after
+// recur-specialize-shapes): x_t and y_t are cast at the cell's boundary.
+// CHECK-LABEL: func.func @static_input
+// CHECK: scf.for
+// CHECK: %[[XT:.*]] = tensor.extract_slice %{{.*}} : tensor<4x3x5xf32> to tensor<3x5xf32>
+// CHECK: %[[XD:.*]] = tensor.cast %[[XT]] : tensor<3x5xf32> to tensor<?x5xf32>
+// CHECK: %[[HT:.*]] = math.tanh
+// CHECK: %[[YT:.*]] = tensor.cast %[[HT]] : tensor<?x7xf32> to tensor<3x7xf32>
+// CHECK: tensor.insert_slice %[[YT]]
+func.func @static_input(%x: tensor<4x3x5xf32>, %h0: tensor<?x7xf32>, %w: tensor<7x5xf32>) -> tensor<4x3x7xf32> {
+  %y, %h = recur.rnn %x init(%h0) captures(%w)
+      : (tensor<4x3x5xf32>, tensor<?x7xf32>, tensor<7x5xf32>) -> (tensor<4x3x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x5xf32>, %hp: tensor<?x7xf32>, %wt: tensor<7x5xf32>):
+    %p = recur.linear %xt, %wt : (tensor<?x5xf32>, tensor<7x5xf32>) -> tensor<?x7xf32>
+    %s = arith.addf %p, %hp : tensor<?x7xf32>
+    %ht = math.tanh %s : tensor<?x7xf32>
+    recur.yield %ht, %ht : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return %y : tensor<4x3x7xf32>
+}

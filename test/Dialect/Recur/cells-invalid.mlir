@@ -72,3 +72,38 @@ func.func @side_effect(%x: tensor<4x2x5xf32>, %h0: tensor<2x7xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @argument_more_static(%x: tensor<4x?x5xf32>, %h0: tensor<?x7xf32>) {
+  // expected-error @below {{cell's x_t has type 'tensor<2x5xf32>'; the input's step is 'tensor<?x5xf32>' (a cell argument may be less static than what it stands for, not more)}}
+  %y, %h = recur.rnn %x init(%h0) : (tensor<4x?x5xf32>, tensor<?x7xf32>) -> (tensor<4x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<?x7xf32>):
+    recur.yield %h, %h : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @output_batch(%x: tensor<4x2x5xf32>, %h0: tensor<2x7xf32>) {
+  %y, %h = recur.rnn %x init(%h0) : (tensor<4x2x5xf32>, tensor<2x7xf32>) -> (tensor<4x2x7xf32>, tensor<2x7xf32>) {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x7xf32>):
+    %e = tensor.empty() : tensor<3x7xf32>
+    // expected-error @below {{yields y_t of type 'tensor<3x7xf32>', which the result y 'tensor<4x2x7xf32>' does not stack}}
+    recur.yield %e, %h : tensor<3x7xf32>, tensor<2x7xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @state_against_init(%x: tensor<4x2x5xf32>, %h0: tensor<2x7xf32>) {
+  %y, %h = recur.rnn %x init(%h0) : (tensor<4x2x5xf32>, tensor<2x7xf32>) -> (tensor<4x2x7xf32>, tensor<2x7xf32>) {
+  ^bb0(%xt: tensor<?x5xf32>, %h: tensor<?x7xf32>):
+    %e = tensor.empty() : tensor<3x7xf32>
+    // expected-error @below {{yields state 0 of type 'tensor<3x7xf32>'; the cell takes it as 'tensor<?x7xf32>' and starts from 'tensor<2x7xf32>'}}
+    recur.yield %h, %e : tensor<?x7xf32>, tensor<3x7xf32>
+  }
+  return
+}

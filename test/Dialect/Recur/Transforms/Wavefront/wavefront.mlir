@@ -19,7 +19,7 @@
 // MAX2: %[[G2:.*]] = recur.linear %[[Y01]]
 // MAX2: %[[Y2:.*]], %{{.*}}, %[[C2:.*]] = recur.lstm_recurrence %[[G2]]
 // MAX2: return %[[Y2]], %[[S01]]#0, %[[C2]]
-// MAX2-REMARK: wavefront.mlir:[[# @LINE + 13]]:19: remark: [Missed] this layer runs as a time loop of its own, not in one wavefront with the layer before it | Category:recur-wavefront | Reason="the wavefront before it has max-layers = 2 layers (on the GPU, its kernel's parameters fit 4 KB)"
+// MAX2-REMARK: wavefront.mlir:[[# @LINE + 13]]:19: remark: [Missed] this layer starts a new wavefront instead of joining the one of the layer before it | Category:recur-wavefront | Reason="the wavefront before it has max-layers = 2 layers (on the GPU, its kernel's parameters fit 4 KB)"
 func.func @three_layers(%g: tensor<?x?x24xf32>, %w0: tensor<24x6xf32>,
     %u1: tensor<20x6xf32>, %b1: tensor<20xf32>, %w1: tensor<20x5xf32>,
     %u2: tensor<12x5xf32>, %b2: tensor<12xf32>, %w2: tensor<12x3xf32>)
