@@ -76,6 +76,16 @@ run lstm_state 1 1 11
 run lstm_state 6 4 11
 compile losses "$root/test/models/losses.mlir"
 run losses 3 5 5
+# GRU and RNN layers (recur.rnn cells), with their options and state, and a
+# GRU LM; a stack deeper than a GPU wavefront's 16 layers (two wavefronts).
+compile gru_options "gen gru --input 5 --hidden 6 --layers 2 --batch-first --bidirectional --state"
+run gru_options 4 3 12
+compile rnn_relu "gen rnn --input 5 --hidden 33 --layers 2 --nonlinearity relu --no-bias --state"
+run rnn_relu 5 2 13
+compile gru_lm "gen gru-lm --vocab 19 --embed 6 --hidden 8 --layers 2 --state"
+run gru_lm 4 3 14
+compile lstm_deep "gen lstm --input 8 --hidden 8 --layers 17"
+run lstm_deep 3 2 15
 
 # The reference LM (benchmark size), checked on a short sequence: the
 # double-precision reference takes minutes at T = 50, B = 128.
