@@ -10,9 +10,10 @@ copies, through librecur-runtime (docs/python.md).
         print(model.describe())
 """
 
+from ._cells import CompiledCells, compile_rnn
 from ._compile import CompiledLM, CompiledLSTM, CompiledRNN, compile
 from ._errors import RecurError
 from ._model import Model, TensorSpec, load
 
 __all__ = ["RecurError", "Model", "TensorSpec", "load", "compile", "CompiledLM",
-           "CompiledLSTM", "CompiledRNN"]
+           "CompiledLSTM", "CompiledRNN", "compile_rnn", "CompiledCells"]

@@ -1,0 +1,327 @@
+"""recur.compile_rnn: cells written in PyTorch, compiled by Recur, against
+the same cells run step by step by PyTorch (and, for a GRU written as a
+cell, against nn.GRU itself), at every fusion level and on the CUDA
+emulator; and the errors for what a cell may not do."""
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import recur
+
+
+def assert_close(got, want):
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert torch.all((got - want).abs() <= 1e-4 * (1 + want.abs())), (
+        (got - want).abs().max())
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("RECUR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+class LayerNorm(nn.Module):
+    """fastrnns' decomposed layer norm: mean and std over the features."""
+
+    def __init__(self, size):
+        super().__init__()
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(size))
+        self.bias = nn.Parameter(0.1 * torch.randn(size))
+
+    def forward(self, x):
+        mu = x.mean(-1, keepdim=True)
+        sigma = x.std(-1, keepdim=True, unbiased=False)
+        return (x - mu) / sigma * self.weight + self.bias
+
+
+class LayerNormLSTMCell(nn.Module):
+    """fastrnns' LayerNormLSTMCell (custom_lstms.py), as an nn.Module."""
+
+    def __init__(self, input_size, hidden_size, decompose_layernorm=False):
+        super().__init__()
+        self.weight_ih = nn.Parameter(torch.randn(4 * hidden_size, input_size) / input_size**0.5)
+        self.weight_hh = nn.Parameter(torch.randn(4 * hidden_size, hidden_size) /
+                                      hidden_size**0.5)
+        norm = LayerNorm if decompose_layernorm else nn.LayerNorm
+        self.layernorm_i = norm(4 * hidden_size)
+        self.layernorm_h = norm(4 * hidden_size)
+        self.layernorm_c = norm(hidden_size)
+
+    def forward(self, input, state):
+        hx, cx = state
+        igates = self.layernorm_i(torch.mm(input, self.weight_ih.t()))
+        hgates = self.layernorm_h(torch.mm(hx, self.weight_hh.t()))
+        gates = igates + hgates
+        ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
+        ingate = torch.sigmoid(ingate)
+        forgetgate = torch.sigmoid(forgetgate)
+        cellgate = torch.tanh(cellgate)
+        outgate = torch.sigmoid(outgate)
+        cy = self.layernorm_c((forgetgate * cx) + (ingate * cellgate))
+        hy = outgate * torch.tanh(cy)
+        return hy, (hy, cy)
+
+
+class PeepholeLSTMCell(nn.Module):
+    """An LSTM whose gates also read the cell state (Gers & Schmidhuber),
+    weights as x @ W (no transpose), biases added by hand."""
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.w_x = nn.Parameter(torch.randn(input_size, 4 * hidden_size) / input_size**0.5)
+        self.w_h = nn.Parameter(torch.randn(hidden_size, 4 * hidden_size) / hidden_size**0.5)
+        self.bias = nn.Parameter(0.1 * torch.randn(4 * hidden_size))
+        self.p_i = nn.Parameter(0.1 * torch.randn(hidden_size))
+        self.p_f = nn.Parameter(0.1 * torch.randn(hidden_size))
+        self.p_o = nn.Parameter(0.1 * torch.randn(hidden_size))
+        self.hidden = hidden_size
+
+    def forward(self, x, state):
+        h, c = state
+        gates = x @ self.w_x + h @ self.w_h + self.bias
+        n = self.hidden
+        i = torch.sigmoid(gates[:, :n] + self.p_i * c)
+        f = torch.sigmoid(gates[:, n:2 * n] + self.p_f * c)
+        g = torch.tanh(gates[:, 2 * n:3 * n])
+        c = f * c + i * g
+        o = torch.sigmoid(gates[:, 3 * n:] + self.p_o * c)
+        h = o * torch.tanh(c)
+        return h, (h, c)
+
+
+class GRUCell(nn.Module):
+    """PyTorch's GRU written as a cell: the reset gate after the recurrent
+    product; its weights are an nn.GRU's."""
+
+    def __init__(self, gru):
+        super().__init__()
+        self.ih = nn.Linear(gru.input_size, 3 * gru.hidden_size)
+        self.hh = nn.Linear(gru.hidden_size, 3 * gru.hidden_size)
+        with torch.no_grad():
+            for linear, suffix in ((self.ih, "ih_l0"), (self.hh, "hh_l0")):
+                linear.weight.copy_(getattr(gru, "weight_" + suffix))
+                linear.bias.copy_(getattr(gru, "bias_" + suffix))
+
+    def forward(self, x, h):
+        r_i, z_i, n_i = self.ih(x).chunk(3, dim=-1)
+        r_h, z_h, n_h = self.hh(h).chunk(3, dim=-1)
+        r = torch.sigmoid(r_i + r_h)
+        z = torch.sigmoid(z_i + z_h)
+        n = torch.tanh(n_i + r * n_h)
+        h = (1 - z) * n + z * h
+        return h, h
+
+
+class Everything(nn.Module):
+    """One of each supported op that the other cells do not use."""
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(2 * hidden_size, input_size + hidden_size) / 4)
+        self.b = nn.Parameter(torch.randn(2 * hidden_size) / 4)
+        self.scale = nn.Parameter(torch.rand(1, hidden_size) + 0.5)
+        self.norm = nn.LayerNorm(hidden_size, elementwise_affine=False)
+
+    def forward(self, x, h):
+        both = torch.cat([x, h], dim=1)
+        a, b = F.linear(both, self.w, self.b).split([h.shape[1], h.shape[1]], dim=-1)
+        a = torch.clamp(a, -2.0, 2.0) / 2 - F.logsigmoid(b) * 0.1
+        b = torch.maximum(torch.relu(b), torch.minimum(a, -a)).pow(2)
+        var = a.var(dim=-1, keepdim=True)  # unbiased
+        total = (a.exp() + 1).log().sum(-1, keepdim=True)
+        out = self.norm(a * self.scale + b / (1 + var) - total.sqrt() * 0.01)
+        h = torch.tanh(out) * torch.rsqrt(1 + b) - (-h) * 0.5
+        return h, h
+
+
+def run_eager(cells, x, states):
+    """The cells run step by step by PyTorch, layer by layer."""
+    single = isinstance(cells, nn.Module)
+    cells, states = ([cells], [states]) if single else (cells, list(states))
+    with torch.no_grad():
+        layer_input = x
+        for k, cell in enumerate(cells):
+            outputs = []
+            for t in range(layer_input.shape[0]):
+                h, states[k] = cell(layer_input[t], states[k])
+                outputs.append(h)
+            layer_input = torch.stack(outputs)
+    return layer_input, (states[0] if single else states)
+
+
+def assert_states_close(got, want):
+    if isinstance(want, torch.Tensor):
+        assert_close(got, want)
+    else:
+        assert type(got) is type(want) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_states_close(g, w)
+
+
+def check_matches(cells, x, states, **options):
+    compiled = recur.compile_rnn(cells, **options)
+    assert isinstance(compiled, recur.CompiledCells)
+    want_y, want_states = run_eager(cells, x, states)
+    got_y, got_states = compiled(x, states)
+    assert_close(got_y, want_y)
+    assert_states_close(got_states, want_states)
+    return compiled
+
+
+PIPELINES = [{"fusion": "none"}, {"fusion": "hoist"}, {"fusion": "cell"},
+             {"fusion": "wavefront"}, {"target": "cuda-emulator"}]
+
+
+@pytest.mark.parametrize("options", PIPELINES)
+@pytest.mark.parametrize("decompose", [False, True])
+def test_layer_norm_lstm_matches_pytorch(options, decompose):
+    torch.manual_seed(1)
+    cell = LayerNormLSTMCell(12, 16, decompose_layernorm=decompose)
+    x = torch.randn(7, 5, 12)
+    check_matches(cell, x, (torch.randn(5, 16), torch.randn(5, 16)), **options)
+
+
+@pytest.mark.parametrize("options", PIPELINES)
+def test_peephole_lstm_matches_pytorch(options):
+    torch.manual_seed(2)
+    cell = PeepholeLSTMCell(6, 8)
+    check_matches(cell, torch.randn(5, 3, 6), (torch.randn(3, 8), torch.randn(3, 8)), **options)
+
+
+@pytest.mark.parametrize("options", PIPELINES)
+def test_gru_written_as_a_cell_matches_nn_gru(options):
+    torch.manual_seed(3)
+    gru = nn.GRU(10, 12).eval()
+    x, h0 = torch.randn(6, 4, 10), torch.randn(1, 4, 12)
+    compiled = recur.compile_rnn(GRUCell(gru), **options)
+    y, h = compiled(x, h0[0])
+    with torch.no_grad():
+        want_y, want_h = gru(x, h0)
+    assert_close(y, want_y)
+    assert_close(h, want_h[0])
+
+
+@pytest.mark.parametrize("options", [{"fusion": "none"}, {"fusion": "cell"},
+                                     {"target": "cuda-emulator"}])
+def test_every_supported_op_matches_pytorch(options):
+    torch.manual_seed(4)
+    cell = Everything(5, 7)
+    check_matches(cell, torch.randn(4, 3, 5), torch.randn(3, 7), **options)
+
+
+def test_a_stack_of_different_cells_matches_pytorch():
+    torch.manual_seed(5)
+    gru = nn.GRU(8, 9)
+    cells = [LayerNormLSTMCell(6, 8), GRUCell(gru), PeepholeLSTMCell(9, 5)]
+    x = torch.randn(5, 2, 6)
+    states = [(torch.randn(2, 8), torch.randn(2, 8)), torch.randn(2, 9),
+              (torch.randn(2, 5), torch.randn(2, 5))]
+    compiled = check_matches(cells, x, states)
+    # Weights are named by layer, as an nn.ModuleList's.
+    ir = compiled.ir(x, states)
+    assert 'recur.weight = "0.weight_ih"' in ir and 'recur.weight = "1.ih.weight"' in ir
+    assert ir.count("recur.rnn") == 3
+
+
+def test_shapes_compile_once_each():
+    torch.manual_seed(6)
+    cell = PeepholeLSTMCell(4, 6)
+    compiled = recur.compile_rnn(cell)
+    for batch in (1, 3, 3):
+        for steps in (1, 4):
+            states = (torch.randn(batch, 6), torch.randn(batch, 6))
+            x = torch.randn(steps, batch, 4)
+            got, got_states = compiled(x, states)
+            want, want_states = run_eager(cell, x, states)
+            assert_close(got, want)
+            assert_states_close(got_states, want_states)
+    assert len(compiled._models) == 1  # T and B stay dynamic
+
+
+def test_refresh_binds_new_parameter_values():
+    torch.manual_seed(7)
+    cell = GRUCell(nn.GRU(3, 4))
+    compiled = recur.compile_rnn(cell)
+    x, h = torch.randn(3, 2, 3), torch.randn(2, 4)
+    compiled(x, h)
+    with torch.no_grad():
+        cell.hh.weight.mul_(2)
+    compiled.refresh()
+    got, _ = compiled(x, h)
+    assert_close(got, run_eager(cell, x, h)[0])
+
+
+class Sorting(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x, h):
+        h = torch.tanh(x @ self.w.t() + h)
+        return torch.sort(h, dim=-1)[0], h
+
+
+class OuterProduct(nn.Module):
+    def forward(self, x, h):
+        return h, h @ x.t()
+
+
+class OverBatch(nn.Module):
+    def forward(self, x, h):
+        return h, h - h.mean(0, keepdim=True)
+
+
+class Widens(nn.Module):
+    def forward(self, x, state):
+        h, c = state
+        return h, (h, torch.cat([c, c], -1))
+
+
+class ReturnsState(nn.Module):
+    def forward(self, x, h):
+        return h + x
+
+
+class WrongState(nn.Module):
+    def forward(self, x, state):
+        h, c = state
+        return h, h
+
+
+@pytest.mark.parametrize("cell,states,message", [
+    (Sorting(), torch.zeros(2, 4),
+     r"torch.sort at .*test_compile_rnn.py:\d+: return torch.sort\(h, dim=-1\)\[0\], h: "
+     r"torch.sort is not supported in a compiled cell \(supported: nn.Linear"),
+    (OuterProduct(), torch.zeros(2, 4),
+     r"Tensor.t at .*test_compile_rnn.py:\d+: return h, h @ x.t\(\): transposes of "
+     r"activations are not supported"),
+    (OverBatch(), torch.zeros(2, 4), r"mean over dim=0: cells reduce over the last"),
+    (ReturnsState(), torch.zeros(2, 4), r"ReturnsState.forward must return \(h_t, new_state\)"),
+    (WrongState(), (torch.zeros(2, 4), torch.zeros(2, 4)),
+     r"WrongState.forward's new state must have the structure of its state: a tuple of 2"),
+])
+def test_what_a_cell_may_not_do_is_refused_by_name(cell, states, message):
+    compiled = recur.compile_rnn(cell)
+    with pytest.raises(recur.RecurError, match=message):
+        compiled(torch.zeros(3, 2, 4), states)
+
+
+def test_states_that_do_not_fit_are_refused():
+    cell = PeepholeLSTMCell(4, 6)
+    compiled = recur.compile_rnn(cell)
+    with pytest.raises(recur.RecurError, match=r"cell 0's state\[1\] has shape \[3, 6\], "
+                                               r"expected \[B, n\] with B = 2"):
+        compiled(torch.zeros(3, 2, 4), (torch.zeros(2, 6), torch.zeros(3, 6)))
+    with pytest.raises(recur.RecurError, match=r"new state 1 has shape \[B, 12\], the state "
+                                               r"\[B, 6\]"):
+        recur.compile_rnn(Widens())(torch.zeros(3, 2, 4), (torch.zeros(2, 6), torch.zeros(2, 6)))
+    with pytest.raises(recur.RecurError, match=r"states: expected a list of 2"):
+        recur.compile_rnn([cell, cell])(torch.zeros(3, 2, 4), (torch.zeros(2, 6),) * 2)
+
+
+def test_dropout_in_train_mode_is_refused():
+    cell = nn.Sequential()
+    cell.drop = nn.Dropout(0.5)
+    with pytest.raises(recur.RecurError, match=r"nn.Dropout in train mode: call .eval\(\)"):
+        recur.compile_rnn(cell)
