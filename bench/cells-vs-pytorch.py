@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Recur's compiled nn.GRU / nn.RNN stacks against PyTorch's, side by side.
+"""Recur's compiled nn.GRU / nn.RNN stacks and cells written in PyTorch
+against PyTorch, side by side.
 
-Until the bench suite has GRU and RNN workloads, this compares one process's
+Until the bench suite has these workloads, this compares one process's
 timings of the same module, weights and input: PyTorch eager on the CPU
-(its own threads set to --threads) and Recur at each --fusion level, with
-each output checked against PyTorch's. Run from a build tree:
+(its own threads set to --threads; a cell runs step by step, as
+fastrnns' custom cells do without TorchScript) and Recur at each --fusion
+level (nn.GRU / nn.RNN through recur-gen, cells through
+recur.compile_rnn), with each output checked against PyTorch's. Run from a
+build tree:
   RECUR_BUILD_DIR=build python3 bench/cells-vs-pytorch.py --fusion none hoist
 """
 import argparse
@@ -19,12 +23,21 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python", "tests"))
 import recur  # noqa: E402
 from recur._compile import _tool  # noqa: E402
+from test_compile_rnn import LayerNormLSTMCell, PeepholeLSTMCell, run_eager  # noqa: E402
 
 CELLS = {"gru": (lambda **kw: nn.GRU(**kw), []),
          "rnn": (lambda **kw: nn.RNN(nonlinearity="tanh", **kw), ["--nonlinearity", "tanh"])}
 SHAPES = [(256, 256, 2, 50, 64), (512, 512, 1, 100, 64), (256, 256, 2, 50, 1)]
+# Cells written in PyTorch: (name, cell, input, hidden, T, B); lnlstm at
+# fastrnns' sizes (its benchmarks' defaults: input = hidden = 512, T = 100,
+# B = 64).
+CUSTOM = [("lnlstm", lambda: LayerNormLSTMCell(512, 512), 512, 512, 100, 64),
+          ("lnlstm", lambda: LayerNormLSTMCell(256, 256), 256, 256, 50, 16),
+          ("lnlstm", lambda: LayerNormLSTMCell(256, 256), 256, 256, 50, 1),
+          ("peephole", lambda: PeepholeLSTMCell(512, 512), 512, 512, 100, 64)]
 
 
 def median_ms(fn, iters):
@@ -43,10 +56,14 @@ def main():
     parser.add_argument("--fusion", nargs="+", default=["hoist"])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--iters", type=int, default=10)
+    parser.add_argument("--no-custom", dest="custom", action="store_false",
+                        help="skip the cells written in PyTorch")
+    parser.add_argument("--no-library", dest="library", action="store_false",
+                        help="skip nn.GRU and nn.RNN")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     workdir = tempfile.mkdtemp(prefix="recur-cells-")
-    for kind, (make, gen_options) in CELLS.items():
+    for kind, (make, gen_options) in CELLS.items() if args.library else []:
         for inputs, hidden, layers, seq, batch in SHAPES:
             torch.manual_seed(0)
             module = make(input_size=inputs, hidden_size=hidden, num_layers=layers).eval()
@@ -76,6 +93,23 @@ def main():
                 row.append(f"recur[{fusion}] {recur_ms:.2f} ms (pytorch/recur "
                            f"{torch_ms / recur_ms:.2f}, max abs error {error:.1e})")
             print(" | ".join(row), flush=True)
+    for name, make, inputs, hidden, seq, batch in CUSTOM if args.custom else []:
+        torch.manual_seed(0)
+        cell = make().eval()
+        x = torch.randn(seq, batch, inputs)
+        states = (torch.randn(batch, hidden), torch.randn(batch, hidden))
+        want = run_eager(cell, x, states)[0]
+        torch_ms = median_ms(lambda: run_eager(cell, x, states), args.iters)
+        row = [f"{name} I={inputs} H={hidden} T={seq} B={batch}", f"pytorch {torch_ms:.2f} ms"]
+        for fusion in args.fusion:
+            compiled = recur.compile_rnn(cell, fusion=fusion, threads=args.threads)
+            error = (compiled(x, states)[0] - want).abs().max().item()
+            if error > 1e-4 * (1 + want.abs().max().item()):
+                sys.exit(f"{row[0]} at --fusion={fusion}: max abs error {error:.2e}")
+            recur_ms = median_ms(lambda: compiled(x, states), args.iters)
+            row.append(f"recur[{fusion}] {recur_ms:.2f} ms (pytorch/recur "
+                       f"{torch_ms / recur_ms:.2f}, max abs error {error:.1e})")
+        print(" | ".join(row), flush=True)
 
 
 if __name__ == "__main__":

@@ -91,7 +91,8 @@ void mlir::recur::buildConvertRecurPipeline(OpPassManager &pm, bool forGpu) {
   pm.addPass(createCSEPass());
 }
 
-void mlir::recur::buildBufferizePipeline(OpPassManager &pm) {
+void mlir::recur::buildBufferizePipeline(OpPassManager &pm,
+                                         bool hoistStepBuffers) {
   pm.addNestedPass<func::FuncOp>(createMarkWritableArguments());
   bufferization::OneShotBufferizePassOptions options;
   options.bufferizeFunctionBoundaries = true;
@@ -100,6 +101,14 @@ void mlir::recur::buildBufferizePipeline(OpPassManager &pm) {
   options.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(options));
+  // A step's temporaries, allocated once rather than at every step, so that
+  // the time loop runs on one thread team (recur-persistent-parallel-loops):
+  // their sizes, folded to the loop's invariants first, allow it.
+  if (hoistStepBuffers) {
+    pm.addPass(createCanonicalizerPass());
+    pm.addNestedPass<func::FuncOp>(
+        bufferization::createBufferLoopHoistingPass());
+  }
   // Before deallocation, which would copy a returned weight.
   pm.addNestedPass<func::FuncOp>(createUpdateWeightsInPlace());
   // Function results become owned by the caller, who frees them.
@@ -187,7 +196,7 @@ void mlir::recur::buildCpuBackEndPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(
         createPackGemmOperands(PackGemmOperandsOptions{
             tile.columns, options.fusion > FusionLevel::none}));
-  buildBufferizePipeline(pm);
+  buildBufferizePipeline(pm, /*hoistStepBuffers=*/true);
   buildLowerLoopsToLLVMPipeline(pm, options);
 }
 

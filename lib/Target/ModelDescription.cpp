@@ -2,6 +2,8 @@
 
 #include "recur/Target/ModelDescription.h"
 
+#include "CellProgram.h"
+
 #include "recur/IR/RecurOps.h"
 #include "recur/runtime.h"
 
@@ -366,11 +368,19 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
     }
     // Operands by their ODS names, whatever the op: the reference
     // interpreter reads them by name.
-    // The reference evaluates named ops; a cell region has no program yet.
     auto named = dyn_cast<NamedOperands>(op);
-    if (!named || op.getNumRegions() > 0)
+    if (!named || (op.getNumRegions() > 0 && !isa<RNNOp>(op)))
       return std::nullopt;
     llvm::json::Object description{{"op", op.getName().stripDialect()}};
+    // A cell region, as the reference's cell interpreter reads it.
+    if (auto rnn = dyn_cast<RNNOp>(op)) {
+      std::optional<llvm::json::Object> cell = describeCell(rnn);
+      if (!cell)
+        return std::nullopt;
+      description["cell"] = std::move(*cell);
+      description["output_size"] =
+          cast<RankedTensorType>(rnn.getY().getType()).getDimSize(2);
+    }
     llvm::json::Object operands;
     for (auto [index, name] : llvm::enumerate(named.getOperandNames())) {
       OperandRange values = named.getNamedOperand(index);

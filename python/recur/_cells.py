@@ -898,9 +898,13 @@ class CompiledCells:
             raise RecurError(f"x is {x.dtype}; expected torch.float32")
         return tensors, tuples
 
-    def _model(self, input_size: int, tensors: List[List[Any]], tuples: List[bool]) -> Any:
+    def _compiled(self, x: Any, states: Any) -> Tuple[Any, Dict[str, Any], str]:
+        """The model for x's input size and these states' structure (compiled
+        on first use), its weights by name, and its IR."""
         from ._compile import _build
         from ._model import Model
+        tensors, tuples = self._structure(x, states)
+        input_size = x.shape[2]
         key = (input_size, tuple(tuple(v.shape[1] for v in values) for values in tensors),
                tuple(tuples))
         if key not in self._models:
@@ -920,7 +924,7 @@ class CompiledCells:
                 model.set_threads(self.threads)
             model.bind(weights)
             self._models[key] = (model, weights, ir)
-        return self._models[key][0]
+        return self._models[key]
 
     def refresh(self) -> None:
         """Binds the cells' parameters' current values (after training them)."""
@@ -929,15 +933,16 @@ class CompiledCells:
 
     def ir(self, x: Any, states: Any) -> str:
         """The recur IR the cells compile to for these shapes."""
-        tensors, tuples = self._structure(x, states)
-        self._model(x.shape[2], tensors, tuples)
-        key = (x.shape[2], tuple(tuple(v.shape[1] for v in values) for values in tensors),
-               tuple(tuples))
-        return self._models[key][2]
+        return self._compiled(x, states)[2]
+
+    def model(self, x: Any, states: Any) -> Any:
+        """The compiled recur.Model that runs these shapes (its `path` is the
+        library, for recur-run)."""
+        return self._compiled(x, states)[0]
 
     def __call__(self, x: Any, states: Any) -> Tuple[Any, Any]:
         tensors, tuples = self._structure(x, states)
-        model = self._model(x.shape[2], tensors, tuples)
+        model = self._compiled(x, states)[0]
         outputs = model.run(x, *[v for values in tensors for v in values])
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         y, rest, result = outputs[0], list(outputs[1:]), []

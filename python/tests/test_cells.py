@@ -126,3 +126,44 @@ def test_lstm_style_state_for_a_gru_is_refused():
     compiled = recur.compile(nn.GRU(4, 6).eval())
     with pytest.raises(recur.RecurError, match=r"state is one tensor h0, got tuple"):
         compiled(torch.randn(3, 2, 4), (torch.zeros(1, 2, 6),))
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"proj_size": 3}, {"bidirectional": True, "bias": False}, {"batch_first": True}])
+def test_lstm_written_as_a_generic_recurrence_matches_nn_lstm(options, tmp_path):
+    """recur.lstm generalised to recur.rnn (recur-generalize-cells{lstm},
+    which the pipelines leave off) compiles as any cell and still computes
+    nn.LSTM."""
+    import subprocess
+    from recur._compile import _tool
+    torch.manual_seed(9)
+    module = nn.LSTM(5, 7, num_layers=2, **options).eval()
+    gen = ["lstm", "--input", "5", "--hidden", "7", "--layers", "2", "--state"]
+    gen += [flag for flag, key in (("--bidirectional", "bidirectional"),
+                                   ("--batch-first", "batch_first")) if options.get(key)]
+    gen += ["--no-bias"] if options.get("bias") is False else []
+    gen += ["--proj-size", "3"] if options.get("proj_size") else []
+    named = tmp_path / "lstm.mlir"
+    generic = tmp_path / "generic.mlir"
+    subprocess.run([_tool("recur-gen"), *gen, "-o", str(named)], check=True)
+    subprocess.run([_tool("recur-opt"), str(named), "--recur-generalize-cells=lstm=true",
+                    "-o", str(generic)], check=True)
+    assert "recur.lstm" not in generic.read_text()
+    library = tmp_path / "generic.so"
+    subprocess.run([_tool("recur-compile"), str(generic), "-o", str(library), "--quiet"],
+                   check=True)
+    model = recur.load(library)
+    model.bind({name: value.detach() for name, value in module.state_dict().items()})
+    directions = 2 if options.get("bidirectional") else 1
+    x = torch.randn((3, 4, 5) if options.get("batch_first") else (4, 3, 5))
+    h0 = torch.randn(2 * directions, 3, options.get("proj_size") or 7)
+    c0 = torch.randn(2 * directions, 3, 7)
+    inputs = [x]
+    for index in range(2 * directions):
+        inputs += [h0[index], c0[index]]
+    result, *state = model.run(*inputs)
+    with torch.no_grad():
+        want, (want_h, want_c) = module(x, (h0, c0))
+    assert_close(result, want)
+    assert_close(torch.stack(state[0::2]), want_h)
+    assert_close(torch.stack(state[1::2]), want_c)

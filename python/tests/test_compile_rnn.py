@@ -325,3 +325,79 @@ def test_dropout_in_train_mode_is_refused():
     cell.drop = nn.Dropout(0.5)
     with pytest.raises(recur.RecurError, match=r"nn.Dropout in train mode: call .eval\(\)"):
         recur.compile_rnn(cell)
+
+
+def write_safetensors(path, tensors):
+    """A safetensors file of float32 tensors (the format's header and data)."""
+    import json
+    import struct
+    header, blobs, offset = {}, [], 0
+    for name, tensor in tensors.items():
+        data = tensor.detach().to(torch.float32).contiguous().numpy().tobytes()
+        header[name] = {"dtype": "F32", "shape": list(tensor.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def read_safetensors(path):
+    import json
+    import struct
+    with open(path, "rb") as f:
+        blob = f.read()
+    size = struct.unpack("<Q", blob[:8])[0]
+    header = json.loads(blob[8:8 + size])
+    result = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        data = bytearray(blob[8 + size + begin:8 + size + end])
+        result[name] = torch.frombuffer(data, dtype=torch.float32).reshape(info["shape"])
+    return result
+
+
+@pytest.mark.parametrize("make", [lambda: LayerNormLSTMCell(6, 8, decompose_layernorm=True),
+                                  lambda: LayerNormLSTMCell(6, 8),
+                                  lambda: PeepholeLSTMCell(6, 8),
+                                  lambda: Everything(6, 8)],
+                         ids=["decomposed-layer-norm", "layer-norm", "peephole", "everything"])
+def test_the_reference_evaluates_any_cell_as_pytorch_does(make, tmp_path):
+    """recur-run --check's reference (the cell region interpreted in double,
+    runtime/reference/CellInterpreter.cpp) against the cell run by PyTorch
+    in float64, and the compiled model against the reference."""
+    import subprocess
+    torch.manual_seed(8)
+    cell = make()
+    x = torch.randn(5, 3, 6)
+    states = (torch.randn(3, 8), torch.randn(3, 8)) if not isinstance(cell, Everything) \
+        else torch.randn(3, 8)
+    compiled = recur.compile_rnn(cell)
+    model = compiled.model(x, states)
+    flat = list(states) if isinstance(states, tuple) else [states]
+    write_safetensors(tmp_path / "w.safetensors", {
+        spec.name: dict(cell.named_parameters())[spec.name] for spec in model.weights})
+    write_safetensors(tmp_path / "in.safetensors", {
+        "input": x, **{f"state_l0_{j}": value for j, value in enumerate(flat)}})
+    run = subprocess.run(
+        [recur._compile._tool("recur-run"), model.path, "--weights", str(tmp_path / "w.safetensors"),
+         "--inputs", str(tmp_path / "in.safetensors"), "--iters", "1", "--check",
+         "--save-reference", str(tmp_path / "ref.safetensors")],
+        capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.count(": pass") == 1 + len(flat), run.stdout
+    reference = read_safetensors(tmp_path / "ref.safetensors")
+    double = make()
+    double.load_state_dict(cell.state_dict())
+    double = double.double()
+    as_double = tuple(v.double() for v in flat)
+    want_y, want_states = run_eager(double, x.double(),
+                                    as_double if isinstance(states, tuple) else as_double[0])
+    want_states = list(want_states) if isinstance(states, tuple) else [want_states]
+    for got, want in [(reference["output"], want_y)] + [
+            (reference[f"state_n_l0_{j}"], want) for j, want in enumerate(want_states)]:
+        assert torch.all((got.double() - want).abs() <= 1e-6 * (1 + want.abs())), (
+            (got.double() - want).abs().max())

@@ -91,6 +91,17 @@ recur::reference::interpret(const json &program,
                 env.optionalFloats(in.at("h0")), op.value("reverse", false));
         env.define(out.at(0), std::move(result.y));
         env.define(out.at(1), std::move(result.hN));
+      } else if (name == "rnn") {
+        std::vector<const FloatTensor *> init, captures;
+        for (const json &value : in.at("init"))
+          init.push_back(&env.floats(value));
+        for (const json &value : in.at("captures"))
+          captures.push_back(&env.floats(value));
+        std::vector<FloatTensor> results =
+            rnnRegion(op.at("cell"), env.floats(in.at("input")), init, captures,
+                      op.value("reverse", false), op.at("output_size"));
+        for (size_t k = 0; k < results.size(); ++k)
+          env.define(out.at(k), std::move(results[k]));
       } else if (name == "linear") {
         env.define(out.at(0), linear(env.floats(in.at("input")),
                                      env.floats(in.at("weight")),

@@ -28,6 +28,16 @@ using Value = std::variant<FloatTensor, IdTensor>;
 std::vector<Value> interpret(const nlohmann::json &program,
                              const std::map<std::string, Value> &arguments);
 
+/// A recur.rnn whose cell region is `cell` (as lib/Target/CellProgram.cpp
+/// writes it) over `input [T, B, I]`, from the states `init` with the
+/// `captures`, in double; `reverse` runs t = T-1 down to 0. Returns y
+/// [T, B, outputSize] and the final states.
+std::vector<FloatTensor>
+rnnRegion(const nlohmann::json &cell, const FloatTensor &input,
+          const std::vector<const FloatTensor *> &init,
+          const std::vector<const FloatTensor *> &captures, bool reverse,
+          int64_t outputSize);
+
 } // namespace recur::reference
 
 #endif // RECUR_REFERENCE_INTERPRETER_H

@@ -39,77 +39,179 @@ Value columns(OpBuilder &b, Location loc, Value matrix, OpFoldResult batch,
       ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
 }
 
+/// A zero state of `type` ([B, n]) for `input [T, B, I]`'s batch: what an
+/// absent h0 or c0 stands for.
+Value zeroState(RewriterBase &rewriter, Location loc, Value input,
+                RankedTensorType type) {
+  OpFoldResult batch = tensor::getMixedSize(rewriter, loc, input, 1);
+  Type elementType = type.getElementType();
+  Value empty = tensor::EmptyOp::create(
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{batch, rewriter.getIndexAttr(type.getDimSize(1))},
+      elementType);
+  Value zero = arith::ConstantOp::create(
+      rewriter, loc, elementType, rewriter.getFloatAttr(elementType, 0.0));
+  Value state = linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+  if (state.getType() != type)
+    state = tensor::CastOp::create(rewriter, loc, type, state);
+  return state;
+}
+
+/// A recur.rnn replacing `op`, with the results `stateTypes` after y, and
+/// its cell block: x_t, then a state argument of each `init`'s type (no
+/// more static than what it starts from), then the captures. The builder
+/// is left at the block's start.
+std::pair<RNNOp, Block *> createRecurrence(RewriterBase &rewriter,
+                                           Operation *op, Value input,
+                                           TypeRange stateTypes,
+                                           ValueRange init, ValueRange captures,
+                                           bool reverse) {
+  Location loc = op->getLoc();
+  auto rnn = RNNOp::create(rewriter, loc, op->getResult(0).getType(),
+                           stateTypes, input, init, captures, reverse);
+  auto inputType = cast<RankedTensorType>(input.getType());
+  SmallVector<Type> argumentTypes = {
+      RankedTensorType::get({inputType.getDimSize(1), inputType.getDimSize(2)},
+                            inputType.getElementType())};
+  llvm::append_range(argumentTypes, init.getTypes());
+  llvm::append_range(argumentTypes, captures.getTypes());
+  Block *cell =
+      rewriter.createBlock(&rnn.getBody(), {}, argumentTypes,
+                           SmallVector<Location>(argumentTypes.size(), loc));
+  return {rnn, cell};
+}
+
+/// gi = x_t · w_ihᵀ + b_ih and gh = h · w_hhᵀ + b_hh in `cell`, whose
+/// argument 1 is h and whose captures, from argument `first`, are w_ih,
+/// w_hh (and b_ih, b_hh), each split into its `gates` gates of `hidden`
+/// columns: gi's, then gh's.
+SmallVector<Value> gateColumns(RewriterBase &rewriter, Location loc,
+                               Block *cell, unsigned first, bool biases,
+                               int64_t gates, int64_t hidden) {
+  Value x = cell->getArgument(0), h = cell->getArgument(1);
+  Value wIh = cell->getArgument(first), wHh = cell->getArgument(first + 1);
+  Value bIh = biases ? cell->getArgument(first + 2) : Value();
+  Value bHh = biases ? cell->getArgument(first + 3) : Value();
+  Value gi = LinearOp::create(rewriter, loc, x, wIh, bIh);
+  Value gh = LinearOp::create(rewriter, loc, h, wHh, bHh);
+  OpFoldResult batch = tensor::getMixedSize(rewriter, loc, h, 0);
+  SmallVector<Value> result;
+  for (Value product : {gi, gh})
+    for (int64_t gate = 0; gate < gates; ++gate)
+      result.push_back(
+          columns(rewriter, loc, product, batch, gate * hidden, hidden));
+  return result;
+}
+
+/// One elementwise linalg.generic over `inputs` ([B, hidden] each) with
+/// `outputs` results of that shape; `body` maps the inputs' scalars to the
+/// outputs'.
+SmallVector<Value> pointwise(
+    RewriterBase &rewriter, Location loc, ValueRange inputs, unsigned outputs,
+    int64_t hidden,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
+  OpFoldResult batch = tensor::getMixedSize(rewriter, loc, inputs.front(), 0);
+  Type elementType = getElementTypeOrSelf(inputs.front().getType());
+  SmallVector<Value> inits(
+      outputs, tensor::EmptyOp::create(
+                   rewriter, loc,
+                   ArrayRef<OpFoldResult>{batch, rewriter.getIndexAttr(hidden)},
+                   elementType));
+  SmallVector<AffineMap> maps(
+      inputs.size() + outputs,
+      AffineMap::getMultiDimIdentityMap(2, rewriter.getContext()));
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, ValueRange(inits).getTypes(), inputs, inits, maps,
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        linalg::YieldOp::create(b, loc, body(b, loc, args.drop_back(outputs)));
+      });
+  return generic.getResults();
+}
+
+/// `value` as `type` (a cast where they differ).
+Value castTo(RewriterBase &rewriter, Location loc, Value value, Type type) {
+  return value.getType() == type
+             ? value
+             : tensor::CastOp::create(rewriter, loc, type, value).getResult();
+}
+
 /// Replaces the named cell `op` by a recur.rnn whose cell computes
 /// gi = x_t · w_ihᵀ + b_ih and gh = h · w_hhᵀ + b_hh, splits both into
-/// their G gates of H columns and applies `pointwise` to (gi's gates, gh's
+/// their G gates of H columns and applies `cellFn` to (gi's gates, gh's
 /// gates, h) elementwise.
 template <typename CellOp>
-void generalize(CellOp op, RewriterBase &rewriter, PointwiseFn pointwise) {
+void generalize(CellOp op, RewriterBase &rewriter, PointwiseFn cellFn) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   auto hType = cast<RankedTensorType>(op.getHN().getType());
   int64_t hidden = op.getHiddenSize();
-  Type elementType = hType.getElementType();
-  Value h0 = op.getH0();
-  if (!h0) {
-    OpFoldResult batch = tensor::getMixedSize(rewriter, loc, op.getInput(), 1);
-    Value empty = tensor::EmptyOp::create(
-        rewriter, loc,
-        ArrayRef<OpFoldResult>{batch, rewriter.getIndexAttr(hidden)},
-        elementType);
-    Value zero = arith::ConstantOp::create(
-        rewriter, loc, elementType, rewriter.getFloatAttr(elementType, 0.0));
-    h0 = linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
-    if (h0.getType() != hType)
-      h0 = tensor::CastOp::create(rewriter, loc, hType, h0);
-  }
+  Value h0 =
+      op.getH0() ? op.getH0() : zeroState(rewriter, loc, op.getInput(), hType);
   SmallVector<Value> captures = {op.getWIh(), op.getWHh()};
   if (op.getBIh())
     llvm::append_range(captures, ValueRange{op.getBIh(), op.getBHh()});
-  auto rnn =
-      RNNOp::create(rewriter, loc, op.getY().getType(), TypeRange{hType},
-                    op.getInput(), ValueRange{h0}, captures, op.getReverse());
-  auto inputType = cast<RankedTensorType>(op.getInput().getType());
-  SmallVector<Type> argumentTypes = {RankedTensorType::get(
-      {inputType.getDimSize(1), inputType.getDimSize(2)}, elementType)};
-  // The cell's h has h0's type: no more static than what it starts from.
-  argumentTypes.push_back(h0.getType());
-  llvm::append_range(argumentTypes, ValueRange(captures).getTypes());
-  Block *cell =
-      rewriter.createBlock(&rnn.getBody(), {}, argumentTypes,
-                           SmallVector<Location>(argumentTypes.size(), loc));
-  Value x = cell->getArgument(0), h = cell->getArgument(1);
-  Value wIh = cell->getArgument(2), wHh = cell->getArgument(3);
-  Value bIh = captures.size() > 2 ? cell->getArgument(4) : Value();
-  Value bHh = captures.size() > 2 ? cell->getArgument(5) : Value();
-  Value gi = LinearOp::create(rewriter, loc, x, wIh, bIh);
-  Value gh = LinearOp::create(rewriter, loc, h, wHh, bHh);
-  OpFoldResult batch = tensor::getMixedSize(rewriter, loc, h, 0);
-  SmallVector<Value> inputs;
-  for (Value product : {gi, gh})
-    for (int64_t gate = 0; gate < CellOp::kGates; ++gate)
-      inputs.push_back(
-          columns(rewriter, loc, product, batch, gate * hidden, hidden));
-  inputs.push_back(h);
-  Value init = tensor::EmptyOp::create(
-      rewriter, loc,
-      ArrayRef<OpFoldResult>{batch, rewriter.getIndexAttr(hidden)},
-      elementType);
-  SmallVector<AffineMap> maps(
-      inputs.size() + 1,
-      AffineMap::getMultiDimIdentityMap(2, rewriter.getContext()));
-  Value hNext =
-      linalg::GenericOp::create(
-          rewriter, loc, init.getType(), inputs, ValueRange{init}, maps,
-          SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
-          [&](OpBuilder &b, Location loc, ValueRange args) {
-            linalg::YieldOp::create(b, loc,
-                                    pointwise(b, loc, args.drop_back()));
-          })
-          .getResult(0);
-  if (hNext.getType() != h0.getType())
-    hNext = tensor::CastOp::create(rewriter, loc, h0.getType(), hNext);
+  auto [rnn, cell] =
+      createRecurrence(rewriter, op, op.getInput(), TypeRange{hType},
+                       ValueRange{h0}, captures, op.getReverse());
+  SmallVector<Value> inputs = gateColumns(
+      rewriter, loc, cell, 2, captures.size() > 2, CellOp::kGates, hidden);
+  inputs.push_back(cell->getArgument(1));
+  Value hNext = pointwise(rewriter, loc, inputs, 1, hidden,
+                          [&](OpBuilder &b, Location loc, ValueRange args) {
+                            return SmallVector<Value>{cellFn(b, loc, args)};
+                          })[0];
+  hNext = castTo(rewriter, loc, hNext, h0.getType());
   YieldOp::create(rewriter, loc, ValueRange{hNext, hNext});
+  rewriter.replaceOp(op, rnn.getResults());
+}
+
+/// recur.lstm as a recur.rnn with the state (h, c): PyTorch's LSTM cell
+/// (gates i, f, g, o) as one generic giving c_t and o ⊙ tanh(c_t), and the
+/// projection (proj_size) as a product with w_hr.
+void generalizeLSTM(LSTMOp op, RewriterBase &rewriter) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto hType = cast<RankedTensorType>(op.getHN().getType());
+  auto cType = cast<RankedTensorType>(op.getCN().getType());
+  int64_t hidden = op.getHiddenSize();
+  Value h0 =
+      op.getH0() ? op.getH0() : zeroState(rewriter, loc, op.getInput(), hType);
+  Value c0 =
+      op.getC0() ? op.getC0() : zeroState(rewriter, loc, op.getInput(), cType);
+  SmallVector<Value> captures = {op.getWIh(), op.getWHh()};
+  if (op.getBIh())
+    llvm::append_range(captures, ValueRange{op.getBIh(), op.getBHh()});
+  if (op.getWHr())
+    captures.push_back(op.getWHr());
+  auto [rnn, cell] =
+      createRecurrence(rewriter, op, op.getInput(), TypeRange{hType, cType},
+                       ValueRange{h0, c0}, captures, op.getReverse());
+  SmallVector<Value> inputs =
+      gateColumns(rewriter, loc, cell, 3, bool(op.getBIh()), 4, hidden);
+  inputs.push_back(cell->getArgument(2));
+  SmallVector<Value> next = pointwise(
+      rewriter, loc, inputs, 2, hidden,
+      [](OpBuilder &b, Location loc, ValueRange args) {
+        auto gate = [&](int64_t k) {
+          return arith::AddFOp::create(b, loc, args[k], args[4 + k]);
+        };
+        Value i = sigmoid(b, loc, gate(0)), f = sigmoid(b, loc, gate(1));
+        Value g = math::TanhOp::create(b, loc, gate(2));
+        Value o = sigmoid(b, loc, gate(3));
+        Value c = arith::AddFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, f, args[8]),
+            arith::MulFOp::create(b, loc, i, g));
+        Value h =
+            arith::MulFOp::create(b, loc, o, math::TanhOp::create(b, loc, c));
+        return SmallVector<Value>{c, h};
+      });
+  Value c = castTo(rewriter, loc, next[0], c0.getType());
+  Value h = next[1];
+  if (op.getWHr())
+    h = LinearOp::create(rewriter, loc, h, cell->getArguments().back());
+  h = castTo(rewriter, loc, h, h0.getType());
+  YieldOp::create(rewriter, loc, ValueRange{h, h, c});
   rewriter.replaceOp(op, rnn.getResults());
 }
 
@@ -131,15 +233,18 @@ Value gruCell(OpBuilder &b, Location loc, ValueRange args) {
 
 struct GeneralizeCellsPass
     : mlir::recur::impl::GeneralizeCellsBase<GeneralizeCellsPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<Operation *> cells;
     getOperation()->walk([&](Operation *op) {
-      if (isa<GRUOp, RNNTanhOp, RNNReluOp>(op))
+      if (isa<GRUOp, RNNTanhOp, RNNReluOp>(op) || (lstm && isa<LSTMOp>(op)))
         cells.push_back(op);
     });
     IRRewriter rewriter(&getContext());
     for (Operation *op : cells) {
-      if (auto gru = dyn_cast<GRUOp>(op)) {
+      if (auto lstmOp = dyn_cast<LSTMOp>(op)) {
+        generalizeLSTM(lstmOp, rewriter);
+      } else if (auto gru = dyn_cast<GRUOp>(op)) {
         generalize(gru, rewriter, gruCell);
       } else if (auto rnn = dyn_cast<RNNTanhOp>(op)) {
         generalize(rnn, rewriter,

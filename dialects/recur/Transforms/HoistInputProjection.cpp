@@ -11,6 +11,7 @@
 #include "recur/Transforms/Passes.h"
 #include "recur/Utils/Remarks.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir::recur {
@@ -62,16 +63,27 @@ OpOperand *capturedOperand(RNNOp op, Value value) {
   return &op.getCapturesMutable()[argument.getArgNumber() - first];
 }
 
+/// Whether `use` of x_t reads only its batch size (tensor.dim 0), which the
+/// product that replaces x_t has too.
+bool readsBatchSize(OpOperand &use) {
+  auto dim = dyn_cast<tensor::DimOp>(use.getOwner());
+  return dim && dim.getConstantIndex() == 0;
+}
+
 /// Why x_t of `op` cannot be replaced by a product computed before the
 /// loop, or "" if it can: x_t feeds one recur.linear, with a captured
-/// weight (and bias), and nothing else.
+/// weight (and bias), and nothing else but reads of its batch size.
 std::string whyNotHoistable(RNNOp op) {
   Value step = op.getStepInput();
-  if (!step.hasOneUse())
-    return step.use_empty() ? "the cell does not read x_t"
-                            : "x_t has several uses (one product with a "
-                              "weight is hoisted)";
-  auto product = dyn_cast<LinearOp>(*step.user_begin());
+  SmallVector<Operation *> readers;
+  for (OpOperand &use : step.getUses())
+    if (!readsBatchSize(use))
+      readers.push_back(use.getOwner());
+  if (readers.size() != 1)
+    return readers.empty() ? "the cell does not read x_t"
+                           : "x_t has several uses (one product with a "
+                             "weight is hoisted)";
+  auto product = dyn_cast<LinearOp>(readers.front());
   if (!product || product.getInput() != step)
     return "x_t is read other than by a product with a weight";
   if (!capturedOperand(op, product.getWeight()) ||
@@ -85,7 +97,8 @@ std::string whyNotHoistable(RNNOp op) {
 /// `op` must be hoistable (whyNotHoistable).
 void hoistInputProduct(RNNOp op, RewriterBase &rewriter) {
   Value step = op.getStepInput();
-  auto product = cast<LinearOp>(*step.user_begin());
+  auto product = cast<LinearOp>(*llvm::find_if(
+      step.getUsers(), [](Operation *user) { return isa<LinearOp>(user); }));
   OpOperand *bias =
       product.getBias() ? capturedOperand(op, product.getBias()) : nullptr;
   rewriter.setInsertionPoint(op);

@@ -25,11 +25,15 @@ using namespace mlir::recur;
 
 namespace {
 
-/// A model weight (a `recur.weight` argument), or its extension to f32 by
-/// recur-compute-in-f32 (a bf16 model's): weight-only work either way.
+/// A model weight (a `recur.weight` argument), its extension to f32 by
+/// recur-compute-in-f32 (a bf16 model's) or its transpose (a cell's x @ W
+/// from recur.compile_rnn): weight-only work, done once per binding.
 bool isModelWeight(Value value) {
-  if (auto extension = value.getDefiningOp<arith::ExtFOp>())
-    value = extension.getIn();
+  while (Operation *producer = value.getDefiningOp()) {
+    if (!isa<arith::ExtFOp, TransposeOp>(producer))
+      return false;
+    value = producer->getOperand(0);
+  }
   auto argument = dyn_cast<BlockArgument>(value);
   if (!argument)
     return false;

@@ -162,6 +162,12 @@ def GeneralizeCells : Pass<"recur-generalize-cells"> {
     }
     ```
   }];
+  let options = [
+    Option<"lstm", "lstm", "bool", /*default=*/"false",
+           "Write recur.lstm as recur.rnn too: the state (h, c), one generic "
+           "giving c_t and h_t, the projection a product. Off in the "
+           "pipelines, whose LSTM stages take recur.lstm">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::math::MathDialect",

@@ -204,7 +204,11 @@ void buildConvertRecurPipeline(OpPassManager &pm, bool forGpu = false);
 
 /// recur-bufferize: one-shot bufferization of the whole module (function
 /// boundaries included, identity layouts) and ownership-based deallocation.
-void buildBufferizePipeline(OpPassManager &pm);
+/// `hoistStepBuffers` (the CPU's) allocates the temporaries of a loop's
+/// steps once, before the loop (buffer-loop-hoisting); the GPU pipelines'
+/// time loops keep their per-step device allocations until a GPU has run
+/// the persistent kernel that this would give every loop.
+void buildBufferizePipeline(OpPassManager &pm, bool hoistStepBuffers = false);
 
 /// recur-cpu-tile-and-vectorize: linalg on buffers to loops. GEMMs of packed
 /// weights become register tiles of vector FMAs and elementwise ops and row

@@ -116,6 +116,51 @@ func.func @rnn_product(%x: tensor<?x?x5xf32>, %h0: tensor<?x7xf32>, %w: tensor<2
 
 // -----
 
+// x_t also read for its batch size (as recur.compile_rnn's cells do): the
+// product replaces x_t there too, with the same rows.
+// CHECK-LABEL: func.func @rnn_product_and_batch_size
+// CHECK: %[[P:.*]] = recur.linear %{{.*}}, %{{.*}} : (tensor<?x?x5xf32>, tensor<28x5xf32>) -> tensor<?x?x28xf32>
+// CHECK: recur.rnn %[[P]]
+// CHECK: ^bb0(%[[XT:[^:]*]]: tensor<?x28xf32>,
+// CHECK-NOT: recur.linear %[[XT]]
+// CHECK: tensor.dim %[[XT]], %{{.*}} : tensor<?x28xf32>
+// CHECK-NOT: recur.linear %[[XT]]
+func.func @rnn_product_and_batch_size(%x: tensor<?x?x5xf32>, %h0: tensor<?x7xf32>, %w: tensor<28x5xf32>)
+    -> tensor<?x?x7xf32> {
+  %y, %h = recur.rnn %x init(%h0) captures(%w)
+      : (tensor<?x?x5xf32>, tensor<?x7xf32>, tensor<28x5xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x5xf32>, %hp: tensor<?x7xf32>, %wt: tensor<28x5xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x5xf32>
+    %p = recur.linear %xt, %wt : (tensor<?x5xf32>, tensor<28x5xf32>) -> tensor<?x28xf32>
+    %s = tensor.extract_slice %p[0, 7] [%n, 7] [1, 1] : tensor<?x28xf32> to tensor<?x7xf32>
+    %ht = arith.addf %s, %hp : tensor<?x7xf32>
+    recur.yield %ht, %ht : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return %y : tensor<?x?x7xf32>
+}
+
+// -----
+
+// x_t read by a product and by anything else: left alone.
+// CHECK-LABEL: func.func @rnn_product_and_more
+// CHECK: recur.rnn %{{[^ ]*}} init
+// CHECK: recur.linear
+func.func @rnn_product_and_more(%x: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>, %w: tensor<7x7xf32>)
+    -> tensor<?x?x7xf32> {
+  %y, %h = recur.rnn %x init(%h0) captures(%w)
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<7x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>, %wt: tensor<7x7xf32>):
+    %p = recur.linear %xt, %wt : (tensor<?x7xf32>, tensor<7x7xf32>) -> tensor<?x7xf32>
+    %q = arith.mulf %p, %xt : tensor<?x7xf32>
+    %ht = arith.addf %q, %hp : tensor<?x7xf32>
+    recur.yield %ht, %ht : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return %y : tensor<?x?x7xf32>
+}
+
+// -----
+
 // x_t read other than by one product: left alone (a remark says why).
 // CHECK-LABEL: func.func @rnn_direct
 // CHECK: recur.rnn %{{[^ ]*}} init

@@ -180,3 +180,33 @@ func.func @rnn_cell(%g: tensor<?x?x21xf32> {recur.input = "gates"}, %h0: tensor<
   }
   return %y : tensor<?x?x7xf32>
 }
+
+// -----
+
+// A cell's x @ W (recur.compile_rnn): the product reads the weight's
+// transpose, computed from the model weight alone, so it is packed too, and
+// the prologue computes both once per binding.
+// CHECK-LABEL: func.func @rnn_transposed_weight
+// CHECK: %[[T:.*]] = recur.transpose %{{.*}} [1, 0] : tensor<7x21xf32> -> tensor<21x7xf32>
+// CHECK: %[[P:.*]] = recur.pack_panels %[[T]] tile(16) : tensor<21x7xf32> -> tensor<2x7x16xf32>
+// CHECK: recur.rnn %{{.*}} init(%{{.*}}) captures(%[[P]])
+// PROLOGUE-LABEL: func.func @rnn_transposed_weight(
+// PROLOGUE-SAME: {recur.derived = "pack_panels(transpose(w_h))"}
+// PROLOGUE-LABEL: func.func @rnn_transposed_weight_prepare(
+// PROLOGUE: recur.transpose
+// PROLOGUE: recur.pack_panels
+func.func @rnn_transposed_weight(%g: tensor<?x?x21xf32> {recur.input = "gates"}, %h0: tensor<?x7xf32> {recur.input = "h0"},
+                                 %w: tensor<7x21xf32> {recur.weight = "w_h"}) -> (tensor<?x?x7xf32> {recur.output = "y"}) {
+  %wt = recur.transpose %w [1, 0] : tensor<7x21xf32> -> tensor<21x7xf32>
+  %y, %h = recur.rnn %g init(%h0) captures(%wt)
+      : (tensor<?x?x21xf32>, tensor<?x7xf32>, tensor<21x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%gt: tensor<?x21xf32>, %hp: tensor<?x7xf32>, %w_t: tensor<21x7xf32>):
+    %p = recur.linear %hp, %w_t : (tensor<?x7xf32>, tensor<21x7xf32>) -> tensor<?x21xf32>
+    %s = arith.addf %p, %gt : tensor<?x21xf32>
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %hp, %c0 : tensor<?x7xf32>
+    %ht = tensor.extract_slice %s[0, 0] [%n, 7] [1, 1] : tensor<?x21xf32> to tensor<?x7xf32>
+    recur.yield %ht, %ht : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return %y : tensor<?x?x7xf32>
+}
