@@ -98,14 +98,22 @@ def main():
         cell = make().eval()
         x = torch.randn(seq, batch, inputs)
         states = (torch.randn(batch, hidden), torch.randn(batch, hidden))
-        want = run_eager(cell, x, states)[0]
+        # Checked against the cell in float64: over 100 steps a random
+        # layer-norm LSTM amplifies fp32 rounding (PyTorch's own fp32 run is
+        # 2e-3 off at T=100), so Recur's error is bounded by twice PyTorch's.
+        double = make().eval()
+        double.load_state_dict(cell.state_dict())
+        want = run_eager(double.double(), x.double(), tuple(s.double() for s in states))[0]
+        torch_error = (run_eager(cell, x, states)[0].double() - want).abs().max().item()
         torch_ms = median_ms(lambda: run_eager(cell, x, states), args.iters)
-        row = [f"{name} I={inputs} H={hidden} T={seq} B={batch}", f"pytorch {torch_ms:.2f} ms"]
+        row = [f"{name} I={inputs} H={hidden} T={seq} B={batch}",
+               f"pytorch {torch_ms:.2f} ms (max abs error {torch_error:.1e})"]
         for fusion in args.fusion:
             compiled = recur.compile_rnn(cell, fusion=fusion, threads=args.threads)
-            error = (compiled(x, states)[0] - want).abs().max().item()
-            if error > 1e-4 * (1 + want.abs().max().item()):
-                sys.exit(f"{row[0]} at --fusion={fusion}: max abs error {error:.2e}")
+            error = (compiled(x, states)[0].double() - want).abs().max().item()
+            if error > 2 * torch_error + 1e-5:
+                sys.exit(f"{row[0]} at --fusion={fusion}: max abs error {error:.2e} against "
+                         f"float64, PyTorch's fp32 {torch_error:.2e}")
             recur_ms = median_ms(lambda: compiled(x, states), args.iters)
             row.append(f"recur[{fusion}] {recur_ms:.2f} ms (pytorch/recur "
                        f"{torch_ms / recur_ms:.2f}, max abs error {error:.1e})")

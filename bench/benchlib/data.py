@@ -1,11 +1,13 @@
 """Weights and inputs of a workload, made once and shared by every system.
 
-Names and layouts are PyTorch's (state_dict of embedding / nn.LSTM / proj), as
-recur-gen's models and the runtime expect. Values follow PyTorch's default
-initialization: uniform in [-1/sqrt(H), 1/sqrt(H)] for LSTM and projection,
-standard normal for the embedding.
+Names and layouts are PyTorch's (state_dict of embedding / nn.LSTM or nn.GRU
+/ proj), as recur-gen's models and the runtime expect. Values follow
+PyTorch's default initialization: uniform in [-1/sqrt(H), 1/sqrt(H)] for the
+recurrent layers and the projection, standard normal for the embedding.
 """
 import numpy as np
+
+from .workloads import GATES
 
 
 def make_weights(workload):
@@ -18,18 +20,20 @@ def make_weights(workload):
         return rng.uniform(-bound, bound, shape).astype(np.float32)
 
     weights = {}
-    prefix = "lstm." if workload.kind == "lstm-lm" else ""
-    if workload.kind == "lstm-lm":
+    # An LM names its layers after their cell: lstm.*, gru.*
+    prefix = f"{workload.cell}." if workload.lm else ""
+    if workload.lm:
         weights["embedding.weight"] = rng.standard_normal((m["vocab"], m["embed"]),
                                                           dtype=np.float32)
-    first = m["embed"] if workload.kind == "lstm-lm" else m["input"]
+    first = m["embed"] if workload.lm else m["input"]
+    rows = GATES[workload.cell] * hidden
     for layer in range(layers):
         size = first if layer == 0 else hidden
-        weights[f"{prefix}weight_ih_l{layer}"] = uniform(4 * hidden, size)
-        weights[f"{prefix}weight_hh_l{layer}"] = uniform(4 * hidden, hidden)
-        weights[f"{prefix}bias_ih_l{layer}"] = uniform(4 * hidden)
-        weights[f"{prefix}bias_hh_l{layer}"] = uniform(4 * hidden)
-    if workload.kind == "lstm-lm":
+        weights[f"{prefix}weight_ih_l{layer}"] = uniform(rows, size)
+        weights[f"{prefix}weight_hh_l{layer}"] = uniform(rows, hidden)
+        weights[f"{prefix}bias_ih_l{layer}"] = uniform(rows)
+        weights[f"{prefix}bias_hh_l{layer}"] = uniform(rows)
+    if workload.lm:
         weights["proj.weight"] = uniform(m["vocab"], hidden)
         weights["proj.bias"] = uniform(m["vocab"])
     return weights
@@ -39,7 +43,7 @@ def make_inputs(workload):
     # A stream apart from the weights', so both stay fixed if one changes shape.
     rng = np.random.default_rng([workload.seed, 1])
     shape = (workload.seq, workload.batch)
-    if workload.kind == "lstm-lm":
+    if workload.lm:
         value = rng.integers(0, workload.model["vocab"], shape, dtype=np.int64)
     else:
         value = rng.uniform(-1, 1, shape + (workload.model["input"],)).astype(np.float32)

@@ -36,9 +36,13 @@ class System:
     env: dict = field(default_factory=dict)
     # Workload modes it runs: "forward", and "train" (an LM's SGD step).
     modes: tuple = ("forward",)
+    # The cells of the models it runs (workloads.GATES).
+    cells: tuple = ("lstm",)
 
 
 BOTH_MODES = ("forward", "train")
+# Recur and PyTorch's nn modules run any cell the workloads name.
+ALL_CELLS = ("lstm", "gru")
 
 
 # Debian's torch runs aten's OpenMP pool next to OpenBLAS's pthread pool; with
@@ -52,22 +56,24 @@ SYSTEMS = [
     # sums): AVX512-BF16 dot products on the CPU, tensor cores on the GPU.
     System("recur-cpu", "cpu", "recur",
            "Recur, compiled for this CPU (recur-compile --target=cpu; its default fusion level)",
-           target="cpu", precisions=("fp32", "bf16"), modes=BOTH_MODES),
+           target="cpu", precisions=("fp32", "bf16"), modes=BOTH_MODES, cells=ALL_CELLS),
     # The staged table: each fusion level on its own (recur-compile --fusion).
     System("recur-cpu-none", "cpu", "recur", "Recur, CPU, unfused (--fusion=none)",
-           target="cpu", fusion="none", precisions=("fp32",), modes=BOTH_MODES),
+           target="cpu", fusion="none", precisions=("fp32",), modes=BOTH_MODES, cells=ALL_CELLS),
     System("recur-cpu-hoist", "cpu", "recur", "Recur, CPU, input GEMM hoisted (--fusion=hoist)",
-           target="cpu", fusion="hoist", precisions=("fp32",), modes=BOTH_MODES),
+           target="cpu", fusion="hoist", precisions=("fp32",), modes=BOTH_MODES, cells=ALL_CELLS),
     System("recur-cpu-cell", "cpu", "recur", "Recur, CPU, + fused cell (--fusion=cell)",
-           target="cpu", fusion="cell", precisions=("fp32",), modes=BOTH_MODES),
+           target="cpu", fusion="cell", precisions=("fp32",), modes=BOTH_MODES, cells=ALL_CELLS),
     System("recur-cpu-wavefront", "cpu", "recur", "Recur, CPU, + layer wavefront (--fusion=wavefront)",
-           target="cpu", fusion="wavefront", precisions=("fp32",), modes=BOTH_MODES),
+           target="cpu", fusion="wavefront", precisions=("fp32",), modes=BOTH_MODES,
+           cells=ALL_CELLS),
     System("onednn-cpu", "cpu", "binary",
            "oneDNN lstm_forward + inner_product (C++); train: + lstm_backward, "
            "inner_product backward, softmax",
            binary="bench-onednn-lm", precisions=("fp32", "bf16"), modes=BOTH_MODES),
-    System("torch-nn-lstm", "cpu", "python", "PyTorch nn.LSTM (aten, BLAS)",
-           script="torch_lstm.py", variant="nn-lstm", env=TORCH_CPU_ENV, modes=BOTH_MODES),
+    System("torch-nn-lstm", "cpu", "python", "PyTorch nn.LSTM (nn.GRU for a GRU) (aten, BLAS)",
+           script="torch_lstm.py", variant="nn-lstm", env=TORCH_CPU_ENV, modes=BOTH_MODES,
+           cells=ALL_CELLS),
     System("torch-eager-cell", "cpu", "python", "PyTorch eager fine-grained LSTM cell loop",
            script="torch_lstm.py", variant="eager-cell", env=TORCH_CPU_ENV, modes=BOTH_MODES),
     System("torch-script", "cpu", "python", "TorchScript-scripted fine-grained LSTM",
@@ -77,17 +83,17 @@ SYSTEMS = [
     # tf32: recur-compile --precision=tf32 (tensor cores for the GEMMs and
     # the recurrence's products); bf16: a bf16 model, bf16 tensor cores.
     System("recur-cuda", "cuda", "recur", "Recur, compiled for the GPU (recur-compile --target=cuda)",
-           target="cuda", modes=BOTH_MODES),
+           target="cuda", modes=BOTH_MODES, cells=ALL_CELLS),
     System("recur-cuda-none", "cuda", "recur", "Recur, GPU, unfused (--fusion=none)",
-           target="cuda", fusion="none", modes=BOTH_MODES),
+           target="cuda", fusion="none", modes=BOTH_MODES, cells=ALL_CELLS),
     System("recur-cuda-cublaslt", "cuda", "recur",
            "Recur, GPU, GEMMs outside the recurrence by cuBLASLt (--gemm=cublaslt)",
-           target="cuda-cublaslt", modes=BOTH_MODES),
+           target="cuda-cublaslt", modes=BOTH_MODES, cells=ALL_CELLS),
     System("cudnn", "cuda", "binary", "cuDNN cudnnRNNForward + cuBLASLt projection (C++)",
            # bf16: the row reports whether this cuDNN takes a bf16 LSTM.
            binary="bench-cudnn-lm", precisions=("fp32", "tf32", "bf16"), modes=BOTH_MODES),
-    System("torch-cudnn", "cuda", "python", "PyTorch nn.LSTM on the GPU (cuDNN)",
-           script="torch_lstm.py", variant="nn-lstm", modes=BOTH_MODES),
+    System("torch-cudnn", "cuda", "python", "PyTorch nn.LSTM (nn.GRU) on the GPU (cuDNN)",
+           script="torch_lstm.py", variant="nn-lstm", modes=BOTH_MODES, cells=ALL_CELLS),
     System("torch-eager-cell-cuda", "cuda", "python", "PyTorch eager fine-grained LSTM cell loop",
            script="torch_lstm.py", variant="eager-cell", modes=BOTH_MODES),
     System("torch-script-cuda", "cuda", "python", "TorchScript-scripted fine-grained LSTM (fused)",
@@ -99,8 +105,9 @@ SYSTEMS = [
 ]
 BY_NAME = {s.name: s for s in SYSTEMS}
 # The float64 reference for workloads whose recur-run reference would take too long.
-FP64_REFERENCE = System("torch-fp64", "cpu", "python", "PyTorch nn.LSTM in float64",
-                        script="torch_lstm.py", variant="fp64-reference", env=TORCH_CPU_ENV)
+FP64_REFERENCE = System("torch-fp64", "cpu", "python", "PyTorch nn.LSTM (nn.GRU) in float64",
+                        script="torch_lstm.py", variant="fp64-reference", env=TORCH_CPU_ENV,
+                        cells=ALL_CELLS)
 
 
 def select(text):

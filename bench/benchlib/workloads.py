@@ -12,7 +12,11 @@ KINDS = {
     # kind: (model sizes it needs, input name, output name)
     "lstm-lm": (("vocab", "embed", "hidden", "layers"), "tokens", "logits"),
     "lstm": (("input", "hidden", "layers"), "input", "output"),
+    "gru-lm": (("vocab", "embed", "hidden", "layers"), "tokens", "logits"),
+    "gru": (("input", "hidden", "layers"), "input", "output"),
 }
+# The gates of each cell: its weights have GATES * hidden rows.
+GATES = {"lstm": 4, "gru": 3}
 PRECISIONS = ("fp32", "tf32", "bf16")
 # forward: inference batches; train: SGD steps of an LM (recur-gen --train):
 # forward, mean cross-entropy against "targets", backward, clipping, update.
@@ -52,13 +56,23 @@ class Workload:
         _, self.input_name, self.output_name = KINDS[self.kind]
 
     @property
+    def lm(self):
+        """An LM (tokens -> embedding -> layers -> projection -> logits)."""
+        return self.kind.endswith("-lm")
+
+    @property
+    def cell(self):
+        """The recurrent layers' cell: "lstm" or "gru"."""
+        return self.kind.split("-")[0]
+
+    @property
     def key(self):
         """Names the compiled model: one per architecture, shape and precision."""
         m = self.model
-        if self.kind == "lstm-lm":
-            arch = f"lstm-lm-v{m['vocab']}-e{m['embed']}-h{m['hidden']}x{m['layers']}"
+        if self.lm:
+            arch = f"{self.kind}-v{m['vocab']}-e{m['embed']}-h{m['hidden']}x{m['layers']}"
         else:
-            arch = f"lstm-i{m['input']}-h{m['hidden']}x{m['layers']}"
+            arch = f"{self.kind}-i{m['input']}-h{m['hidden']}x{m['layers']}"
         # A reduced precision is another compiled model (recur-compile --precision).
         precision = "" if self.precision == "fp32" else f"-{self.precision}"
         # A training step compiles its optimizer in.
@@ -85,12 +99,12 @@ class Workload:
         a training step counts three times that (the forward, and the input
         and the weight gradients of every product)."""
         m, tokens = self.model, self.seq * self.batch
-        first = m["embed"] if self.kind == "lstm-lm" else m["input"]
+        first = m["embed"] if self.lm else m["input"]
         total = 0
         for layer in range(m["layers"]):
             size = first if layer == 0 else m["hidden"]
-            total += 2 * tokens * 4 * m["hidden"] * (size + m["hidden"])
-        if self.kind == "lstm-lm":
+            total += 2 * tokens * GATES[self.cell] * m["hidden"] * (size + m["hidden"])
+        if self.lm:
             total += 2 * tokens * m["hidden"] * m["vocab"]
         return 3 * total if self.training else total
 

@@ -22,24 +22,31 @@ except ImportError:
                        "(Debian: apt-get install python3-torch)")
 
 
-class LanguageModel(nn.Module):
-    """recur-gen lstm-lm as a PyTorch module, with the same state_dict names."""
+CELLS = {"lstm": nn.LSTM, "gru": nn.GRU}
 
-    def __init__(self, vocab, embed, hidden, layers):
+
+class LanguageModel(nn.Module):
+    """recur-gen lstm-lm (gru-lm) as a PyTorch module, with the same
+    state_dict names: the layers are `lstm` (`gru`)."""
+
+    def __init__(self, vocab, embed, hidden, layers, cell="lstm"):
         super().__init__()
+        self.cell = cell
         self.embedding = nn.Embedding(vocab, embed)
-        self.lstm = nn.LSTM(embed, hidden, layers)
+        setattr(self, cell, CELLS[cell](embed, hidden, layers))
         self.proj = nn.Linear(hidden, vocab)
 
     def forward(self, tokens):
-        y, _ = self.lstm(self.embedding(tokens))
+        y, _ = getattr(self, self.cell)(self.embedding(tokens))
         return self.proj(y)
 
 
 class BareLstm(nn.Module):
-    def __init__(self, input, hidden, layers):
+    """An nn.LSTM (nn.GRU) stack returning its output sequence."""
+
+    def __init__(self, input, hidden, layers, cell="lstm"):
         super().__init__()
-        self.lstm = nn.LSTM(input, hidden, layers)
+        self.lstm = CELLS[cell](input, hidden, layers)
 
     def forward(self, x):
         return self.lstm(x)[0]
@@ -228,7 +235,8 @@ def main():
     weights = {name: torch.from_numpy(value.copy()).to(device, dtype)
                for name, value in runner.load(spec["weights"]).items()}
     model = workload["model"]
-    lm = model["kind"] == "lstm-lm"
+    lm = model["kind"].endswith("-lm")
+    cell = model["kind"].split("-")[0]
     inputs = runner.load(spec["inputs"])
     x = torch.from_numpy(inputs["tokens" if lm else "input"].copy()).to(device)
     if x.is_floating_point():
@@ -240,8 +248,9 @@ def main():
         train(spec, variant, weights, x, targets, result)
         return
     if variant in ("nn-lstm", "fp64-reference"):
-        module = (LanguageModel(model["vocab"], model["embed"], model["hidden"], model["layers"])
-                  if lm else BareLstm(model["input"], model["hidden"], model["layers"]))
+        module = (LanguageModel(model["vocab"], model["embed"], model["hidden"], model["layers"],
+                                cell)
+                  if lm else BareLstm(model["input"], model["hidden"], model["layers"], cell))
         module = module.to(device, dtype).eval()
         state = {name if lm else f"lstm.{name}": tensor for name, tensor in weights.items()}
         module.load_state_dict(state, strict=True)

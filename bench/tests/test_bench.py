@@ -61,6 +61,17 @@ def smoke(args):
         # Without a GPU the CUDA systems are listed with the reason.
         if not report["machine"]["gpus"]:
             assert found[(workload, "jax-scan")]["reason"] == "no CUDA device"
+    # GRU models: Recur and nn.GRU agree with the reference; the LSTM-only
+    # systems say so.
+    for workload in ("smoke-gru-lm", "smoke-gru"):
+        for system in systems:
+            row = found[(workload, system)]
+            if system in ("recur-cpu", "torch-nn-lstm"):
+                assert row["status"] == "ok", (workload, system, row)
+                assert row["check"]["max_abs_error"] <= 1e-5, row["check"]
+            else:
+                assert row["status"] == "unavailable", (workload, system, row)
+                assert row["reason"] == "no GRU models (runs LSTM only)", row
     # A training step: every row's first-step loss and updated weights agree
     # with the reference's.
     for system in systems:
@@ -108,8 +119,8 @@ def check_speedups():
 def check_workload_errors(out):
     from benchlib import workloads
     cases = [({"name": "x"}, "missing field 'model'"),
-             ({"name": "x", "model": {"kind": "gru"}, "seq": 1, "batch": 1, "warmup": 0,
-               "iters": 1}, "'model.kind' must be one of"),
+             ({"name": "x", "model": {"kind": "transformer"}, "seq": 1, "batch": 1,
+               "warmup": 0, "iters": 1}, "'model.kind' must be one of"),
              ({"name": "x", "model": {"kind": "lstm", "input": 2, "hidden": 2, "layers": 1},
                "seq": 0, "batch": 1, "warmup": 0, "iters": 1}, "'seq' must be a positive"),
              ({"name": "x", "model": {"kind": "lstm", "input": 2, "hidden": 2, "layers": 1},

@@ -60,6 +60,9 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
   }
   // With vector GEMM kernels, a fused step's tile is the four gates of one
   // vector of units.
+  // A cell region's pointwise ops as few loop nests.
+  if (level >= FusionLevel::cell)
+    pm.addPass(createFuseCellPointwise());
   if (level >= FusionLevel::cell)
     pm.addPass(gemmTile.enabled() ? createFuseLSTMCell(FuseLSTMCellOptions{
                                         gemmTile.vectorWidth, true})

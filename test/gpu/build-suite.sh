@@ -86,6 +86,13 @@ compile gru_lm "gen gru-lm --vocab 19 --embed 6 --hidden 8 --layers 2 --state"
 run gru_lm 4 3 14
 compile lstm_deep "gen lstm --input 8 --hidden 8 --layers 17"
 run lstm_deep 3 2 15
+# Cells written in PyTorch as recur.compile_rnn traces them (a layer-norm
+# LSTM, a peephole LSTM): checked against the reference's interpreter of
+# their regions.
+compile layer_norm_lstm "$root/test/Tools/recur-run/Inputs/layer-norm-lstm.mlir"
+run layer_norm_lstm 4 3 16
+compile peephole_lstm "$root/test/Tools/recur-run/Inputs/peephole-lstm.mlir"
+run peephole_lstm 5 2 17
 
 # The reference LM (benchmark size), checked on a short sequence: the
 # double-precision reference takes minutes at T = 50, B = 128.

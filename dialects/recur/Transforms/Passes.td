@@ -174,6 +174,28 @@ def GeneralizeCells : Pass<"recur-generalize-cells"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def FuseCellPointwise : Pass<"recur-fuse-cell-pointwise"> {
+  let summary = "Fuse the pointwise ops of each recur.rnn cell into few loop nests";
+  let description = [{
+    Inside every `recur.rnn` cell: a pointwise `linalg.generic` whose result
+    is only sliced (the gates' chunks) becomes a generic per slice, on its
+    operands' slices; then linalg's elementwise fusion fuses each producer
+    read by one op only into that op (reductions over features included).
+    A traced cell's nonlinearities and state update then run as one loop
+    nest per gate group instead of one per op, their values in registers.
+
+    ```mlir
+    %s = linalg.generic {add} ins(%gi, %gh) ...             // [B, 4H]
+    %i = tensor.extract_slice %s[0, 0] [%b, H] [1, 1]
+    %si = linalg.generic {sigmoid} ins(%i) ...
+    // becomes
+    %si = linalg.generic {add; sigmoid} ins(%gi[0:H], %gh[0:H]) ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FuseLSTMCell : Pass<"recur-fuse-lstm-cell"> {
   let summary = "Fuse each step's recurrent GEMM with the LSTM cell's pointwise tail";
   let description = [{

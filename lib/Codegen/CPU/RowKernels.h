@@ -23,6 +23,12 @@ namespace mlir::recur::cpu {
 /// (d0) -> (), the one row's value.
 bool isRowMap(AffineMap map);
 
+/// A map that reads along the last loop but not every loop, its results
+/// loops in increasing order ending with the last: (d0, d1) -> (d1), a
+/// vector over the columns that every row reads (a bias, a layer norm's
+/// scale, a peephole weight).
+bool isColumnMap(AffineMap map);
+
 /// A reduction along the last dimension into one output: out = combiner(out,
 /// value), started from the combiner's neutral element in every lane.
 struct RowReduction {
@@ -40,8 +46,9 @@ struct RowReduction {
 /// loops too: a bf16 model's inputs and outputs), every loop parallel but
 /// possibly the last, which may be a reduction; every operand either indexed
 /// by all loops (identity map, unit-stride rows) or one value per row (the
-/// leading loops; an input also by none: one value for all rows), outputs by
-/// all loops unless the last loop reduces; a body
+/// leading loops; an input also by none: one value for all rows), or an
+/// input read along the last loop only (isColumnMap, unit stride), outputs
+/// by all loops unless the last loop reduces; a body
 /// of elementwise arith/math ops on f32 (and i1) scalars.
 struct RowOp {
   linalg::GenericOp op;
@@ -49,13 +56,19 @@ struct RowOp {
   SmallVector<RowReduction> reductions;
 
   unsigned loops() { return op.getNumLoops(); }
+  /// An operand with one value per row (or for all rows): loaded once a
+  /// row and broadcast, rather than read in vectors along the row.
   bool isRowOperand(OpOperand &operand) {
-    return !op.getMatchingIndexingMap(&operand).isIdentity();
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    return !map.isIdentity() && !isColumnMap(map);
+  }
+  bool isColumnOperand(OpOperand &operand) {
+    return isColumnMap(op.getMatchingIndexingMap(&operand));
   }
   /// An operand indexed by all loops: it gives the row count and length.
   Value fullOperand() {
     for (OpOperand &operand : op->getOpOperands())
-      if (!isRowOperand(operand))
+      if (op.getMatchingIndexingMap(&operand).isIdentity())
         return operand.get();
     return {};
   }

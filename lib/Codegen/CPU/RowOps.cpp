@@ -37,6 +37,18 @@ bool mlir::recur::cpu::isRowMap(AffineMap map) {
   return map == AffineMap::get(dims, 0, leading, map.getContext());
 }
 
+bool mlir::recur::cpu::isColumnMap(AffineMap map) {
+  unsigned dims = map.getNumDims();
+  if (dims < 2 || map.getNumSymbols() != 0 || map.isIdentity() ||
+      map.getNumResults() == 0 || !map.isProjectedPermutation() ||
+      map.getDimPosition(map.getNumResults() - 1) != dims - 1)
+    return false;
+  for (unsigned result = 1; result < map.getNumResults(); ++result)
+    if (map.getDimPosition(result - 1) >= map.getDimPosition(result))
+      return false;
+  return true;
+}
+
 namespace {
 
 std::optional<std::pair<vector::CombiningKind, double>>
@@ -78,19 +90,21 @@ std::optional<RowOp> mlir::recur::cpu::matchRowOp(linalg::GenericOp op,
     bool full = map.isIdentity();
     // An input read at no index is one value for every row (a scale).
     bool scalar = op.isDpsInput(&operand) && map.getNumResults() == 0;
-    if (!full && !scalar && !isRowMap(map))
+    // An input read along the row only is one vector for every row.
+    bool column = op.isDpsInput(&operand) && isColumnMap(map);
+    if (!full && !scalar && !column && !isRowMap(map))
       return std::nullopt;
     // A reduction writes one value per row, an elementwise op every element.
     if (op.isDpsInit(&operand) && full == reduces)
       return std::nullopt;
     // Per-row inputs may also be integers (a row's target class).
     auto type = dyn_cast<MemRefType>(operand.get().getType());
-    bool rowInteger = !full && op.isDpsInput(&operand) && type &&
+    bool rowInteger = !full && !column && op.isDpsInput(&operand) && type &&
                       type.getElementType().isInteger(64);
     bool fullBf16 =
         full && type && type.getElementType().isBF16() && bf16Vectors;
     if (!type || (!type.getElementType().isF32() && !rowInteger && !fullBf16) ||
-        (full && !type.isLastDimUnitStride()))
+        ((full || column) && !type.isLastDimUnitStride()))
       return std::nullopt;
     hasFullOperand |= full;
   }
@@ -177,8 +191,10 @@ bool RowGroup::tryAdd(RowOp candidate) {
   // One value for all rows says nothing about the rows lining up.
   bool shares =
       llvm::any_of(candidate.op->getOpOperands(), [&](OpOperand &operand) {
-        if (rank > 1 &&
-            candidate.op.getMatchingIndexingMap(&operand).getNumResults() == 0)
+        // Nor does one vector for all rows.
+        if ((rank > 1 && candidate.op.getMatchingIndexingMap(&operand)
+                                 .getNumResults() == 0) ||
+            candidate.isColumnOperand(operand))
           return false;
         bool isRow = rowScalar || candidate.isRowOperand(operand);
         return llvm::is_contained(roles, std::make_pair(operand.get(), isRow));
@@ -412,21 +428,26 @@ private:
                               leading);
   }
 
-  /// Maps the block arguments of `member`'s operands indexed by all loops to
-  /// vectors read at `indices` (an output only when the body reads it: c of
-  /// the cell).
+  /// Maps the block arguments of `member`'s operands read along the row
+  /// to vectors read at `indices` (the loops' indices; an operand indexed by
+  /// some of them, a column vector, at those; an output only when the body
+  /// reads it: c of the cell).
   void readFull(RowOp &member, ArrayRef<Value> indices, bool inBounds,
                 IRMapping &mapping) {
     for (OpOperand &operand : member.op->getOpOperands()) {
       BlockArgument argument = member.op.getMatchingBlockArgument(&operand);
       if (member.isRowOperand(operand) || argument.use_empty())
         continue;
+      AffineMap map = member.op.getMatchingIndexingMap(&operand);
+      SmallVector<Value> at;
+      for (unsigned result = 0; result < map.getNumResults(); ++result)
+        at.push_back(indices[map.getDimPosition(result)]);
       Type element = argument.getType();
       Value zero = arith::ConstantOp::create(b, loc, element,
                                              b.getFloatAttr(element, 0.0));
       mapping.map(argument, vector::TransferReadOp::create(
-                                b, loc, vectorOf(element), operand.get(),
-                                indices, zero, ArrayRef<bool>{inBounds}));
+                                b, loc, vectorOf(element), operand.get(), at,
+                                zero, ArrayRef<bool>{inBounds}));
     }
   }
 

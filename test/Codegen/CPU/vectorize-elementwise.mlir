@@ -151,6 +151,63 @@ func.func @row_operand(%x: memref<4x40xf32>, %r: memref<4xf32>, %y: memref<4x40x
 // -----
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// A column operand (a bias, a layer norm's scale: one vector every row
+// reads) is read in vectors at the row's column offsets, the partial last
+// one masked.
+// CHECK-LABEL: func.func @column_operand(
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x40xf32>, %[[W:[^:]*]]: memref<40xf32>, %[[Y:[^:]*]]: memref<?x40xf32>)
+// CHECK: scf.parallel (%[[ROW:.*]]) =
+// CHECK: scf.for %[[J:.*]] = %c0 to %c32 step %c16 {
+// CHECK-DAG: %[[XV:.*]] = vector.transfer_read %[[X]][%[[ROW]], %[[J]]], %{{.*}} {in_bounds = [true]}
+// CHECK-DAG: %[[WV:.*]] = vector.transfer_read %[[W]][%[[J]]], %{{.*}} {in_bounds = [true]} : memref<40xf32>, vector<16xf32>
+// CHECK: arith.mulf %[[XV]], %[[WV]] : vector<16xf32>
+// CHECK: vector.transfer_read %[[W]][%c32], %{{.*}} : memref<40xf32>, vector<16xf32>
+// CHECK-NOT: linalg.generic
+func.func @column_operand(%x: memref<?x40xf32>, %w: memref<40xf32>, %y: memref<?x40xf32>) {
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %w : memref<?x40xf32>, memref<40xf32>) outs(%y : memref<?x40xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %d = arith.mulf %in, %s : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// Two ops that share only a column operand are not known to have the same
+// rows: each keeps its own row loop.
+// CHECK-LABEL: func.func @column_shared_only(
+// CHECK: scf.parallel
+// CHECK: scf.reduce
+// CHECK: scf.parallel
+// CHECK: scf.reduce
+func.func @column_shared_only(%x: memref<?x32xf32>, %z: memref<?x32xf32>, %w: memref<32xf32>,
+                              %y: memref<?x32xf32>, %v: memref<?x32xf32>) {
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %w : memref<?x32xf32>, memref<32xf32>) outs(%y : memref<?x32xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %d = arith.addf %in, %s : f32
+    linalg.yield %d : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%z, %w : memref<?x32xf32>, memref<32xf32>) outs(%v : memref<?x32xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %d = arith.mulf %in, %s : f32
+    linalg.yield %d : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 
 // A row sum: a vector accumulator from 0 in every lane, the partial last

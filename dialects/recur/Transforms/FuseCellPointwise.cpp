@@ -1,0 +1,116 @@
+//===- FuseCellPointwise.cpp - a cell's pointwise ops as few loop nests ---===//
+//
+// A traced cell's step is a loop nest per op (an add, each gate's sigmoid, a
+// layer norm's five); each reads and writes a [B, n] tensor. Inside every
+// recur.rnn cell this fuses them, as linalg's elementwise fusion does: a
+// pointwise generic whose result is only sliced (a chunk of the gates) is
+// split into a generic per slice, on its operands' slices; then a producer
+// read by one op only is fused into it, so the gates go from the products
+// through the nonlinearities to the new state in registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "recur/IR/RecurOps.h"
+#include "recur/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::recur {
+#define GEN_PASS_DEF_FUSECELLPOINTWISE
+#include "recur/Transforms/Passes.h.inc"
+} // namespace mlir::recur
+
+using namespace mlir;
+using namespace mlir::recur;
+
+namespace {
+
+/// A generic whose loops are all parallel, whose one result is written at
+/// the loop position (and not read), and whose operands are read at
+/// positions that are loop indices (broadcasts allowed): each element of
+/// its result depends on the matching elements of its operands only.
+bool isSliceablePointwise(linalg::GenericOp generic) {
+  if (generic.getNumResults() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)) ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .isIdentity())
+    return false;
+  return llvm::all_of(generic.getDpsInputOperands(), [&](OpOperand *input) {
+    return generic.getMatchingIndexingMap(input).isProjectedPermutation();
+  });
+}
+
+/// extract_slice(generic(a, b, ...)) -> generic(slice(a), slice(b), ...),
+/// where the generic is pointwise and only ever sliced: each slice computes
+/// its own columns, nothing twice.
+struct SplitSlicedPointwise : OpRewritePattern<tensor::ExtractSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExtractSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto generic = slice.getSource().getDefiningOp<linalg::GenericOp>();
+    if (!generic || !isSliceablePointwise(generic) || !slice.hasUnitStride() ||
+        slice.getSourceType().getRank() != slice.getType().getRank() ||
+        !llvm::all_of(generic->getUsers(), [](Operation *user) {
+          return isa<tensor::ExtractSliceOp>(user);
+        }))
+      return failure();
+    Location loc = slice.getLoc();
+    SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+    SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+    SmallVector<Value> inputs;
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      AffineMap map = generic.getMatchingIndexingMap(input);
+      SmallVector<OpFoldResult> inputOffsets, inputSizes;
+      for (unsigned result = 0; result < map.getNumResults(); ++result) {
+        unsigned loop = map.getDimPosition(result);
+        inputOffsets.push_back(offsets[loop]);
+        inputSizes.push_back(sizes[loop]);
+      }
+      inputs.push_back(tensor::ExtractSliceOp::create(
+          rewriter, loc, input->get(), inputOffsets, inputSizes,
+          SmallVector<OpFoldResult>(map.getNumResults(),
+                                    rewriter.getIndexAttr(1))));
+    }
+    Value init = tensor::EmptyOp::create(
+        rewriter, loc, sizes, getElementTypeOrSelf(slice.getType()));
+    auto split = linalg::GenericOp::create(
+        rewriter, loc, init.getType(), inputs, init,
+        generic.getIndexingMapsArray(), generic.getIteratorTypesArray());
+    rewriter.cloneRegionBefore(generic.getRegion(), split.getRegion(),
+                               split.getRegion().begin());
+    Value result = split.getResult(0);
+    if (result.getType() != slice.getType())
+      result = tensor::CastOp::create(rewriter, loc, slice.getType(), result);
+    rewriter.replaceOp(slice, result);
+    return success();
+  }
+};
+
+struct FuseCellPointwisePass
+    : mlir::recur::impl::FuseCellPointwiseBase<FuseCellPointwisePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<SplitSlicedPointwise>(&getContext());
+    // A producer read by one op only: fused, it is computed once still.
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [](OpOperand *fused) {
+          Operation *producer = fused->get().getDefiningOp();
+          return producer &&
+                 llvm::all_of(producer->getUsers(), [&](Operation *user) {
+                   return user == fused->getOwner();
+                 });
+        });
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    SmallVector<RNNOp> recurrences;
+    getOperation()->walk([&](RNNOp op) { recurrences.push_back(op); });
+    for (RNNOp op : recurrences)
+      if (failed(applyPatternsGreedily(op.getBody(), frozen)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,131 @@
+// RUN: recur-opt %s -split-input-file --recur-fuse-cell-pointwise | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// A traced cell: the sum of the products (plus a bias) is only sliced into
+// two gates, so it is split into one sum per gate on the products' and the
+// bias's slices; each gate's sum, read by one op, is fused into it; the new
+// state is one loop nest.
+// CHECK-LABEL: func.func @gates
+// CHECK: recur.rnn
+// CHECK: %[[P:.*]] = recur.linear
+// CHECK: %[[Q:.*]] = recur.linear
+// CHECK-DAG: tensor.extract_slice %[[P]][0, 0] [%{{.*}}, 8] [1, 1]
+// CHECK-DAG: tensor.extract_slice %[[P]][0, 8] [%{{.*}}, 8] [1, 1]
+// CHECK-DAG: tensor.extract_slice %[[Q]][0, 0] [%{{.*}}, 8] [1, 1]
+// CHECK-DAG: tensor.extract_slice %[[Q]][0, 8] [%{{.*}}, 8] [1, 1]
+// CHECK-DAG: tensor.extract_slice %{{.*}}[0] [8] [1] : tensor<16xf32> to tensor<8xf32>
+// CHECK-DAG: tensor.extract_slice %{{.*}}[8] [8] [1] : tensor<16xf32> to tensor<8xf32>
+// CHECK: %[[H:.*]] = linalg.generic
+// CHECK-DAG: math.exp
+// CHECK-DAG: math.tanh
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: recur.yield %[[H]], %[[H]]
+func.func @gates(%x: tensor<?x?x4xf32>, %h0: tensor<?x8xf32>, %wi: tensor<16x4xf32>, %wh: tensor<16x8xf32>,
+                 %b: tensor<16xf32>) -> tensor<?x?x8xf32> {
+  %y, %h = recur.rnn %x init(%h0) captures(%wi, %wh, %b)
+      : (tensor<?x?x4xf32>, tensor<?x8xf32>, tensor<16x4xf32>, tensor<16x8xf32>, tensor<16xf32>)
+      -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x4xf32>, %hp: tensor<?x8xf32>, %a: tensor<16x4xf32>, %c: tensor<16x8xf32>, %bias: tensor<16xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x4xf32>
+    %p = recur.linear %xt, %a : (tensor<?x4xf32>, tensor<16x4xf32>) -> tensor<?x16xf32>
+    %q = recur.linear %hp, %c : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+    %e = tensor.empty(%n) : tensor<?x16xf32>
+    %s = linalg.generic {indexing_maps = [#id, #id, #col, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%p, %q, %bias : tensor<?x16xf32>, tensor<?x16xf32>, tensor<16xf32>) outs(%e : tensor<?x16xf32>) {
+    ^bb0(%u: f32, %v: f32, %w: f32, %o: f32):
+      %t = arith.addf %u, %v : f32
+      %t2 = arith.addf %t, %w : f32
+      linalg.yield %t2 : f32
+    } -> tensor<?x16xf32>
+    %z = tensor.extract_slice %s[0, 0] [%n, 8] [1, 1] : tensor<?x16xf32> to tensor<?x8xf32>
+    %g = tensor.extract_slice %s[0, 8] [%n, 8] [1, 1] : tensor<?x16xf32> to tensor<?x8xf32>
+    %e1 = tensor.empty(%n) : tensor<?x8xf32>
+    %zs = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%z : tensor<?x8xf32>) outs(%e1 : tensor<?x8xf32>) {
+    ^bb0(%u: f32, %o: f32):
+      %one = arith.constant 1.0 : f32
+      %m = arith.negf %u : f32
+      %ex = math.exp %m : f32
+      %d = arith.addf %one, %ex : f32
+      %r = arith.divf %one, %d : f32
+      linalg.yield %r : f32
+    } -> tensor<?x8xf32>
+    %e2 = tensor.empty(%n) : tensor<?x8xf32>
+    %gt = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%g : tensor<?x8xf32>) outs(%e2 : tensor<?x8xf32>) {
+    ^bb0(%u: f32, %o: f32):
+      %r = math.tanh %u : f32
+      linalg.yield %r : f32
+    } -> tensor<?x8xf32>
+    %e3 = tensor.empty(%n) : tensor<?x8xf32>
+    %hn = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%zs, %gt, %hp : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) outs(%e3 : tensor<?x8xf32>) {
+    ^bb0(%u: f32, %v: f32, %w: f32, %o: f32):
+      %one = arith.constant 1.0 : f32
+      %k = arith.subf %one, %u : f32
+      %a1 = arith.mulf %k, %v : f32
+      %a2 = arith.mulf %u, %w : f32
+      %r = arith.addf %a1, %a2 : f32
+      linalg.yield %r : f32
+    } -> tensor<?x8xf32>
+    recur.yield %hn, %hn : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// Not fused or split: a value read by two ops (fused, the exp would run
+// twice: here it is also the new state) and one read whole besides its
+// slice (split, its columns would be computed twice). Nothing outside a
+// recur.rnn cell is touched.
+// CHECK-LABEL: func.func @kept
+// CHECK: linalg.generic
+// CHECK: recur.rnn
+// CHECK: %[[EX:.*]] = linalg.generic
+// CHECK: math.exp
+// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%[[EX]],
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[A]][0, 0]
+// CHECK: %[[H:.*]] = tensor.insert_slice %[[S]] into %[[A]][0, 4]
+// CHECK: recur.yield %[[H]], %[[EX]]
+func.func @kept(%x: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>, %v: tensor<4x8xf32>) -> (tensor<?x?x8xf32>, tensor<4x8xf32>) {
+  %ev = tensor.empty() : tensor<4x8xf32>
+  %v1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%v : tensor<4x8xf32>) outs(%ev : tensor<4x8xf32>) {
+  ^bb0(%u: f32, %o: f32):
+    %r = math.exp %u : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %v2 = tensor.extract_slice %v1[0, 0] [4, 8] [1, 1] : tensor<4x8xf32> to tensor<4x8xf32>
+  %y, %h = recur.rnn %x init(%h0)
+      : (tensor<?x?x8xf32>, tensor<?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x8xf32>, %hp: tensor<?x8xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x8xf32>
+    %e = tensor.empty(%n) : tensor<?x8xf32>
+    %ex = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%xt : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
+    ^bb0(%u: f32, %o: f32):
+      %r = math.exp %u : f32
+      linalg.yield %r : f32
+    } -> tensor<?x8xf32>
+    %e1 = tensor.empty(%n) : tensor<?x8xf32>
+    %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%ex, %hp : tensor<?x8xf32>, tensor<?x8xf32>) outs(%e1 : tensor<?x8xf32>) {
+    ^bb0(%u: f32, %w: f32, %o: f32):
+      %r = arith.addf %u, %w : f32
+      linalg.yield %r : f32
+    } -> tensor<?x8xf32>
+    %s = tensor.extract_slice %a[0, 0] [%n, 4] [1, 1] : tensor<?x8xf32> to tensor<?x4xf32>
+    %h2 = tensor.insert_slice %s into %a[0, 4] [%n, 4] [1, 1] : tensor<?x4xf32> into tensor<?x8xf32>
+    recur.yield %h2, %ex : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  return %y, %v2 : tensor<?x?x8xf32>, tensor<4x8xf32>
+}
