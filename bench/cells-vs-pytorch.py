@@ -13,6 +13,12 @@ build tree:
 """
 import argparse
 import os
+
+# Debian's torch runs GNU OpenMP's pool next to OpenBLAS's threads; spinning,
+# they fight over the cores and PyTorch's times double or worse (the suite's
+# systems.TORCH_CPU_ENV). GOMP_SPINCOUNT reaches GNU OpenMP (PyTorch's) and
+# not LLVM's libomp (Recur's), and must be set before torch loads it.
+os.environ.setdefault("GOMP_SPINCOUNT", "0")
 import statistics
 import subprocess
 import sys
