@@ -71,17 +71,11 @@ static std::string validateProjection(const SequenceConfig &config,
   return "";
 }
 
-/// GRU and RNN layers: f32, no projection (an LSTM's option).
+/// GRU and RNN layers: no projection (an LSTM's option).
 static std::string validateCell(const SequenceConfig &config) {
-  if (config.cell == CellKind::lstm)
-    return "";
-  if (config.projSize != 0)
+  if (config.cell != CellKind::lstm && config.projSize != 0)
     return "--proj-size is an LSTM's option (nn.LSTM(proj_size=P)); GRU and "
            "RNN layers have none";
-  if (config.dtype != "f32")
-    return "GRU and RNN layers are compiled in f32 only so far, got --dtype "
-           "'" +
-           config.dtype + "'";
   return "";
 }
 
