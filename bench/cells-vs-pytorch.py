@@ -25,8 +25,11 @@ import sys
 import tempfile
 import time
 
+from typing import List, Tuple
+
 import torch
 import torch.nn as nn
+from torch import Tensor
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python", "tests"))
@@ -44,6 +47,23 @@ CUSTOM = [("lnlstm", lambda: LayerNormLSTMCell(512, 512), 512, 512, 100, 64),
           ("lnlstm", lambda: LayerNormLSTMCell(256, 256), 256, 256, 50, 16),
           ("lnlstm", lambda: LayerNormLSTMCell(256, 256), 256, 256, 50, 1),
           ("peephole", lambda: PeepholeLSTMCell(512, 512), 512, 512, 100, 64)]
+
+
+class ScriptedLayer(nn.Module):
+    """A cell over a sequence as fastrnns scripts its custom LSTMs
+    (custom_lstms.py's LSTMLayer): the step loop inside TorchScript."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.cell = cell
+
+    def forward(self, x: Tensor,
+                state: Tuple[Tensor, Tensor]) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
+        outputs = torch.jit.annotate(List[Tensor], [])
+        for step in x.unbind(0):
+            out, state = self.cell(step, state)
+            outputs.append(out)
+        return torch.stack(outputs), state
 
 
 def median_ms(fn, iters):
@@ -114,6 +134,12 @@ def main():
         torch_ms = median_ms(lambda: run_eager(cell, x, states), args.iters)
         row = [f"{name} I={inputs} H={hidden} T={seq} B={batch}",
                f"pytorch {torch_ms:.2f} ms (max abs error {torch_error:.1e})"]
+        # TorchScript (its profiling executor optimises by the second call).
+        scripted = torch.jit.script(ScriptedLayer(cell))
+        with torch.no_grad():
+            script_error = (scripted(x, states)[0].double() - want).abs().max().item()
+            script_ms = median_ms(lambda: scripted(x, states), args.iters)
+        row.append(f"torchscript {script_ms:.2f} ms (max abs error {script_error:.1e})")
         for fusion in args.fusion:
             compiled = recur.compile_rnn(cell, fusion=fusion, threads=args.threads)
             error = (compiled(x, states)[0].double() - want).abs().max().item()
@@ -122,7 +148,8 @@ def main():
                          f"float64, PyTorch's fp32 {torch_error:.2e}")
             recur_ms = median_ms(lambda: compiled(x, states), args.iters)
             row.append(f"recur[{fusion}] {recur_ms:.2f} ms (pytorch/recur "
-                       f"{torch_ms / recur_ms:.2f}, max abs error {error:.1e})")
+                       f"{torch_ms / recur_ms:.2f}, torchscript/recur "
+                       f"{script_ms / recur_ms:.2f}, max abs error {error:.1e})")
         print(" | ".join(row), flush=True)
 
 

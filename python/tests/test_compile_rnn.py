@@ -2,10 +2,13 @@
 the same cells run step by step by PyTorch (and, for a GRU written as a
 cell, against nn.GRU itself), at every fusion level and on the CUDA
 emulator; and the errors for what a cell may not do."""
+from typing import Tuple
+
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch import Tensor
 
 import recur
 
@@ -29,7 +32,7 @@ class LayerNorm(nn.Module):
         self.weight = nn.Parameter(1 + 0.1 * torch.randn(size))
         self.bias = nn.Parameter(0.1 * torch.randn(size))
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         mu = x.mean(-1, keepdim=True)
         sigma = x.std(-1, keepdim=True, unbiased=False)
         return (x - mu) / sigma * self.weight + self.bias
@@ -48,7 +51,8 @@ class LayerNormLSTMCell(nn.Module):
         self.layernorm_h = norm(4 * hidden_size)
         self.layernorm_c = norm(hidden_size)
 
-    def forward(self, input, state):
+    def forward(self, input: Tensor,
+                state: Tuple[Tensor, Tensor]) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
         hx, cx = state
         igates = self.layernorm_i(torch.mm(input, self.weight_ih.t()))
         hgates = self.layernorm_h(torch.mm(hx, self.weight_hh.t()))
@@ -77,7 +81,8 @@ class PeepholeLSTMCell(nn.Module):
         self.p_o = nn.Parameter(0.1 * torch.randn(hidden_size))
         self.hidden = hidden_size
 
-    def forward(self, x, state):
+    def forward(self, x: Tensor,
+                state: Tuple[Tensor, Tensor]) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
         h, c = state
         gates = x @ self.w_x + h @ self.w_h + self.bias
         n = self.hidden
