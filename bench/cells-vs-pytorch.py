@@ -25,17 +25,17 @@ import sys
 import tempfile
 import time
 
-from typing import List, Tuple
-
 import torch
 import torch.nn as nn
-from torch import Tensor
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python", "tests"))
 import recur  # noqa: E402
 from recur._compile import _tool  # noqa: E402
 from test_compile_rnn import LayerNormLSTMCell, PeepholeLSTMCell, run_eager  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from systems.custom_cells import ScriptedLayer  # noqa: E402
 
 CELLS = {"gru": (lambda **kw: nn.GRU(**kw), []),
          "rnn": (lambda **kw: nn.RNN(nonlinearity="tanh", **kw), ["--nonlinearity", "tanh"])}
@@ -47,23 +47,6 @@ CUSTOM = [("lnlstm", lambda: LayerNormLSTMCell(512, 512), 512, 512, 100, 64),
           ("lnlstm", lambda: LayerNormLSTMCell(256, 256), 256, 256, 50, 16),
           ("lnlstm", lambda: LayerNormLSTMCell(256, 256), 256, 256, 50, 1),
           ("peephole", lambda: PeepholeLSTMCell(512, 512), 512, 512, 100, 64)]
-
-
-class ScriptedLayer(nn.Module):
-    """A cell over a sequence as fastrnns scripts its custom LSTMs
-    (custom_lstms.py's LSTMLayer): the step loop inside TorchScript."""
-
-    def __init__(self, cell):
-        super().__init__()
-        self.cell = cell
-
-    def forward(self, x: Tensor,
-                state: Tuple[Tensor, Tensor]) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
-        outputs = torch.jit.annotate(List[Tensor], [])
-        for step in x.unbind(0):
-            out, state = self.cell(step, state)
-            outputs.append(out)
-        return torch.stack(outputs), state
 
 
 def median_ms(fn, iters):

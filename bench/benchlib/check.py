@@ -1,9 +1,8 @@
 """Compares a system's outputs with the reference's."""
 import numpy as np
 
-# |got - want| <= tolerance * (1 + |want|), as recur-run --check. TF32 keeps 10
-# mantissa bits and bf16 7, so their bounds are wider.
-TOLERANCES = {"fp32": 1e-4, "tf32": 5e-3, "bf16": 5e-2}
+# |got - want| <= tolerance * (1 + |want|), as recur-run --check; the bounds
+# per precision are workloads.TOLERANCES.
 # The relative error is reported over elements away from zero only.
 REL_FLOOR = 1e-3
 CHUNK = 1 << 22

@@ -27,6 +27,8 @@ def make_weights(workload):
                                                           dtype=np.float32)
     first = m["embed"] if workload.lm else m["input"]
     rows = GATES[workload.cell] * hidden
+    if workload.traced:
+        return _layer_norm_lstm(workload, rng, uniform)
     for layer in range(layers):
         size = first if layer == 0 else hidden
         weights[f"{prefix}weight_ih_l{layer}"] = uniform(rows, size)
@@ -39,6 +41,26 @@ def make_weights(workload):
     return weights
 
 
+def _layer_norm_lstm(workload, rng, uniform):
+    """fastrnns' LayerNormLSTMCell per layer, named as recur.compile_rnn names
+    a cell's parameters (`<layer>.` first for several layers). The layer
+    norms' scales are drawn from [0.5, 1.5] and their shifts as the weights,
+    rather than PyTorch's ones and zeros, so that a wrong one shows."""
+    m = workload.model
+    hidden, layers = m["hidden"], m["layers"]
+    weights = {}
+    for layer in range(layers):
+        prefix = "" if layers == 1 else f"{layer}."
+        size = m["input"] if layer == 0 else hidden
+        weights[f"{prefix}weight_ih"] = uniform(4 * hidden, size)
+        weights[f"{prefix}weight_hh"] = uniform(4 * hidden, hidden)
+        for norm, width in (("i", 4 * hidden), ("h", 4 * hidden), ("c", hidden)):
+            weights[f"{prefix}layernorm_{norm}.weight"] = \
+                rng.uniform(0.5, 1.5, width).astype(np.float32)
+            weights[f"{prefix}layernorm_{norm}.bias"] = uniform(width)
+    return weights
+
+
 def make_inputs(workload):
     # A stream apart from the weights', so both stay fixed if one changes shape.
     rng = np.random.default_rng([workload.seed, 1])
@@ -48,6 +70,11 @@ def make_inputs(workload):
     else:
         value = rng.uniform(-1, 1, shape + (workload.model["input"],)).astype(np.float32)
     inputs = {workload.input_name: value}
+    if workload.traced:  # each layer's (h0, c0), zeros as nn.LSTM's default
+        for layer in range(workload.model["layers"]):
+            for index in range(2):
+                inputs[f"state_l{layer}_{index}"] = np.zeros(
+                    (workload.batch, workload.model["hidden"]), np.float32)
     if workload.training:  # the next tokens to predict, from a third stream
         targets = np.random.default_rng([workload.seed, 2])
         inputs["targets"] = targets.integers(0, workload.model["vocab"], shape, dtype=np.int64)

@@ -41,8 +41,12 @@ class System:
 
 
 BOTH_MODES = ("forward", "train")
-# Recur and PyTorch's nn modules run any cell the workloads name.
-ALL_CELLS = ("lstm", "gru")
+# Recur runs any cell the workloads name; PyTorch's nn modules, LSTMs and
+# GRUs; its cell loops (eager, TorchScript), LSTMs and cells written in
+# PyTorch.
+ALL_CELLS = ("lstm", "gru", "lnlstm")
+NN_CELLS = ("lstm", "gru")
+LOOP_CELLS = ("lstm", "lnlstm")
 
 
 # Debian's torch runs aten's OpenMP pool next to OpenBLAS's pthread pool; with
@@ -73,11 +77,13 @@ SYSTEMS = [
            binary="bench-onednn-lm", precisions=("fp32", "bf16"), modes=BOTH_MODES),
     System("torch-nn-lstm", "cpu", "python", "PyTorch nn.LSTM (nn.GRU for a GRU) (aten, BLAS)",
            script="torch_lstm.py", variant="nn-lstm", env=TORCH_CPU_ENV, modes=BOTH_MODES,
-           cells=ALL_CELLS),
+           cells=NN_CELLS),
     System("torch-eager-cell", "cpu", "python", "PyTorch eager fine-grained LSTM cell loop",
-           script="torch_lstm.py", variant="eager-cell", env=TORCH_CPU_ENV, modes=BOTH_MODES),
+           script="torch_lstm.py", variant="eager-cell", env=TORCH_CPU_ENV, modes=BOTH_MODES,
+           cells=LOOP_CELLS),
     System("torch-script", "cpu", "python", "TorchScript-scripted fine-grained LSTM",
-           script="torch_lstm.py", variant="script", env=TORCH_CPU_ENV, modes=BOTH_MODES),
+           script="torch_lstm.py", variant="script", env=TORCH_CPU_ENV, modes=BOTH_MODES,
+           cells=LOOP_CELLS),
     System("torch-compile", "cpu", "python", "torch.compile of the fine-grained LSTM",
            script="torch_lstm.py", variant="compile", env=TORCH_CPU_ENV),
     # tf32: recur-compile --precision=tf32 (tensor cores for the GEMMs and
@@ -93,7 +99,7 @@ SYSTEMS = [
            # bf16: the row reports whether this cuDNN takes a bf16 LSTM.
            binary="bench-cudnn-lm", precisions=("fp32", "tf32", "bf16"), modes=BOTH_MODES),
     System("torch-cudnn", "cuda", "python", "PyTorch nn.LSTM (nn.GRU) on the GPU (cuDNN)",
-           script="torch_lstm.py", variant="nn-lstm", modes=BOTH_MODES, cells=ALL_CELLS),
+           script="torch_lstm.py", variant="nn-lstm", modes=BOTH_MODES, cells=NN_CELLS),
     System("torch-eager-cell-cuda", "cuda", "python", "PyTorch eager fine-grained LSTM cell loop",
            script="torch_lstm.py", variant="eager-cell", modes=BOTH_MODES),
     System("torch-script-cuda", "cuda", "python", "TorchScript-scripted fine-grained LSTM (fused)",
@@ -107,7 +113,7 @@ BY_NAME = {s.name: s for s in SYSTEMS}
 # The float64 reference for workloads whose recur-run reference would take too long.
 FP64_REFERENCE = System("torch-fp64", "cpu", "python", "PyTorch nn.LSTM (nn.GRU) in float64",
                         script="torch_lstm.py", variant="fp64-reference", env=TORCH_CPU_ENV,
-                        cells=ALL_CELLS)
+                        cells=NN_CELLS)
 
 
 def select(text):

@@ -7,6 +7,9 @@ docs/benchmarks.md.
 import copy
 import itertools
 import json
+import os
+
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 KINDS = {
     # kind: (model sizes it needs, input name, output name)
@@ -14,10 +17,18 @@ KINDS = {
     "lstm": (("input", "hidden", "layers"), "input", "output"),
     "gru-lm": (("vocab", "embed", "hidden", "layers"), "tokens", "logits"),
     "gru": (("input", "hidden", "layers"), "input", "output"),
+    # A cell written in PyTorch (bench/systems/custom_cells.py): fastrnns'
+    # layer-norm LSTM, traced by recur.compile_rnn.
+    "lnlstm": (("input", "hidden", "layers"), "input", "output"),
 }
 # The gates of each cell: its weights have GATES * hidden rows.
-GATES = {"lstm": 4, "gru": 3}
+GATES = {"lstm": 4, "gru": 3, "lnlstm": 4}
+# Kinds whose IR comes from recur.compile_rnn rather than recur-gen.
+TRACED = ("lnlstm",)
 PRECISIONS = ("fp32", "tf32", "bf16")
+# The check's default bound per precision, as recur-run --check's: TF32 keeps
+# 10 mantissa bits and bf16 7, so their bounds are wider.
+TOLERANCES = {"fp32": 1e-4, "tf32": 5e-3, "bf16": 5e-2}
 # forward: inference batches; train: SGD steps of an LM (recur-gen --train):
 # forward, mean cross-entropy against "targets", backward, clipping, update.
 MODES = ("forward", "train")
@@ -26,7 +37,8 @@ TRAIN_DEFAULTS = {"lr": 20.0, "clip_norm": 0.25}
 DEVICES = ("cpu", "cuda")
 REFERENCES = ("recur", "torch-fp64")
 FIELDS = {"name", "description", "model", "seq", "batch", "precision", "mode",
-          "warmup", "iters", "devices", "seed", "reference", "sweep", "lr", "clip_norm"}
+          "warmup", "iters", "devices", "seed", "reference", "sweep", "lr", "clip_norm",
+          "tolerance"}
 # Name suffixes of swept fields: deepbench-h512-b16-t50.
 LABELS = {"model.hidden": "h", "model.input": "i", "model.embed": "e", "model.vocab": "v",
           "model.layers": "l", "batch": "b", "seq": "t"}
@@ -53,6 +65,11 @@ class Workload:
         self.devices = spec.get("devices", list(DEVICES))
         self.seed = spec.get("seed", 0)
         self.reference = spec.get("reference", "recur")
+        # The check's bound, |got - want| <= tolerance * (1 + |want|): the
+        # precision's, or the workload's own where fp32 itself strays further
+        # from float64 (a recurrence that amplifies rounding; its description
+        # says by how much).
+        self.tolerance = float(spec.get("tolerance", TOLERANCES[self.precision]))
         _, self.input_name, self.output_name = KINDS[self.kind]
 
     @property
@@ -62,8 +79,14 @@ class Workload:
 
     @property
     def cell(self):
-        """The recurrent layers' cell: "lstm" or "gru"."""
+        """The recurrent layers' cell: "lstm", "gru" or "lnlstm"."""
         return self.kind.split("-")[0]
+
+    @property
+    def traced(self):
+        """A cell written in PyTorch: its IR is traced, and the model takes
+        each layer's state (zeros) as inputs."""
+        return self.kind in TRACED
 
     @property
     def key(self):
@@ -82,6 +105,16 @@ class Workload:
     @property
     def training(self):
         return self.mode == "train"
+
+    def ir_command(self, recur_gen, python):
+        """The command that writes the model's recur IR to stdout: recur-gen,
+        or for a traced cell bench/systems/custom_cells.py (with `python`,
+        which needs torch)."""
+        if self.traced:
+            m = self.model
+            return [python, os.path.join(BENCH, "systems", "custom_cells.py"), "ir", self.kind,
+                    str(m["input"]), str(m["hidden"]), str(m["layers"])]
+        return [recur_gen] + self.recur_gen_args()
 
     def recur_gen_args(self):
         sizes = KINDS[self.kind][0]
@@ -122,6 +155,7 @@ class Workload:
                 "mode": self.mode, "warmup": self.warmup, "iters": self.iters,
                 "devices": self.devices, "seed": self.seed, "reference": self.reference,
                 **({"lr": self.lr, "clip_norm": self.clip_norm} if self.training else {}),
+                **({"tolerance": self.tolerance} if "tolerance" in self.spec else {}),
                 "gflop_per_batch": self.flops() / 1e9,
                 "description": self.spec.get("description", "")}
 
@@ -180,6 +214,10 @@ def _check(spec, where):
     devices = spec.get("devices", list(DEVICES))
     if not devices or not set(devices) <= set(DEVICES):
         fail(f"'devices' must be a non-empty list of {list(DEVICES)}")
+    tolerance = spec.get("tolerance", 1e-4)
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or \
+            not 0 < tolerance < 1:
+        fail(f"'tolerance' must be a number in (0, 1), got {json.dumps(tolerance)}")
     if spec.get("reference", "recur") not in REFERENCES:
         fail(f"'reference' must be one of {list(REFERENCES)}")
 

@@ -23,6 +23,9 @@ except ImportError:
 
 
 CELLS = {"lstm": nn.LSTM, "gru": nn.GRU}
+# Cells written in PyTorch (bench/systems/custom_cells.py).
+CUSTOM_KINDS = ("lnlstm",)
+from systems import custom_cells  # noqa: E402
 
 
 class LanguageModel(nn.Module):
@@ -243,6 +246,15 @@ def main():
         x = x.to(dtype)
     prefix = "lstm." if lm else ""
     result = {"versions": versions(device), "notes": []}
+    if model["kind"] in CUSTOM_KINDS:
+        if variant not in ("eager-cell", "script"):
+            runner.unavailable(f"variant {variant} does not run cells written in PyTorch")
+        outputs = custom_cells.run(spec, variant, weights, x, result)
+        add_platform(result, device)
+        runner.save(spec["outputs"], {name: value.float().cpu().numpy()
+                                      for name, value in outputs.items()})
+        runner.report(result)
+        return
     if workload["mode"] == "train":
         targets = torch.from_numpy(inputs["targets"].copy()).to(device)
         train(spec, variant, weights, x, targets, result)

@@ -898,23 +898,32 @@ class CompiledCells:
             raise RecurError(f"x is {x.dtype}; expected torch.float32")
         return tensors, tuples
 
+    def _traced(self, x: Any, states: Any) -> Tuple[Any, str, Dict[str, Any]]:
+        """The cells traced for x's input size and these states' structure:
+        (the key they compile under, the IR, the weights by name)."""
+        tensors, tuples = self._structure(x, states)
+        input_size = x.shape[2]
+        sizes = tuple(tuple(v.shape[1] for v in values) for values in tensors)
+        key = (input_size, sizes, tuple(tuples))
+        layers, size = [], input_size
+        for k, (cell, width, is_tuple) in enumerate(zip(self.cells, sizes, tuples)):
+            prefix = "" if self.single else f"{k}."
+            layer = _translate(cell, size, list(width), is_tuple, prefix)
+            layers.append(layer)
+            size = layer.output
+        ir, weights = _module_text(layers, input_size, [list(w) for w in sizes])
+        return key, ir, weights
+
     def _compiled(self, x: Any, states: Any) -> Tuple[Any, Dict[str, Any], str]:
-        """The model for x's input size and these states' structure (compiled
-        on first use), its weights by name, and its IR."""
+        """The model for x's input size and these states' structure (traced
+        and compiled on first use), its weights by name, and its IR."""
         from ._compile import _build
         from ._model import Model
         tensors, tuples = self._structure(x, states)
-        input_size = x.shape[2]
-        key = (input_size, tuple(tuple(v.shape[1] for v in values) for values in tensors),
+        key = (x.shape[2], tuple(tuple(v.shape[1] for v in values) for values in tensors),
                tuple(tuples))
         if key not in self._models:
-            layers, size = [], input_size
-            for k, (cell, values, is_tuple) in enumerate(zip(self.cells, tensors, tuples)):
-                prefix = "" if self.single else f"{k}."
-                layer = _translate(cell, size, [v.shape[1] for v in values], is_tuple, prefix)
-                layers.append(layer)
-                size = layer.output
-            ir, weights = _module_text(layers, input_size, [list(k) for k in key[1]])
+            _, ir, weights = self._traced(x, states)
             flags = [f"--target={self.target}"] + \
                 ([f"--fusion={self.fusion}"] if self.fusion else []) + self.extra_flags
             names = ", ".join(type(c).__name__ for c in self.cells)
@@ -932,8 +941,9 @@ class CompiledCells:
             model.bind(weights)
 
     def ir(self, x: Any, states: Any) -> str:
-        """The recur IR the cells compile to for these shapes."""
-        return self._compiled(x, states)[2]
+        """The recur IR the cells compile to for these shapes (traced, not
+        compiled)."""
+        return self._traced(x, states)[1]
 
     def model(self, x: Any, states: Any) -> Any:
         """The compiled recur.Model that runs these shapes (its `path` is the

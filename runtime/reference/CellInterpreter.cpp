@@ -45,15 +45,28 @@ Array fromFloats(const FloatTensor &tensor) {
           std::vector<double>(tensor.data.begin(), tensor.data.end())};
 }
 
-double scalarFunction(const std::string &function,
-                      const std::vector<double> &x) {
-  auto arity = [&](size_t n) {
-    if (x.size() != n)
-      throw std::invalid_argument("cell op '" + function + "' takes " +
-                                  std::to_string(n) + " operands, got " +
-                                  std::to_string(x.size()));
-  };
-  static const std::map<std::string, std::function<double(double)>> unary = {
+/// A scalar function of one or two operands, resolved by name once per op.
+struct ScalarFunction {
+  double (*unary)(double) = nullptr;
+  double (*binary)(double, double) = nullptr;
+
+  size_t arity() const { return unary ? 1 : 2; }
+  double operator()(const double *x) const {
+    return unary ? unary(x[0]) : binary(x[0], x[1]);
+  }
+};
+
+double maximum(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+}
+double minimum(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+}
+
+/// The function `name` (as CellProgram.cpp writes it) of `operands`
+/// operands; std::invalid_argument for an unknown one or a wrong count.
+ScalarFunction resolveFunction(const std::string &name, size_t operands) {
+  static const std::map<std::string, double (*)(double)> unary = {
       {"neg", [](double a) { return -a; }},
       {"exp", [](double a) { return std::exp(a); }},
       {"log", [](double a) { return std::log(a); }},
@@ -62,30 +75,27 @@ double scalarFunction(const std::string &function,
       {"sqrt", [](double a) { return std::sqrt(a); }},
       {"rsqrt", [](double a) { return 1.0 / std::sqrt(a); }},
       {"abs", [](double a) { return std::fabs(a); }}};
-  static const std::map<std::string, std::function<double(double, double)>>
-      binary = {{"add", [](double a, double b) { return a + b; }},
-                {"sub", [](double a, double b) { return a - b; }},
-                {"mul", [](double a, double b) { return a * b; }},
-                {"div", [](double a, double b) { return a / b; }},
-                {"maximum",
-                 [](double a, double b) {
-                   return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
-                 }},
-                {"minimum",
-                 [](double a, double b) {
-                   return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
-                 }},
-                {"pow", [](double a, double b) { return std::pow(a, b); }}};
-  if (auto found = unary.find(function); found != unary.end()) {
-    arity(1);
-    return found->second(x[0]);
-  }
-  if (auto found = binary.find(function); found != binary.end()) {
-    arity(2);
-    return found->second(x[0], x[1]);
-  }
-  throw std::invalid_argument("the reference has no cell function '" +
-                              function + "'");
+  static const std::map<std::string, double (*)(double, double)> binary = {
+      {"add", [](double a, double b) { return a + b; }},
+      {"sub", [](double a, double b) { return a - b; }},
+      {"mul", [](double a, double b) { return a * b; }},
+      {"div", [](double a, double b) { return a / b; }},
+      {"maximum", maximum},
+      {"minimum", minimum},
+      {"pow", [](double a, double b) { return std::pow(a, b); }}};
+  ScalarFunction function;
+  if (auto found = unary.find(name); found != unary.end())
+    function.unary = found->second;
+  else if (auto found = binary.find(name); found != binary.end())
+    function.binary = found->second;
+  else
+    throw std::invalid_argument("the reference has no cell function '" + name +
+                                "'");
+  if (operands != function.arity())
+    throw std::invalid_argument("cell op '" + name + "' takes " +
+                                std::to_string(function.arity()) +
+                                " operands, got " + std::to_string(operands));
+  return function;
 }
 
 class CellInterpreter {
@@ -253,11 +263,13 @@ void CellInterpreter::apply(const json &op) {
     for (const json &name : op.at("operands"))
       operands.push_back(&get(name));
     Array result{operands.at(0)->shape, {}};
-    std::vector<double> x(operands.size());
+    ScalarFunction function =
+        resolveFunction(op.at("function"), operands.size());
+    double x[2];
     for (int64_t i = 0, n = result.size(); i < n; ++i) {
       for (size_t k = 0; k < operands.size(); ++k)
         x[k] = operands[k]->data.at(i);
-      result.data.push_back(scalarFunction(op.at("function"), x));
+      result.data.push_back(function(x));
     }
     define(op, std::move(result));
   } else if (kind == "generic") {
@@ -297,57 +309,92 @@ void CellInterpreter::generic(const json &op) {
     Array probe{shapeOf(k), {}};
     strides.push_back(probe.strides());
   }
+  // Each map's results as (loop, constant): the loop's index, or the
+  // constant where the loop is -1.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> terms(maps.size());
+  for (size_t k = 0; k < maps.size(); ++k)
+    for (const json &entry : maps[k])
+      terms[k].push_back(
+          entry.is_number()
+              ? std::make_pair(entry.get<int64_t>(), int64_t(0))
+              : std::make_pair(int64_t(-1),
+                               entry.at("constant").get<int64_t>()));
   auto offset = [&](size_t k) {
     int64_t flat = 0;
-    for (size_t r = 0; r < maps[k].size(); ++r) {
-      const json &entry = maps[k][r];
-      int64_t at = entry.is_number() ? position[entry.get<int64_t>()]
-                                     : entry.at("constant").get<int64_t>();
-      flat += at * strides[k][r];
+    for (size_t r = 0; r < terms[k].size(); ++r) {
+      auto [loop, constant] = terms[k][r];
+      flat += (loop >= 0 ? position[loop] : constant) * strides[k][r];
     }
     return flat;
   };
+  // The body, resolved once: its values in numbered slots (the block's
+  // arguments, then each op's result), its ops as functions of slots.
   const json &body = op.at("body");
-  const json &arguments = body.at("arguments");
+  std::map<std::string, size_t> slotOf;
+  for (const json &name : body.at("arguments"))
+    slotOf.emplace(name.get<std::string>(), slotOf.size());
+  if (slotOf.size() != maps.size())
+    throw std::invalid_argument(
+        "a cell generic's body takes " + std::to_string(slotOf.size()) +
+        " arguments for " + std::to_string(maps.size()) + " operands");
+  auto slot = [&](const json &name) {
+    auto found = slotOf.find(name.get<std::string>());
+    if (found == slotOf.end())
+      throw std::invalid_argument("cell scalar '" + name.get<std::string>() +
+                                  "' is used before it is defined");
+    return found->second;
+  };
+  struct Step {
+    ScalarFunction function; // none: a constant
+    double constant = 0;
+    size_t operands[2] = {0, 0};
+  };
+  std::vector<Step> steps;
+  for (const json &scalarOp : body.at("ops")) {
+    Step step;
+    if (scalarOp.at("op") == "constant") {
+      step.constant = scalarOp.at("value");
+    } else {
+      const json &names = scalarOp.at("operands");
+      step.function = resolveFunction(scalarOp.at("op"), names.size());
+      for (size_t k = 0; k < names.size(); ++k)
+        step.operands[k] = slot(names[k]);
+    }
+    slotOf.emplace(scalarOp.at("results").at(0).get<std::string>(),
+                   slotOf.size());
+    steps.push_back(step);
+  }
+  std::vector<size_t> yielded;
+  for (const json &name : body.at("yield"))
+    yielded.push_back(slot(name));
+  if (yielded.size() != outputs.size())
+    throw std::invalid_argument(
+        "a cell generic yields " + std::to_string(yielded.size()) +
+        " values for " + std::to_string(outputs.size()) + " outputs");
   int64_t total = 1;
   for (int64_t bound : bounds)
     total *= bound;
-  std::map<std::string, double> scalars;
+  std::vector<double> slots(slotOf.size());
+  size_t first = maps.size();
   for (int64_t iteration = 0; iteration < total; ++iteration) {
     int64_t rest = iteration;
     for (int64_t d = loops - 1; d >= 0; --d) {
       position[d] = rest % bounds[d];
       rest /= bounds[d];
     }
-    scalars.clear();
-    for (size_t k = 0; k < maps.size(); ++k) {
-      double value = k < operands.size()
-                         ? operands[k]->data.at(offset(k))
-                         : outputs[k - operands.size()].data.at(offset(k));
-      scalars[arguments.at(k).get<std::string>()] = value;
+    for (size_t k = 0; k < maps.size(); ++k)
+      slots[k] = k < operands.size()
+                     ? operands[k]->data.at(offset(k))
+                     : outputs[k - operands.size()].data.at(offset(k));
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step &step = steps[i];
+      double x[2] = {slots[step.operands[0]], slots[step.operands[1]]};
+      slots[first + i] = step.function.unary || step.function.binary
+                             ? step.function(x)
+                             : step.constant;
     }
-    auto scalar = [&](const json &name) {
-      auto found = scalars.find(name.get<std::string>());
-      if (found == scalars.end())
-        throw std::invalid_argument("cell scalar '" + name.get<std::string>() +
-                                    "' is used before it is defined");
-      return found->second;
-    };
-    for (const json &scalarOp : body.at("ops")) {
-      double value;
-      if (scalarOp.at("op") == "constant") {
-        value = scalarOp.at("value");
-      } else {
-        std::vector<double> x;
-        for (const json &name : scalarOp.at("operands"))
-          x.push_back(scalar(name));
-        value = scalarFunction(scalarOp.at("op"), x);
-      }
-      scalars[scalarOp.at("results").at(0).get<std::string>()] = value;
-    }
-    const json &yields = body.at("yield");
     for (size_t k = 0; k < outputs.size(); ++k)
-      outputs[k].data.at(offset(operands.size() + k)) = scalar(yields.at(k));
+      outputs[k].data.at(offset(operands.size() + k)) = slots[yielded[k]];
   }
   const json &results = op.at("results");
   for (size_t k = 0; k < outputs.size(); ++k)
