@@ -126,12 +126,24 @@ Model Model::load(const Options &options) {
   Model model;
   const st::Entry *embedding = weights->find("embedding.weight");
   model.languageModel = embedding != nullptr;
-  std::string prefix = model.languageModel ? "lstm." : "";
+  // An LM names its layers after their cell (lstm., gru.); a bare stack's
+  // cell shows in its weights' rows: 4H for an LSTM, 3H for a GRU.
+  std::string prefix = !model.languageModel                ? ""
+                       : weights->find("gru.weight_hh_l0") ? "gru."
+                                                           : "lstm.";
   const st::Entry *first = weights->find(prefix + "weight_hh_l0");
   if (!first || first->shape.size() != 2)
     die("'" + options.weights + "' has no 2-D " + prefix + "weight_hh_l0");
   model.hidden = first->shape[1];
-  int64_t h4 = 4 * model.hidden;
+  model.gates = model.hidden ? first->shape[0] / model.hidden : 0;
+  if ((model.gates != 4 && model.gates != 3) ||
+      first->shape[0] != model.gates * model.hidden ||
+      (prefix == "gru." && model.gates != 3) ||
+      (prefix == "lstm." && model.gates != 4))
+    die("'" + options.weights + "': " + prefix + "weight_hh_l0 has shape " +
+        formatShape(first->shape) +
+        ", expected [4H, H] (an LSTM) or [3H, H] (a GRU)");
+  int64_t h4 = model.gates * model.hidden;
 
   if (model.languageModel) {
     if (embedding->shape.size() != 2)

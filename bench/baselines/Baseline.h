@@ -2,8 +2,9 @@
 //-*-===//
 //
 // The oneDNN and cuDNN baselines run the same model as Recur from the same
-// files: weights by their PyTorch names (embedding.weight, lstm.weight_ih_l0,
-// ..., proj.weight, proj.bias, or a bare nn.LSTM's weight_ih_l0, ...), the
+// files: weights by their PyTorch names (embedding.weight, lstm.weight_ih_l0
+// or gru.weight_ih_l0, ..., proj.weight, proj.bias, or a bare nn.LSTM's or
+// nn.GRU's weight_ih_l0, ...), the
 // input (tokens [T, B] i64 or input [T, B, I] f32), and write their output
 // (logits [T, B, V] or output [T, B, H]) as f32 safetensors. They print one
 // JSON object for bench/run: {"times_ms": [...], "compile_s", "versions",
@@ -45,14 +46,19 @@ struct Tensor {
   std::vector<float> data;
 };
 
+/// One layer's weights, [G·H, I], [G·H, H], [G·H], [G·H] in PyTorch's gate
+/// order: an LSTM's i, f, g, o (G = 4), a GRU's r, z, n (G = 3).
 struct LstmLayer {
-  Tensor wIh, wHh, bIh, bHh; // [4H, I], [4H, H], [4H], [4H]; gates i, f, g, o
+  Tensor wIh, wHh, bIh, bHh;
 };
 
-/// A stacked LSTM, with embedding and projection when it is a language model.
+/// A stacked LSTM or GRU, with embedding and projection when it is a
+/// language model.
 struct Model {
   bool languageModel = false;
   int64_t seq = 0, batch = 0, inputSize = 0, hidden = 0, vocab = 0;
+  /// The cell's gates G: 4 for LSTM layers, 3 for GRU layers.
+  int64_t gates = 4;
   Tensor embedding, projWeight, projBias; // language model only
   std::vector<LstmLayer> layers;
   std::vector<int64_t> tokens;  // language model: [T, B]

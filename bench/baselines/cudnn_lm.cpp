@@ -81,6 +81,8 @@ int main(int argc, char **argv) {
         (probe != cudaSuccess ? cudaGetErrorString(probe) : "none found") +
         ")");
   bench::Model model = bench::Model::load(options);
+  if (model.gates != 4)
+    bench::unavailable("the cuDNN baseline runs LSTM models only so far");
   if (bf16)
     bench::unavailable(bf16Support(model));
   bool tf32 = options.precision == "tf32";

@@ -13,8 +13,11 @@
 // lstm_forward primitives (layer 0, then the others in one primitive, since a
 // multi-layer primitive needs one input size), the projection as
 // inner_product. oneDNN's LSTM gate order (i, f, c~, o) is PyTorch's; weights
-// are transposed to its ldigo layout and the two biases summed. Threads:
-// OMP_NUM_THREADS (oneDNN here is built on OpenMP).
+// are transposed to its ldigo layout and the two biases summed. GRU layers
+// run as lbr_gru_forward, oneDNN's linear-before-reset GRU, which is
+// PyTorch's (its gates u, r, o are PyTorch's z, r, n; the candidate's
+// recurrent bias its fourth bias gate). Threads: OMP_NUM_THREADS (oneDNN
+// here is built on OpenMP).
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,10 +70,11 @@ const char *isaName(cpu_isa isa) {
   }
 }
 
-/// Layers [first, first + count) as one lstm_forward primitive with its
-/// weights reordered to the layout the primitive chose.
+/// Layers [first, first + count) as one lstm_forward primitive (GRU layers:
+/// lbr_gru_forward, linear-before-reset, PyTorch's GRU) with its weights
+/// reordered to the layout the primitive chose.
 struct LstmStage {
-  lstm_forward primitive;
+  primitive rnn;
   memory weightsLayer, weightsIter, bias;
   memory::desc dstDesc;
 
@@ -81,45 +85,76 @@ struct LstmStage {
             memory::data_type type) {
     memory::dim T = model.seq, B = model.batch, H = model.hidden;
     memory::dim I = first == 0 ? model.inputSize : H, L = count;
+    memory::dim G = model.gates;
+    bool gru = G == 3;
     auto f32 = memory::data_type::f32;
-    memory::desc layerAny({L, 1, I, 4, H}, type, Tag::any);
-    memory::desc iterAny({L, 1, H, 4, H}, type, Tag::any);
+    memory::desc layerAny({L, 1, I, G, H}, type, Tag::any);
+    memory::desc iterAny({L, 1, H, G, H}, type, Tag::any);
+    // lbr_gru's bias has a fourth gate: the candidate's recurrent bias,
+    // added before the reset gate multiplies it.
     memory::desc biasDesc({L, 1, 4, H}, f32, Tag::ldgo);
     dstDesc = memory::desc({T, B, H}, type, Tag::tnc);
-    lstm_forward::desc desc(prop_kind::forward_inference,
-                            rnn_direction::unidirectional_left2right, srcDesc,
-                            memory::desc(), memory::desc(), layerAny, iterAny,
-                            biasDesc, dstDesc, memory::desc(), memory::desc());
-    lstm_forward::primitive_desc pd(desc, eng);
-    primitive = lstm_forward(pd);
+    memory::desc layerDesc, iterDesc;
+    if (gru) {
+      lbr_gru_forward::desc desc(prop_kind::forward_inference,
+                                 rnn_direction::unidirectional_left2right,
+                                 srcDesc, memory::desc(), layerAny, iterAny,
+                                 biasDesc, dstDesc, memory::desc());
+      lbr_gru_forward::primitive_desc pd(desc, eng);
+      rnn = lbr_gru_forward(pd);
+      layerDesc = pd.weights_layer_desc();
+      iterDesc = pd.weights_iter_desc();
+    } else {
+      lstm_forward::desc desc(prop_kind::forward_inference,
+                              rnn_direction::unidirectional_left2right, srcDesc,
+                              memory::desc(), memory::desc(), layerAny, iterAny,
+                              biasDesc, dstDesc, memory::desc(),
+                              memory::desc());
+      lstm_forward::primitive_desc pd(desc, eng);
+      rnn = lstm_forward(pd);
+      layerDesc = pd.weights_layer_desc();
+      iterDesc = pd.weights_iter_desc();
+    }
 
-    // PyTorch's [4H, I] per layer is oneDNN's ldigo transposed: [I][4][H].
-    memory userLayer({{L, 1, I, 4, H}, f32, Tag::ldigo}, eng);
-    memory userIter({{L, 1, H, 4, H}, f32, Tag::ldigo}, eng);
+    // PyTorch's [G·H, I] per layer is oneDNN's ldigo transposed: [I][G][H],
+    // a GRU's gates (r, z, n) as oneDNN's (u, r, o).
+    std::vector<int64_t> order =
+        gru ? std::vector<int64_t>{1, 0, 2} : std::vector<int64_t>{0, 1, 2, 3};
+    memory userLayer({{L, 1, I, G, H}, f32, Tag::ldigo}, eng);
+    memory userIter({{L, 1, H, G, H}, f32, Tag::ldigo}, eng);
     bias = memory(biasDesc, eng);
     auto *layerData = static_cast<float *>(userLayer.get_data_handle());
     auto *iterData = static_cast<float *>(userIter.get_data_handle());
     auto *biasData = static_cast<float *>(bias.get_data_handle());
     for (memory::dim l = 0; l < L; ++l) {
       const bench::LstmLayer &layer = model.layers[first + l];
-      bench::toLdigo(layer.wIh.data.data(), l, I, H, layerData);
-      bench::toLdigo(layer.wHh.data.data(), l, H, H, iterData);
-      for (memory::dim g = 0; g < 4 * H; ++g)
-        biasData[l * 4 * H + g] = layer.bIh.data[g] + layer.bHh.data[g];
+      bench::toLdigoGates(layer.wIh.data.data(), l, I, H, order, layerData);
+      bench::toLdigoGates(layer.wHh.data.data(), l, H, H, order, iterData);
+      float *layerBias = biasData + l * 4 * H;
+      for (memory::dim k = 0; k < G; ++k)
+        for (memory::dim j = 0; j < H; ++j) {
+          memory::dim g = order[k] * H + j;
+          // The candidate's two biases stay apart in a GRU.
+          bool apart = gru && k == 2;
+          layerBias[k * H + j] =
+              layer.bIh.data[g] + (apart ? 0.0f : layer.bHh.data[g]);
+          if (apart)
+            layerBias[3 * H + j] = layer.bHh.data[g];
+        }
     }
-    weightsLayer = memory(pd.weights_layer_desc(), eng);
-    weightsIter = memory(pd.weights_iter_desc(), eng);
+    weightsLayer = memory(layerDesc, eng);
+    weightsIter = memory(iterDesc, eng);
     reorder(userLayer, weightsLayer).execute(strm, userLayer, weightsLayer);
     reorder(userIter, weightsIter).execute(strm, userIter, weightsIter);
     strm.wait();
   }
 
   void run(stream &strm, const memory &src, const memory &dst) {
-    primitive.execute(strm, {{DNNL_ARG_SRC_LAYER, src},
-                             {DNNL_ARG_WEIGHTS_LAYER, weightsLayer},
-                             {DNNL_ARG_WEIGHTS_ITER, weightsIter},
-                             {DNNL_ARG_BIAS, bias},
-                             {DNNL_ARG_DST_LAYER, dst}});
+    rnn.execute(strm, {{DNNL_ARG_SRC_LAYER, src},
+                       {DNNL_ARG_WEIGHTS_LAYER, weightsLayer},
+                       {DNNL_ARG_WEIGHTS_ITER, weightsIter},
+                       {DNNL_ARG_BIAS, bias},
+                       {DNNL_ARG_DST_LAYER, dst}});
   }
 };
 
@@ -141,6 +176,8 @@ int main(int argc, char **argv) {
                                             std::to_string(version->patch)},
                              {"onednn_isa", isaName(get_effective_cpu_isa())}};
   if (options.training) {
+    if (model.gates != 4)
+      bench::unavailable("the oneDNN training step runs LSTM models only");
     bench::runOnednnTraining(options, model, versions);
     return 0;
   }
@@ -209,11 +246,12 @@ int main(int argc, char **argv) {
   auto batch = [&] {
     if (model.languageModel) {
       auto *rows = static_cast<char *>(src.get_data_handle());
-      const auto *tableRows = static_cast<const char *>(table.get_data_handle());
+      const auto *tableRows =
+          static_cast<const char *>(table.get_data_handle());
       size_t rowBytes = E * elementBytes;
       for (size_t i = 0; i < model.tokens.size(); ++i)
-        std::memcpy(rows + i * rowBytes,
-                    tableRows + model.tokens[i] * rowBytes, rowBytes);
+        std::memcpy(rows + i * rowBytes, tableRows + model.tokens[i] * rowBytes,
+                    rowBytes);
     }
     const memory *input = &src;
     for (size_t s = 0; s < stages.size(); ++s) {
@@ -245,9 +283,14 @@ int main(int argc, char **argv) {
   if (bf16)
     notes.push_back("bf16 weights, activations and logits (rounded once at "
                     "set-up), f32 biases and sums");
+  std::string primitiveName =
+      model.gates == 3 ? "lbr_gru_forward" : "lstm_forward";
+  if (model.gates == 3)
+    notes.push_back("GRU layers: lbr_gru_forward (linear before reset: "
+                    "PyTorch's GRU)");
   if (stages.size() > 1)
     notes.push_back("layers 1.." + std::to_string(model.layers.size() - 1) +
-                    " in one lstm_forward primitive after layer 0's");
+                    " in one " + primitiveName + " primitive after layer 0's");
   bench::report(times, setupSeconds, versions, notes);
   return 0;
 }

@@ -72,9 +72,11 @@ SYSTEMS = [
            target="cpu", fusion="wavefront", precisions=("fp32",), modes=BOTH_MODES,
            cells=ALL_CELLS),
     System("onednn-cpu", "cpu", "binary",
-           "oneDNN lstm_forward + inner_product (C++); train: + lstm_backward, "
+           "oneDNN lstm_forward (GRU: lbr_gru_forward) + inner_product (C++); train: + "
+           "lstm_backward, "
            "inner_product backward, softmax",
-           binary="bench-onednn-lm", precisions=("fp32", "bf16"), modes=BOTH_MODES),
+           binary="bench-onednn-lm", precisions=("fp32", "bf16"), modes=BOTH_MODES,
+           cells=NN_CELLS),
     System("torch-nn-lstm", "cpu", "python", "PyTorch nn.LSTM (nn.GRU for a GRU) (aten, BLAS)",
            script="torch_lstm.py", variant="nn-lstm", env=TORCH_CPU_ENV, modes=BOTH_MODES,
            cells=NN_CELLS),
