@@ -4,6 +4,7 @@
 //   -> recur.lstm_recurrence(recur.linear(x, w_ih, b_ih + b_hh), w_hh, h0, c0)
 // recur.rnn(x) { p = recur.linear(x_t, w, b) ... }
 //   -> recur.rnn(recur.linear(x, w, b)) { p is x_t ... }
+// and a bias the cell adds to p folded into that product.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 #include "recur/Transforms/Passes.h"
 #include "recur/Utils/Remarks.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
@@ -92,6 +94,94 @@ std::string whyNotHoistable(RNNOp op) {
   return "";
 }
 
+/// Where a cell adds a bias to the product rows `rows` (x_t after hoisting):
+/// the add of a captured `[N]` vector, read as `(d0, d1) -> (d1)`, in a sum
+/// that the rows start, `((p + q) + bias)`, within one pointwise generic or
+/// through several whose result only the next one reads. Each add of the
+/// sum feeds only the next, so the bias can move into the product.
+struct BiasAdd {
+  linalg::GenericOp generic;
+  arith::AddFOp add;
+  /// The other operand of `add`: what remains without the bias.
+  Value rest;
+  /// The bias, as the recur.rnn captures it.
+  OpOperand *capture = nullptr;
+};
+
+std::optional<BiasAdd> findBiasAdd(RNNOp op, Value rows) {
+  SmallVector<Operation *> readers;
+  for (OpOperand &use : rows.getUses())
+    if (!readsBatchSize(use))
+      readers.push_back(use.getOwner());
+  auto generic = readers.size() == 1
+                     ? dyn_cast<linalg::GenericOp>(readers.front())
+                     : linalg::GenericOp();
+  if (!generic || generic.getNumLoops() != 2 ||
+      generic.getNumParallelLoops() != 2)
+    return std::nullopt;
+  OpOperand *input = nullptr;
+  for (OpOperand *operand : generic.getDpsInputOperands())
+    if (operand->get() == rows) {
+      if (input)
+        return std::nullopt;
+      input = operand;
+    }
+  if (!input || !generic.getMatchingIndexingMap(input).isIdentity())
+    return std::nullopt;
+  Block *body = generic.getBody();
+  Value sum = generic.getMatchingBlockArgument(input);
+  while (sum.hasOneUse()) {
+    Operation *user = *sum.user_begin();
+    // The sum is a result of this generic: follow it into the next one.
+    if (auto yield = dyn_cast<linalg::YieldOp>(user)) {
+      unsigned result = sum.getUses().begin()->getOperandNumber();
+      if (!generic.getMatchingIndexingMap(generic.getDpsInitOperand(result))
+               .isIdentity())
+        return std::nullopt;
+      return findBiasAdd(op, generic.getResult(result));
+    }
+    auto add = dyn_cast<arith::AddFOp>(user);
+    if (!add)
+      return std::nullopt;
+    Value other = add.getLhs() == sum ? add.getRhs() : add.getLhs();
+    if (auto term = dyn_cast<BlockArgument>(other);
+        term && term.getOwner() == body && term.hasOneUse() &&
+        term.getArgNumber() < generic.getNumDpsInputs()) {
+      OpOperand *vector = generic.getDpsInputOperand(term.getArgNumber());
+      AffineMap map = generic.getMatchingIndexingMap(vector);
+      if (OpOperand *capture = capturedOperand(op, vector->get());
+          capture && map.getNumResults() == 1 && map.getDimPosition(0) == 1)
+        return BiasAdd{generic, add, sum, capture};
+    }
+    sum = add.getResult();
+  }
+  return std::nullopt;
+}
+
+/// Folds a bias that the cell adds to the product rows x_t into the hoisted
+/// product `products` (its bias operand, or a sum with the one it has): the
+/// GEMM adds it once per row as it writes them, and the step reads one
+/// vector less. The sum is reassociated (x·w + q + b -> (x·w + b) + q), as
+/// an LSTM's two biases are summed.
+void foldBias(RNNOp op, LinearOp products, RewriterBase &rewriter) {
+  std::optional<BiasAdd> found = findBiasAdd(op, op.getStepInput());
+  if (!found)
+    return;
+  Value bias = found->capture->get();
+  auto productType = cast<RankedTensorType>(products.getType());
+  auto biasType = dyn_cast<RankedTensorType>(bias.getType());
+  if (!biasType ||
+      biasType != RankedTensorType::get({productType.getDimSize(2)},
+                                        productType.getElementType()))
+    return;
+  rewriter.setInsertionPoint(products);
+  if (Value existing = products.getBias())
+    bias = arith::AddFOp::create(rewriter, products.getLoc(), existing, bias);
+  rewriter.modifyOpInPlace(products,
+                           [&] { products.getBiasMutable().assign(bias); });
+  rewriter.replaceOp(found->add, found->rest);
+}
+
 /// recur.rnn(x) { p = linear(x_t, w, b); ... } -> recur.rnn(linear(x, w,
 /// b)) { ... p is x_t ... }: one GEMM over all T·B rows before the loop.
 /// `op` must be hoistable (whyNotHoistable).
@@ -111,6 +201,7 @@ void hoistInputProduct(RNNOp op, RewriterBase &rewriter) {
     step.setType(product.getResult().getType());
   });
   rewriter.replaceOp(product, step);
+  foldBias(op, products.getDefiningOp<LinearOp>(), rewriter);
 }
 
 struct HoistInputProjectionPass

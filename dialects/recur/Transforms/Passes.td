@@ -105,10 +105,16 @@ def HoistInputProjection : Pass<"recur-hoist-input-projection"> {
     A `recur.rnn` whose x_t feeds exactly one `recur.linear` with a
     captured weight (and bias), a GRU's or an RNN's `x_t · w_ihᵀ + b_ih`,
     gets that product of all `T·B` rows before the loop as its input, and
-    the cell reads its rows as x_t. Any other cell keeps its products per
-    step, with a missed remark saying why.
+    the cell reads its rows as x_t (reads of x_t's batch size, `tensor.dim`,
+    do not count). Any other cell keeps its products per step, with a
+    missed remark saying why. A captured bias the cell then adds to those
+    rows, in a sum they start (`x·W + h·U + b`, through one pointwise generic
+    or a chain of them each read only by the next), moves into the hoisted
+    product's bias: the sum is reassociated, `(x·W + b) + h·U`, as an LSTM's
+    two biases are summed.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect"];
 }
 
 def FoldEmbeddingProjection : Pass<"recur-fold-embedding-projection"> {

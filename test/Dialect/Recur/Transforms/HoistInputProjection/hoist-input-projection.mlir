@@ -172,3 +172,81 @@ func.func @rnn_direct(%x: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>) -> tensor<?x?
   }
   return %y : tensor<?x?x7xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// A bias the cell adds to the product rows (a traced `x @ W + h @ U + b`,
+// one generic per op) moves into the hoisted product: the sum is
+// reassociated, (x·W + b) + h·U, and the step no longer adds it.
+// CHECK-LABEL: func.func @rnn_bias_folded
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x4xf32>, %{{[^:]*}}: tensor<?x8xf32>, %[[W:[^:]*]]: tensor<8x4xf32>, %{{[^:]*}}: tensor<8x8xf32>, %[[B:[^:]*]]: tensor<8xf32>)
+// CHECK: %[[P:.*]] = recur.linear %[[X]], %[[W]] bias(%[[B]])
+// CHECK: recur.rnn %[[P]]
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[S:[^:]*]]: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32):
+// CHECK-NEXT: linalg.yield %[[S]] : f32
+func.func @rnn_bias_folded(%x: tensor<?x?x4xf32>, %h0: tensor<?x8xf32>, %w: tensor<8x4xf32>, %u: tensor<8x8xf32>,
+                           %b: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  %y, %h = recur.rnn %x init(%h0) captures(%w, %u, %b)
+      : (tensor<?x?x4xf32>, tensor<?x8xf32>, tensor<8x4xf32>, tensor<8x8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x4xf32>, %hp: tensor<?x8xf32>, %wt: tensor<8x4xf32>, %ut: tensor<8x8xf32>, %bt: tensor<8xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x4xf32>
+    %p = recur.linear %xt, %wt : (tensor<?x4xf32>, tensor<8x4xf32>) -> tensor<?x8xf32>
+    %q = recur.linear %hp, %ut : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+    %e0 = tensor.empty(%n) : tensor<?x8xf32>
+    %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%p, %q : tensor<?x8xf32>, tensor<?x8xf32>) outs(%e0 : tensor<?x8xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %r = arith.addf %a, %c : f32
+      linalg.yield %r : f32
+    } -> tensor<?x8xf32>
+    %e1 = tensor.empty(%n) : tensor<?x8xf32>
+    %t = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%s, %bt : tensor<?x8xf32>, tensor<8xf32>) outs(%e1 : tensor<?x8xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %r = arith.addf %a, %c : f32
+      linalg.yield %r : f32
+    } -> tensor<?x8xf32>
+    recur.yield %t, %t : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// Not folded: the bias is added after the rows are scaled ((p * 2) + b is
+// not p·W' + b with W's bias), so it stays in the step.
+// CHECK-LABEL: func.func @rnn_bias_after_a_product
+// CHECK: recur.linear %{{[^ ]*}}, %{{[^ ]*}} :
+// CHECK: recur.rnn
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @rnn_bias_after_a_product(%x: tensor<?x?x4xf32>, %h0: tensor<?x8xf32>, %w: tensor<8x4xf32>,
+                                    %b: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  %y, %h = recur.rnn %x init(%h0) captures(%w, %b)
+      : (tensor<?x?x4xf32>, tensor<?x8xf32>, tensor<8x4xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x4xf32>, %hp: tensor<?x8xf32>, %wt: tensor<8x4xf32>, %bt: tensor<8xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x4xf32>
+    %p = recur.linear %xt, %wt : (tensor<?x4xf32>, tensor<8x4xf32>) -> tensor<?x8xf32>
+    %e0 = tensor.empty(%n) : tensor<?x8xf32>
+    %t = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%p, %bt : tensor<?x8xf32>, tensor<8xf32>) outs(%e0 : tensor<?x8xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %two = arith.constant 2.0 : f32
+      %m = arith.mulf %a, %two : f32
+      %r = arith.addf %m, %c : f32
+      linalg.yield %r : f32
+    } -> tensor<?x8xf32>
+    recur.yield %t, %t : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  return %y : tensor<?x?x8xf32>
+}
