@@ -70,8 +70,8 @@ std::optional<StringRef> scalarFunction(Operation &op) {
       .Case([](arith::DivFOp) { return "div"; })
       .Case([](arith::MaximumFOp) { return "maximum"; })
       .Case([](arith::MinimumFOp) { return "minimum"; })
-      .Case([](arith::MaxNumFOp) { return "maximum"; })
-      .Case([](arith::MinNumFOp) { return "minimum"; })
+      .Case([](arith::MaxNumFOp) { return "maxnum"; })
+      .Case([](arith::MinNumFOp) { return "minnum"; })
       .Case([](arith::NegFOp) { return "neg"; })
       .Case([](math::ExpOp) { return "exp"; })
       .Case([](math::LogOp) { return "log"; })
@@ -152,22 +152,31 @@ std::optional<llvm::json::Object> CellWriter::tensorOp(Operation &op) {
     return set("fill",
                llvm::json::Object{{"value", name(fill.getInputs()[0])},
                                   {"init", name(fill.getOutputs()[0])}});
+  // A rank-reducing slice names the unit dimensions it drops.
+  auto droppedDims = [](const llvm::SmallBitVector &dims) {
+    llvm::json::Array result;
+    for (int dim : dims.set_bits())
+      result.push_back(int64_t(dim));
+    return result;
+  };
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
     if (!slice.hasUnitStride())
       return std::nullopt;
-    return set("extract_slice",
-               llvm::json::Object{{"source", name(slice.getSource())},
-                                  {"offsets", mixed(slice.getMixedOffsets())},
-                                  {"sizes", mixed(slice.getMixedSizes())}});
+    return set(
+        "extract_slice",
+        llvm::json::Object{{"source", name(slice.getSource())},
+                           {"offsets", mixed(slice.getMixedOffsets())},
+                           {"sizes", mixed(slice.getMixedSizes())},
+                           {"dropped", droppedDims(slice.getDroppedDims())}});
   }
   if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
     if (!insert.hasUnitStride())
       return std::nullopt;
-    return set(
-        "insert_slice",
-        llvm::json::Object{{"source", name(insert.getSource())},
-                           {"dest", name(insert.getDest())},
-                           {"offsets", mixed(insert.getMixedOffsets())}});
+    return set("insert_slice",
+               llvm::json::Object{{"source", name(insert.getSource())},
+                                  {"dest", name(insert.getDest())},
+                                  {"offsets", mixed(insert.getMixedOffsets())},
+                                  {"sizes", mixed(insert.getMixedSizes())}});
   }
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
     return set("reshape", llvm::json::Object{

@@ -377,9 +377,12 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
       std::optional<llvm::json::Object> cell = describeCell(rnn);
       if (!cell)
         return std::nullopt;
-      description["cell"] = std::move(*cell);
-      description["output_size"] =
+      int64_t outputSize =
           cast<RankedTensorType>(rnn.getY().getType()).getDimSize(2);
+      if (ShapedType::isDynamic(outputSize))
+        return std::nullopt;
+      description["cell"] = std::move(*cell);
+      description["output_size"] = outputSize;
     }
     llvm::json::Object operands;
     for (auto [index, name] : llvm::enumerate(named.getOperandNames())) {

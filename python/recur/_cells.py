@@ -386,6 +386,9 @@ class _Translator:
                where: str) -> _Value:
         """sum, mean, var or std over the last dimension."""
         x = self.tensor(x, where)
+        if not x.shape:
+            raise RecurError(f"{where}: {kind} of a scalar: cells reduce over the last "
+                             f"(feature) dimension of a tensor")
         if dim is None or not _dim_is_last(dim, len(x.shape)):
             raise RecurError(f"{where}: {kind} over dim={dim}: cells reduce over the last "
                              f"(feature) dimension only, dim=-1")
@@ -444,8 +447,17 @@ class _Translator:
         weight = self.tensor(_Param(b.name, b.tensor, not b.transposed), where)
         return self.e.linear(self.tensor(a, where), weight, None, where)
 
+    def feature_size(self, x: _Value, what: str, where: str) -> int:
+        """The last dimension of `x`, which `what` takes apart: a feature
+        dimension, not the batch."""
+        if not x.shape or x.shape[-1] == BATCH:
+            raise RecurError(f"{where}: {what} of a {self.e.show([x])} value: cells take "
+                             f"apart the last (feature) dimension only, not the batch")
+        return int(x.shape[-1])
+
     def pieces(self, x: Any, sizes: List[int], dim: Any, where: str) -> List[_Value]:
         x = self.tensor(x, where)
+        self.feature_size(x, "a split", where)
         if not _dim_is_last(dim, len(x.shape)):
             raise RecurError(f"{where}: split along dim={dim}: cells split the last (feature) "
                              f"dimension only")
@@ -469,8 +481,11 @@ class _Translator:
                 not isinstance(key[-1], slice) or key[-1].step not in (None, 1):
             raise RecurError(f"{where}: indexing {key}: cells take slices of the last "
                              f"dimension only, x[:, a:b]")
-        start, stop, _ = key[-1].indices(x.shape[-1])
-        return self.e.slice_last(x, start, max(stop - start, 0))
+        start, stop, _ = key[-1].indices(self.feature_size(x, "a slice", where))
+        if stop <= start:
+            raise RecurError(f"{where}: the slice {key[-1].start}:{key[-1].stop} of a "
+                             f"dimension of {x.shape[-1]} is empty")
+        return self.e.slice_last(x, start, stop - start)
 
     # -- nodes --------------------------------------------------------------
 
@@ -568,14 +583,16 @@ class _Translator:
                                  None if bias is None else self.tensor(bias, where), where)
         if name == "chunk":
             x, chunks = self.tensor(args[0], where), int(arg(1, "chunks"))
-            size = -(-x.shape[-1] // chunks) if x.shape[-1] != BATCH else 0
-            sizes = [min(size, x.shape[-1] - i) for i in range(0, x.shape[-1], size or 1)]
+            features = self.feature_size(x, "a chunk", where)
+            size = -(-features // chunks)
+            sizes = [min(size, features - i) for i in range(0, features, size)]
             return self.pieces(x, sizes, arg(2, "dim", 0), where)
         if name == "split":
             x, sizes = self.tensor(args[0], where), arg(1, "split_size_or_sections",
                                                       kwargs.get("split_size"))
             if isinstance(sizes, int):
-                sizes = [min(sizes, x.shape[-1] - i) for i in range(0, x.shape[-1], sizes)]
+                features = self.feature_size(x, "a split", where)
+                sizes = [min(sizes, features - i) for i in range(0, features, sizes)]
             if not all(isinstance(size, int) for size in sizes):
                 raise RecurError(f"{where}: split sizes {sizes}: the batch size is not known "
                                  f"when the cell compiles")
@@ -681,6 +698,17 @@ def _trace(cell: Any, states: int, tuple_state: bool) -> Any:
         def __iter__(self):
             return iter([self[i] for i in range(self.count)])
 
+    class Unsized(torch.fx.Proxy):
+        """split by a size: how many pieces depends on the feature size,
+        which tracing does not know."""
+
+        def __iter__(self):
+            raise RecurError(
+                f"{_describe(self.node)} at {_source_line(self.node, cell)}: the pieces of a "
+                f"split by a size cannot be unpacked while tracing (the feature size is not "
+                f"known yet): give the sizes as a list, split([a, b, ...], dim=-1), or use "
+                f"chunk")
+
     class Tracer(torch.fx.Tracer):
         def __init__(self):
             super().__init__()
@@ -688,8 +716,15 @@ def _trace(cell: Any, states: int, tuple_state: bool) -> Any:
 
         def proxy(self, node):
             count = _pieces_of(node)
-            return Pieces(node, self, count) if count else super().proxy(node)
+            if count:
+                return Pieces(node, self, count)
+            name = node.target if node.op == "call_method" else \
+                getattr(node.target, "__name__", "")
+            return Unsized(node, self) if name == "split" else super().proxy(node)
 
+    if states == 0:
+        raise RecurError(f"{type(cell).__name__}'s state is empty: a cell's state holds at "
+                         f"least one [B, n] tensor")
     names = ", ".join(f"s{i}" for i in range(states))
     state = f"({names},)" if tuple_state else "s0"
     namespace: Dict[str, Any] = {}

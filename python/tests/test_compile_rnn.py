@@ -283,6 +283,27 @@ class Widens(nn.Module):
         return h, (h, torch.cat([c, c], -1))
 
 
+class SplitBySize(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gates = nn.Linear(4, 8)
+
+    def forward(self, x, h):
+        a, b = self.gates(x).split(4, dim=-1)
+        return a + h, b + h
+
+
+class ChunkOfBatch(nn.Module):
+    def forward(self, x, h):
+        first, second = h.mean(-1).chunk(2)
+        return h, h
+
+
+class EmptySlice(nn.Module):
+    def forward(self, x, h):
+        return h[:, 5:], h
+
+
 class ReturnsState(nn.Module):
     def forward(self, x, h):
         return h + x
@@ -302,6 +323,12 @@ class WrongState(nn.Module):
      r"Tensor.t at .*test_compile_rnn.py:\d+: return h, h @ x.t\(\): transposes of "
      r"activations are not supported"),
     (OverBatch(), torch.zeros(2, 4), r"mean over dim=0: cells reduce over the last"),
+    (SplitBySize(), torch.zeros(2, 4),
+     r"Tensor.split at .*: the pieces of a split by a size cannot be unpacked while tracing "
+     r"\(the feature size is not known yet\): give the sizes as a list"),
+    (ChunkOfBatch(), torch.zeros(2, 4), r"a chunk of a \[B\] value: cells take apart the last"),
+    (EmptySlice(), torch.zeros(2, 4), r"the slice 5:None of a dimension of 4 is empty"),
+    (ReturnsState(), (), r"ReturnsState's state is empty"),
     (ReturnsState(), torch.zeros(2, 4), r"ReturnsState.forward must return \(h_t, new_state\)"),
     (WrongState(), (torch.zeros(2, 4), torch.zeros(2, 4)),
      r"WrongState.forward's new state must have the structure of its state: a tuple of 2"),

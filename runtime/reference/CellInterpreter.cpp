@@ -10,6 +10,7 @@
 
 #include "reference/Interpreter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <stdexcept>
@@ -82,6 +83,9 @@ ScalarFunction resolveFunction(const std::string &name, size_t operands) {
       {"div", [](double a, double b) { return a / b; }},
       {"maximum", maximum},
       {"minimum", minimum},
+      // arith.maxnumf/minnumf: a NaN operand gives the other one.
+      {"maxnum", [](double a, double b) { return std::fmax(a, b); }},
+      {"minnum", [](double a, double b) { return std::fmin(a, b); }},
       {"pow", [](double a, double b) { return std::pow(a, b); }}};
   ScalarFunction function;
   if (auto found = unary.find(name); found != unary.end())
@@ -161,8 +165,10 @@ void CellInterpreter::copyBox(const Array &source, Array &dest,
                               bool insert) {
   const Array &box = insert ? source : dest;
   const Array &whole = insert ? dest : source;
-  if (offsets.size() != whole.shape.size())
-    throw std::invalid_argument("a slice's offsets do not match its rank");
+  if (offsets.size() != whole.shape.size() ||
+      box.shape.size() != whole.shape.size())
+    throw std::invalid_argument("a slice's offsets or sizes do not match its "
+                                "tensor's rank");
   for (size_t d = 0; d < offsets.size(); ++d)
     if (offsets[d] < 0 || offsets[d] + box.shape[d] > whole.shape[d])
       throw std::invalid_argument("a slice reaches outside its tensor");
@@ -220,10 +226,26 @@ void CellInterpreter::apply(const json &op) {
     Array result{indices(op.at("sizes")), {}};
     result.data.resize(result.size());
     copyBox(get(op.at("source")), result, indices(op.at("offsets")), false);
+    // A rank-reducing slice: its unit dimensions dropped.
+    std::vector<int64_t> shape;
+    std::vector<int64_t> dropped = op.value("dropped", std::vector<int64_t>());
+    for (size_t d = 0; d < result.shape.size(); ++d)
+      if (std::find(dropped.begin(), dropped.end(), int64_t(d)) ==
+          dropped.end())
+        shape.push_back(result.shape[d]);
+    result.shape = shape;
     define(op, std::move(result));
   } else if (kind == "insert_slice") {
     Array result = get(op.at("dest"));
-    copyBox(get(op.at("source")), result, indices(op.at("offsets")), true);
+    // The source as the box it fills (a rank-reducing source regains its
+    // unit dimensions).
+    Array source = get(op.at("source"));
+    if (op.contains("sizes"))
+      source.shape = indices(op.at("sizes"));
+    if (source.size() != int64_t(source.data.size()))
+      throw std::invalid_argument("an insert_slice's source does not fill "
+                                  "its sizes");
+    copyBox(source, result, indices(op.at("offsets")), true);
     define(op, std::move(result));
   } else if (kind == "reshape" || kind == "collapse" || kind == "copy") {
     Array result = get(op.at("source"));
@@ -328,26 +350,37 @@ void CellInterpreter::generic(const json &op) {
     return flat;
   };
   // The body, resolved once: its values in numbered slots (the block's
-  // arguments, then each op's result), its ops as functions of slots.
+  // arguments, each op's result, and scalars of the cell around it that
+  // the body reads, such as a constant defined before the generic), its ops
+  // as functions of slots.
   const json &body = op.at("body");
   std::map<std::string, size_t> slotOf;
-  for (const json &name : body.at("arguments"))
-    slotOf.emplace(name.get<std::string>(), slotOf.size());
-  if (slotOf.size() != maps.size())
+  std::vector<double> slots;
+  for (const json &name : body.at("arguments")) {
+    slotOf.emplace(name.get<std::string>(), slots.size());
+    slots.push_back(0.0);
+  }
+  if (slots.size() != maps.size())
     throw std::invalid_argument(
-        "a cell generic's body takes " + std::to_string(slotOf.size()) +
+        "a cell generic's body takes " + std::to_string(slots.size()) +
         " arguments for " + std::to_string(maps.size()) + " operands");
   auto slot = [&](const json &name) {
-    auto found = slotOf.find(name.get<std::string>());
-    if (found == slotOf.end())
-      throw std::invalid_argument("cell scalar '" + name.get<std::string>() +
+    std::string key = name.get<std::string>();
+    if (auto found = slotOf.find(key); found != slotOf.end())
+      return found->second;
+    auto outer = values.find(key);
+    if (outer == values.end() || !outer->second.shape.empty())
+      throw std::invalid_argument("cell scalar '" + key +
                                   "' is used before it is defined");
-    return found->second;
+    slotOf.emplace(key, slots.size());
+    slots.push_back(outer->second.data.at(0));
+    return slots.size() - 1;
   };
   struct Step {
     ScalarFunction function; // none: a constant
     double constant = 0;
     size_t operands[2] = {0, 0};
+    size_t result = 0;
   };
   std::vector<Step> steps;
   for (const json &scalarOp : body.at("ops")) {
@@ -360,8 +393,10 @@ void CellInterpreter::generic(const json &op) {
       for (size_t k = 0; k < names.size(); ++k)
         step.operands[k] = slot(names[k]);
     }
+    step.result = slots.size();
     slotOf.emplace(scalarOp.at("results").at(0).get<std::string>(),
-                   slotOf.size());
+                   step.result);
+    slots.push_back(0.0);
     steps.push_back(step);
   }
   std::vector<size_t> yielded;
@@ -374,8 +409,6 @@ void CellInterpreter::generic(const json &op) {
   int64_t total = 1;
   for (int64_t bound : bounds)
     total *= bound;
-  std::vector<double> slots(slotOf.size());
-  size_t first = maps.size();
   for (int64_t iteration = 0; iteration < total; ++iteration) {
     int64_t rest = iteration;
     for (int64_t d = loops - 1; d >= 0; --d) {
@@ -386,12 +419,11 @@ void CellInterpreter::generic(const json &op) {
       slots[k] = k < operands.size()
                      ? operands[k]->data.at(offset(k))
                      : outputs[k - operands.size()].data.at(offset(k));
-    for (size_t i = 0; i < steps.size(); ++i) {
-      const Step &step = steps[i];
+    for (const Step &step : steps) {
       double x[2] = {slots[step.operands[0]], slots[step.operands[1]]};
-      slots[first + i] = step.function.unary || step.function.binary
-                             ? step.function(x)
-                             : step.constant;
+      slots[step.result] = step.function.unary || step.function.binary
+                               ? step.function(x)
+                               : step.constant;
     }
     for (size_t k = 0; k < outputs.size(); ++k)
       outputs[k].data.at(offset(operands.size() + k)) = slots[yielded[k]];

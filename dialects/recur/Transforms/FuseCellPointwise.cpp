@@ -29,11 +29,13 @@ using namespace mlir::recur;
 namespace {
 
 /// A generic whose loops are all parallel, whose one result is written at
-/// the loop position (and not read), and whose operands are read at
-/// positions that are loop indices (broadcasts allowed): each element of
-/// its result depends on the matching elements of its operands only.
+/// the loop position (and not read), whose operands are read at positions
+/// that are loop indices (broadcasts allowed) and whose body does not read
+/// the indices: each element of its result depends on the matching
+/// elements of its operands only.
 bool isSliceablePointwise(linalg::GenericOp generic) {
-  if (generic.getNumResults() != 1 ||
+  // A body reading its loop indices would see the slice's, not the whole's.
+  if (generic.getNumResults() != 1 || generic.hasIndexSemantics() ||
       generic.getNumParallelLoops() != generic.getNumLoops() ||
       generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)) ||
       !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
@@ -75,8 +77,8 @@ struct SplitSlicedPointwise : OpRewritePattern<tensor::ExtractSliceOp> {
           SmallVector<OpFoldResult>(map.getNumResults(),
                                     rewriter.getIndexAttr(1))));
     }
-    Value init = tensor::EmptyOp::create(
-        rewriter, loc, sizes, getElementTypeOrSelf(slice.getType()));
+    Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                         getElementTypeOrSelf(slice.getType()));
     auto split = linalg::GenericOp::create(
         rewriter, loc, init.getType(), inputs, init,
         generic.getIndexingMapsArray(), generic.getIteratorTypesArray());

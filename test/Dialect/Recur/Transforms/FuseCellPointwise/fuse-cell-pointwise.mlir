@@ -129,3 +129,35 @@ func.func @kept(%x: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>, %v: tensor<4x8xf32>
   }
   return %y, %v2 : tensor<?x?x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// Not split: the body reads its column index, which a slice's generic would
+// count from the slice's first column.
+// CHECK-LABEL: func.func @reads_its_index
+// CHECK: %[[G:.*]] = linalg.generic
+// CHECK: linalg.index 1
+// CHECK: tensor.extract_slice %[[G]][0, 8]
+func.func @reads_its_index(%x: tensor<?x?x16xf32>, %h0: tensor<?x8xf32>) -> tensor<?x?x8xf32> {
+  %y, %h = recur.rnn %x init(%h0)
+      : (tensor<?x?x16xf32>, tensor<?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x16xf32>, %hp: tensor<?x8xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x16xf32>
+    %e = tensor.empty(%n) : tensor<?x16xf32>
+    %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%xt : tensor<?x16xf32>) outs(%e : tensor<?x16xf32>) {
+    ^bb0(%u: f32, %o: f32):
+      %j = linalg.index 1 : index
+      %i = arith.index_cast %j : index to i32
+      %f = arith.sitofp %i : i32 to f32
+      %r = arith.addf %u, %f : f32
+      linalg.yield %r : f32
+    } -> tensor<?x16xf32>
+    %s = tensor.extract_slice %g[0, 8] [%n, 8] [1, 1] : tensor<?x16xf32> to tensor<?x8xf32>
+    recur.yield %s, %s : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  return %y : tensor<?x?x8xf32>
+}
