@@ -215,6 +215,35 @@ def test_every_supported_op_matches_pytorch(options):
     check_matches(cell, torch.randn(4, 3, 5), torch.randn(3, 7), **options)
 
 
+class ScaledRNNCell(nn.Module):
+    """An RNN whose input product is scaled per unit: the hoisted GEMM takes
+    the scale (and the bias) into its weights at bind time."""
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.ih = nn.Linear(input_size, hidden_size)
+        self.hh = nn.Linear(hidden_size, hidden_size, bias=False)
+        self.scale = nn.Parameter(torch.rand(hidden_size) + 0.5)
+
+    def forward(self, x, h):
+        h = torch.tanh(self.ih(x) * self.scale + self.hh(h))
+        return h, h
+
+
+@pytest.mark.parametrize("options", PIPELINES)
+def test_a_scaled_product_matches_pytorch(options):
+    torch.manual_seed(9)
+    cell = ScaledRNNCell(5, 7)
+    compiled = check_matches(cell, torch.randn(4, 3, 5), torch.randn(3, 7), **options)
+    # After a weight update, the folded weights are computed again.
+    with torch.no_grad():
+        cell.scale.mul_(1.5)
+    compiled.refresh()
+    x, h = torch.randn(4, 3, 5), torch.randn(3, 7)
+    got, _ = compiled(x, h)
+    assert_close(got, run_eager(cell, x, h)[0])
+
+
 def test_a_stack_of_different_cells_matches_pytorch():
     torch.manual_seed(5)
     gru = nn.GRU(8, 9)

@@ -4,7 +4,7 @@
 //   -> recur.lstm_recurrence(recur.linear(x, w_ih, b_ih + b_hh), w_hh, h0, c0)
 // recur.rnn(x) { p = recur.linear(x_t, w, b) ... }
 //   -> recur.rnn(recur.linear(x, w, b)) { p is x_t ... }
-// and a bias the cell adds to p folded into that product.
+// and a scale and a bias the cell applies to p folded into that product.
 //
 //===----------------------------------------------------------------------===//
 
@@ -182,6 +182,83 @@ void foldBias(RNNOp op, LinearOp products, RewriterBase &rewriter) {
   rewriter.replaceOp(found->add, found->rest);
 }
 
+/// Folds a scale the cell applies to the product rows x_t first (`(x·W) *
+/// s`, s a captured `[N]` vector read as `(d0, d1) -> (d1)`) into the
+/// hoisted product's weight and bias: W's row n and b_n times s_n, computed
+/// from the weights alone (once per binding), and the step no longer
+/// multiplies.
+void foldScale(RNNOp op, LinearOp products, RewriterBase &rewriter) {
+  Value step = op.getStepInput();
+  SmallVector<Operation *> readers;
+  for (OpOperand &use : step.getUses())
+    if (!readsBatchSize(use))
+      readers.push_back(use.getOwner());
+  auto generic = readers.size() == 1
+                     ? dyn_cast<linalg::GenericOp>(readers.front())
+                     : linalg::GenericOp();
+  if (!generic || generic.getNumLoops() != 2 ||
+      generic.getNumParallelLoops() != 2)
+    return;
+  OpOperand *rows = nullptr;
+  for (OpOperand *operand : generic.getDpsInputOperands())
+    if (operand->get() == step) {
+      if (rows)
+        return;
+      rows = operand;
+    }
+  if (!rows || !generic.getMatchingIndexingMap(rows).isIdentity())
+    return;
+  BlockArgument a = generic.getMatchingBlockArgument(rows);
+  auto mul = a.hasOneUse() ? dyn_cast<arith::MulFOp>(*a.user_begin())
+                           : arith::MulFOp();
+  if (!mul)
+    return;
+  auto term =
+      dyn_cast<BlockArgument>(mul.getLhs() == a ? mul.getRhs() : mul.getLhs());
+  if (!term || term.getOwner() != generic.getBody() || !term.hasOneUse() ||
+      term.getArgNumber() >= generic.getNumDpsInputs())
+    return;
+  OpOperand *vector = generic.getDpsInputOperand(term.getArgNumber());
+  AffineMap map = generic.getMatchingIndexingMap(vector);
+  OpOperand *capture = capturedOperand(op, vector->get());
+  if (!capture || map.getNumResults() != 1 || map.getDimPosition(0) != 1)
+    return;
+  Value scale = capture->get();
+  auto weightType = cast<RankedTensorType>(products.getWeight().getType());
+  auto scaleType = dyn_cast<RankedTensorType>(scale.getType());
+  if (!scaleType || weightType.getRank() != 2 ||
+      scaleType != RankedTensorType::get({weightType.getDimSize(0)},
+                                         weightType.getElementType()))
+    return;
+  Location loc = products.getLoc();
+  rewriter.setInsertionPoint(products);
+  MLIRContext *context = rewriter.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(2, context);
+  AffineMap perRow = AffineMap::get(2, 0, getAffineDimExpr(0, context));
+  Value init = tensor::EmptyOp::create(rewriter, loc, weightType.getShape(),
+                                       weightType.getElementType());
+  Value weight =
+      linalg::GenericOp::create(
+          rewriter, loc, weightType, ValueRange{products.getWeight(), scale},
+          init, ArrayRef<AffineMap>{identity, perRow, identity},
+          SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+          [](OpBuilder &b, Location loc, ValueRange args) {
+            linalg::YieldOp::create(
+                b, loc,
+                ValueRange{arith::MulFOp::create(b, loc, args[0], args[1])});
+          })
+          .getResult(0);
+  Value bias = products.getBias();
+  if (bias)
+    bias = arith::MulFOp::create(rewriter, loc, bias, scale);
+  rewriter.modifyOpInPlace(products, [&] {
+    products.getWeightMutable().assign(weight);
+    if (bias)
+      products.getBiasMutable().assign(bias);
+  });
+  rewriter.replaceOp(mul, a);
+}
+
 /// recur.rnn(x) { p = linear(x_t, w, b); ... } -> recur.rnn(linear(x, w,
 /// b)) { ... p is x_t ... }: one GEMM over all T·B rows before the loop.
 /// `op` must be hoistable (whyNotHoistable).
@@ -201,6 +278,7 @@ void hoistInputProduct(RNNOp op, RewriterBase &rewriter) {
     step.setType(product.getResult().getType());
   });
   rewriter.replaceOp(product, step);
+  foldScale(op, products.getDefiningOp<LinearOp>(), rewriter);
   foldBias(op, products.getDefiningOp<LinearOp>(), rewriter);
 }
 

@@ -12,9 +12,11 @@
 #include "recur/Utils/Remarks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -28,6 +30,18 @@ using namespace mlir;
 using namespace mlir::recur;
 
 namespace {
+
+/// An op with a region the prologue may take too: a linalg.generic on
+/// tensors whose body reads nothing from outside it (a weight scaled at
+/// bind time, recur-hoist-input-projection's folded scale).
+bool isSelfContainedGeneric(Operation &op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || !generic.hasPureTensorSemantics())
+    return false;
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(generic.getRegion(), above);
+  return above.empty();
+}
 
 bool isConstant(Operation *op) { return op->hasTrait<OpTrait::ConstantLike>(); }
 
@@ -47,7 +61,8 @@ void outlinePrologue(func::FuncOp entry, SymbolTable &symbols) {
     }
   llvm::SetVector<Operation *> prologue;
   for (Operation &op : body.without_terminator()) {
-    if (op.getNumRegions() || !isPure(&op) || op.getNumResults() == 0)
+    if (op.getNumResults() == 0 ||
+        (op.getNumRegions() ? !isSelfContainedGeneric(op) : !isPure(&op)))
       continue;
     if (isConstant(&op)) {
       for (Value result : op.getResults())

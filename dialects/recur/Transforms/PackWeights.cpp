@@ -26,13 +26,18 @@ using namespace mlir::recur;
 namespace {
 
 /// A model weight (a `recur.weight` argument), its extension to f32 by
-/// recur-compute-in-f32 (a bf16 model's) or its transpose (a cell's x @ W
-/// from recur.compile_rnn): weight-only work, done once per binding.
+/// recur-compute-in-f32 (a bf16 model's), its transpose (a cell's x @ W
+/// from recur.compile_rnn) or a pointwise generic of weights (a scale
+/// recur-hoist-input-projection folded in): weight-only work, done once
+/// per binding.
 bool isModelWeight(Value value) {
-  while (Operation *producer = value.getDefiningOp()) {
-    if (!isa<arith::ExtFOp, TransposeOp>(producer))
-      return false;
-    value = producer->getOperand(0);
+  if (Operation *producer = value.getDefiningOp()) {
+    if (isa<arith::ExtFOp, TransposeOp>(producer))
+      return isModelWeight(producer->getOperand(0));
+    auto generic = dyn_cast<linalg::GenericOp>(producer);
+    return generic && generic.hasPureTensorSemantics() &&
+           generic.getNumParallelLoops() == generic.getNumLoops() &&
+           llvm::all_of(generic.getDpsInputs(), isModelWeight);
   }
   auto argument = dyn_cast<BlockArgument>(value);
   if (!argument)

@@ -111,7 +111,10 @@ def HoistInputProjection : Pass<"recur-hoist-input-projection"> {
     rows, in a sum they start (`x·W + h·U + b`, through one pointwise generic
     or a chain of them each read only by the next), moves into the hoisted
     product's bias: the sum is reassociated, `(x·W + b) + h·U`, as an LSTM's
-    two biases are summed.
+    two biases are summed. A captured `[N]` scale the cell applies to those
+    rows first, `(x·W + b) * s`, moves into the product's weight and bias
+    (`W`'s rows and `b` times `s`, computed from the weights alone, which
+    `recur-outline-weight-prologue` runs once per binding).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect"];

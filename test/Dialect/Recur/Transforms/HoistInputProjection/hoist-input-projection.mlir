@@ -250,3 +250,43 @@ func.func @rnn_bias_after_a_product(%x: tensor<?x?x4xf32>, %h0: tensor<?x8xf32>,
   }
   return %y : tensor<?x?x8xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// A scale the cell applies to the product rows first ((x·W + b) * s) moves
+// into the hoisted product's weight and bias: W's rows and b times s,
+// computed from the weights alone (the prologue's, once per binding).
+// CHECK-LABEL: func.func @rnn_scale_folded
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x4xf32>, %{{[^:]*}}: tensor<?x8xf32>, %[[W:[^:]*]]: tensor<8x4xf32>, %[[B:[^:]*]]: tensor<8xf32>, %[[S:[^:]*]]: tensor<8xf32>)
+// CHECK: %[[WS:.*]] = linalg.generic {{.*}} ins(%[[W]], %[[S]] : tensor<8x4xf32>, tensor<8xf32>)
+// CHECK: arith.mulf
+// CHECK: %[[BS:.*]] = arith.mulf %[[B]], %[[S]] : tensor<8xf32>
+// CHECK: %[[P:.*]] = recur.linear %[[X]], %[[WS]] bias(%[[BS]])
+// CHECK: recur.rnn %[[P]]
+// CHECK: linalg.generic
+// CHECK-NOT: arith.mulf
+// CHECK: math.tanh
+func.func @rnn_scale_folded(%x: tensor<?x?x4xf32>, %h0: tensor<?x8xf32>, %w: tensor<8x4xf32>, %b: tensor<8xf32>,
+                            %s: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  %y, %h = recur.rnn %x init(%h0) captures(%w, %b, %s)
+      : (tensor<?x?x4xf32>, tensor<?x8xf32>, tensor<8x4xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x4xf32>, %hp: tensor<?x8xf32>, %wt: tensor<8x4xf32>, %bt: tensor<8xf32>, %st: tensor<8xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x4xf32>
+    %p = recur.linear %xt, %wt bias(%bt) : (tensor<?x4xf32>, tensor<8x4xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+    %e0 = tensor.empty(%n) : tensor<?x8xf32>
+    %t = linalg.generic {indexing_maps = [#id, #col, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%p, %st, %hp : tensor<?x8xf32>, tensor<8xf32>, tensor<?x8xf32>) outs(%e0 : tensor<?x8xf32>) {
+    ^bb0(%a: f32, %c: f32, %v: f32, %o: f32):
+      %m = arith.mulf %a, %c : f32
+      %r = arith.addf %m, %v : f32
+      %q = math.tanh %r : f32
+      linalg.yield %q : f32
+    } -> tensor<?x8xf32>
+    recur.yield %t, %t : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  return %y : tensor<?x?x8xf32>
+}
