@@ -11,17 +11,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 import recur
-
-
-def assert_close(got, want):
-    assert got.shape == want.shape, (got.shape, want.shape)
-    assert torch.all((got - want).abs() <= 1e-4 * (1 + want.abs())), (
-        (got - want).abs().max())
-
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("RECUR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+# The comparison and a fresh compile cache per test, as the GRU/RNN tests'.
+from test_cells import assert_close, cache  # noqa: F401
 
 
 class LayerNorm(nn.Module):

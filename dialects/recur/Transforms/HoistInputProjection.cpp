@@ -108,7 +108,10 @@ struct BiasAdd {
   OpOperand *capture = nullptr;
 };
 
-std::optional<BiasAdd> findBiasAdd(RNNOp op, Value rows) {
+/// The one op that reads `rows` ([B, N], x_t or a generic's result) other
+/// than for its batch size, if it is a pointwise generic over [B, N] that
+/// reads it once, element by element: that operand.
+OpOperand *soleRowReader(Value rows) {
   SmallVector<Operation *> readers;
   for (OpOperand &use : rows.getUses())
     if (!readsBatchSize(use))
@@ -118,17 +121,39 @@ std::optional<BiasAdd> findBiasAdd(RNNOp op, Value rows) {
                      : linalg::GenericOp();
   if (!generic || generic.getNumLoops() != 2 ||
       generic.getNumParallelLoops() != 2)
-    return std::nullopt;
+    return nullptr;
   OpOperand *input = nullptr;
   for (OpOperand *operand : generic.getDpsInputOperands())
     if (operand->get() == rows) {
       if (input)
-        return std::nullopt;
+        return nullptr;
       input = operand;
     }
   if (!input || !generic.getMatchingIndexingMap(input).isIdentity())
+    return nullptr;
+  return input;
+}
+
+/// Whether `value`, in `generic`'s body, is a captured `[N]` vector read
+/// as `(d0, d1) -> (d1)` and nowhere else in the body: its operand.
+OpOperand *capturedColumn(RNNOp op, linalg::GenericOp generic, Value value) {
+  auto term = dyn_cast<BlockArgument>(value);
+  if (!term || term.getOwner() != generic.getBody() || !term.hasOneUse() ||
+      term.getArgNumber() >= generic.getNumDpsInputs())
+    return nullptr;
+  OpOperand *vector = generic.getDpsInputOperand(term.getArgNumber());
+  AffineMap map = generic.getMatchingIndexingMap(vector);
+  OpOperand *capture = capturedOperand(op, vector->get());
+  if (!capture || map.getNumResults() != 1 || map.getDimPosition(0) != 1)
+    return nullptr;
+  return capture;
+}
+
+std::optional<BiasAdd> findBiasAdd(RNNOp op, Value rows) {
+  OpOperand *input = soleRowReader(rows);
+  if (!input)
     return std::nullopt;
-  Block *body = generic.getBody();
+  auto generic = cast<linalg::GenericOp>(input->getOwner());
   Value sum = generic.getMatchingBlockArgument(input);
   while (sum.hasOneUse()) {
     Operation *user = *sum.user_begin();
@@ -144,15 +169,8 @@ std::optional<BiasAdd> findBiasAdd(RNNOp op, Value rows) {
     if (!add)
       return std::nullopt;
     Value other = add.getLhs() == sum ? add.getRhs() : add.getLhs();
-    if (auto term = dyn_cast<BlockArgument>(other);
-        term && term.getOwner() == body && term.hasOneUse() &&
-        term.getArgNumber() < generic.getNumDpsInputs()) {
-      OpOperand *vector = generic.getDpsInputOperand(term.getArgNumber());
-      AffineMap map = generic.getMatchingIndexingMap(vector);
-      if (OpOperand *capture = capturedOperand(op, vector->get());
-          capture && map.getNumResults() == 1 && map.getDimPosition(0) == 1)
-        return BiasAdd{generic, add, sum, capture};
-    }
+    if (OpOperand *capture = capturedColumn(op, generic, other))
+      return BiasAdd{generic, add, sum, capture};
     sum = add.getResult();
   }
   return std::nullopt;
@@ -188,40 +206,18 @@ void foldBias(RNNOp op, LinearOp products, RewriterBase &rewriter) {
 /// from the weights alone (once per binding), and the step no longer
 /// multiplies.
 void foldScale(RNNOp op, LinearOp products, RewriterBase &rewriter) {
-  Value step = op.getStepInput();
-  SmallVector<Operation *> readers;
-  for (OpOperand &use : step.getUses())
-    if (!readsBatchSize(use))
-      readers.push_back(use.getOwner());
-  auto generic = readers.size() == 1
-                     ? dyn_cast<linalg::GenericOp>(readers.front())
-                     : linalg::GenericOp();
-  if (!generic || generic.getNumLoops() != 2 ||
-      generic.getNumParallelLoops() != 2)
+  OpOperand *rows = soleRowReader(op.getStepInput());
+  if (!rows)
     return;
-  OpOperand *rows = nullptr;
-  for (OpOperand *operand : generic.getDpsInputOperands())
-    if (operand->get() == step) {
-      if (rows)
-        return;
-      rows = operand;
-    }
-  if (!rows || !generic.getMatchingIndexingMap(rows).isIdentity())
-    return;
+  auto generic = cast<linalg::GenericOp>(rows->getOwner());
   BlockArgument a = generic.getMatchingBlockArgument(rows);
   auto mul = a.hasOneUse() ? dyn_cast<arith::MulFOp>(*a.user_begin())
                            : arith::MulFOp();
   if (!mul)
     return;
-  auto term =
-      dyn_cast<BlockArgument>(mul.getLhs() == a ? mul.getRhs() : mul.getLhs());
-  if (!term || term.getOwner() != generic.getBody() || !term.hasOneUse() ||
-      term.getArgNumber() >= generic.getNumDpsInputs())
-    return;
-  OpOperand *vector = generic.getDpsInputOperand(term.getArgNumber());
-  AffineMap map = generic.getMatchingIndexingMap(vector);
-  OpOperand *capture = capturedOperand(op, vector->get());
-  if (!capture || map.getNumResults() != 1 || map.getDimPosition(0) != 1)
+  OpOperand *capture = capturedColumn(
+      op, generic, mul.getLhs() == a ? mul.getRhs() : mul.getLhs());
+  if (!capture)
     return;
   Value scale = capture->get();
   auto weightType = cast<RankedTensorType>(products.getWeight().getType());
