@@ -19,6 +19,8 @@ def make_weights(workload):
     def uniform(*shape):
         return rng.uniform(-bound, bound, shape).astype(np.float32)
 
+    if workload.traced:
+        return _layer_norm_lstm(workload, rng, uniform)
     weights = {}
     # An LM names its layers after their cell: lstm.*, gru.*
     prefix = f"{workload.cell}." if workload.lm else ""
@@ -27,8 +29,6 @@ def make_weights(workload):
                                                           dtype=np.float32)
     first = m["embed"] if workload.lm else m["input"]
     rows = GATES[workload.cell] * hidden
-    if workload.traced:
-        return _layer_norm_lstm(workload, rng, uniform)
     for layer in range(layers):
         size = first if layer == 0 else hidden
         weights[f"{prefix}weight_ih_l{layer}"] = uniform(rows, size)

@@ -58,11 +58,11 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
     pm.addPass(createCSEPass());
     pm.addPass(createFoldEmbeddingProjection());
   }
-  // With vector GEMM kernels, a fused step's tile is the four gates of one
-  // vector of units.
   // A cell region's pointwise ops as few loop nests.
   if (level >= FusionLevel::cell)
     pm.addPass(createFuseCellPointwise());
+  // With vector GEMM kernels, a fused step's tile is the four gates of one
+  // vector of units.
   if (level >= FusionLevel::cell)
     pm.addPass(gemmTile.enabled() ? createFuseLSTMCell(FuseLSTMCellOptions{
                                         gemmTile.vectorWidth, true})
@@ -349,7 +349,7 @@ void mlir::recur::registerRecurPipelines() {
       "recur-generalize-cells, then the recur -> recur loop-fusion stages "
       "up to a level: "
       "recur-hoist-input-projection and recur-fold-embedding-projection "
-      "(hoist), recur-fuse-lstm-cell (cell), "
+      "(hoist), recur-fuse-cell-pointwise and recur-fuse-lstm-cell (cell), "
       "recur-wavefront (wavefront); then recur-outline-weight-prologue",
       [](OpPassManager &pm, const FusionPipelineOptions &options) {
         buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,

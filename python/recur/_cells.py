@@ -47,15 +47,6 @@ class _Value:
         return _type(self.shape)
 
 
-class _Capture:
-    """A parameter, buffer or constant tensor the cell reads: captured by the
-    recur.rnn, bound by name. `transposed`: its transpose, computed once per
-    binding outside the time loop."""
-
-    def __init__(self, name: str, tensor: Any, transposed: bool = False) -> None:
-        self.name, self.tensor, self.transposed = name, tensor, transposed
-
-
 class _Body:
     """The scalar body of a linalg.generic: SSA names of f32 values."""
 
@@ -89,7 +80,7 @@ class _Emitter:
     def __init__(self, prefix: str) -> None:
         self.prefix, self.counter = prefix, 0
         self.lines: List[str] = []
-        self.captures: Dict[Tuple[str, bool], Tuple[_Capture, _Value]] = {}
+        self.captures: Dict[Tuple[str, bool], Tuple["_Param", _Value]] = {}
 
     def fresh(self, kind: str = "v") -> str:
         self.counter += 1
@@ -105,7 +96,7 @@ class _Emitter:
             shape = tuple(tensor.shape)
             if transposed:
                 shape = shape[::-1]
-            self.captures[key] = (_Capture(name, tensor, transposed),
+            self.captures[key] = (_Param(name, tensor, transposed),
                                   _Value(self.fresh("w"), shape))
         return self.captures[key][1]
 
@@ -273,8 +264,10 @@ class _Emitter:
 
 
 class _Param:
-    """A get_attr tensor (parameter, buffer or constant) not yet captured;
-    `transposed` after .t()."""
+    """A parameter, buffer or constant tensor the cell reads, by its name in
+    the model; `transposed` after .t(). Captured by the recur.rnn when an
+    op reads it (its transpose computed once per binding, outside the time
+    loop), bound by name."""
 
     def __init__(self, name: str, tensor: Any, transposed: bool = False) -> None:
         self.name, self.tensor, self.transposed = name, tensor, transposed
@@ -757,7 +750,7 @@ class _Layer:
     """One cell translated: its region's text, what it captures, its output
     size."""
 
-    def __init__(self, text: List[str], captures: List[Tuple[_Capture, _Value]],
+    def __init__(self, text: List[str], captures: List[Tuple["_Param", _Value]],
                  output: int, argument_types: List[str]) -> None:
         self.text, self.captures, self.output = text, captures, output
         self.argument_types = argument_types
@@ -933,32 +926,32 @@ class CompiledCells:
             raise RecurError(f"x is {x.dtype}; expected torch.float32")
         return tensors, tuples
 
-    def _traced(self, x: Any, states: Any) -> Tuple[Any, str, Dict[str, Any]]:
-        """The cells traced for x's input size and these states' structure:
-        (the key they compile under, the IR, the weights by name)."""
+    def _key(self, x: Any, states: Any) -> Tuple[Any, List[List[Any]]]:
+        """What a model is compiled for, (input size, each layer's state
+        sizes, which layers' states are tuples), and the states as tensors
+        per layer."""
         tensors, tuples = self._structure(x, states)
-        input_size = x.shape[2]
         sizes = tuple(tuple(v.shape[1] for v in values) for values in tensors)
-        key = (input_size, sizes, tuple(tuples))
+        return (x.shape[2], sizes, tuple(tuples)), tensors
+
+    def _traced(self, key: Any) -> Tuple[str, Dict[str, Any]]:
+        """The cells traced for `key` (_key): the IR and the weights by name."""
+        input_size, sizes, tuples = key
         layers, size = [], input_size
         for k, (cell, width, is_tuple) in enumerate(zip(self.cells, sizes, tuples)):
             prefix = "" if self.single else f"{k}."
             layer = _translate(cell, size, list(width), is_tuple, prefix)
             layers.append(layer)
             size = layer.output
-        ir, weights = _module_text(layers, input_size, [list(w) for w in sizes])
-        return key, ir, weights
+        return _module_text(layers, input_size, [list(w) for w in sizes])
 
-    def _compiled(self, x: Any, states: Any) -> Tuple[Any, Dict[str, Any], str]:
-        """The model for x's input size and these states' structure (traced
-        and compiled on first use), its weights by name, and its IR."""
+    def _compiled(self, key: Any) -> Tuple[Any, Dict[str, Any], str]:
+        """The model for `key` (traced and compiled on first use), its
+        weights by name, and its IR."""
         from ._compile import _build
         from ._model import Model
-        tensors, tuples = self._structure(x, states)
-        key = (x.shape[2], tuple(tuple(v.shape[1] for v in values) for values in tensors),
-               tuple(tuples))
         if key not in self._models:
-            _, ir, weights = self._traced(x, states)
+            ir, weights = self._traced(key)
             flags = [f"--target={self.target}"] + \
                 ([f"--fusion={self.fusion}"] if self.fusion else []) + self.extra_flags
             names = ", ".join(type(c).__name__ for c in self.cells)
@@ -978,20 +971,20 @@ class CompiledCells:
     def ir(self, x: Any, states: Any) -> str:
         """The recur IR the cells compile to for these shapes (traced, not
         compiled)."""
-        return self._traced(x, states)[1]
+        return self._traced(self._key(x, states)[0])[0]
 
     def model(self, x: Any, states: Any) -> Any:
         """The compiled recur.Model that runs these shapes (its `path` is the
         library, for recur-run)."""
-        return self._compiled(x, states)[0]
+        return self._compiled(self._key(x, states)[0])[0]
 
     def __call__(self, x: Any, states: Any) -> Tuple[Any, Any]:
-        tensors, tuples = self._structure(x, states)
-        model = self._compiled(x, states)[0]
+        key, tensors = self._key(x, states)
+        model = self._compiled(key)[0]
         outputs = model.run(x, *[v for values in tensors for v in values])
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         y, rest, result = outputs[0], list(outputs[1:]), []
-        for values, is_tuple in zip(tensors, tuples):
+        for values, is_tuple in zip(tensors, key[2]):
             mine, rest = rest[:len(values)], rest[len(values):]
             result.append(tuple(mine) if is_tuple else mine[0])
         return y, (result[0] if self.single else result)

@@ -72,15 +72,21 @@ bool readsBatchSize(OpOperand &use) {
   return dim && dim.getConstantIndex() == 0;
 }
 
+/// The ops that read `value` other than for its batch size.
+SmallVector<Operation *> readersOf(Value value) {
+  SmallVector<Operation *> readers;
+  for (OpOperand &use : value.getUses())
+    if (!readsBatchSize(use))
+      readers.push_back(use.getOwner());
+  return readers;
+}
+
 /// Why x_t of `op` cannot be replaced by a product computed before the
 /// loop, or "" if it can: x_t feeds one recur.linear, with a captured
 /// weight (and bias), and nothing else but reads of its batch size.
 std::string whyNotHoistable(RNNOp op) {
   Value step = op.getStepInput();
-  SmallVector<Operation *> readers;
-  for (OpOperand &use : step.getUses())
-    if (!readsBatchSize(use))
-      readers.push_back(use.getOwner());
+  SmallVector<Operation *> readers = readersOf(step);
   if (readers.size() != 1)
     return readers.empty() ? "the cell does not read x_t"
                            : "x_t has several uses (one product with a "
@@ -112,10 +118,7 @@ struct BiasAdd {
 /// than for its batch size, if it is a pointwise generic over [B, N] that
 /// reads it once, element by element: that operand.
 OpOperand *soleRowReader(Value rows) {
-  SmallVector<Operation *> readers;
-  for (OpOperand &use : rows.getUses())
-    if (!readsBatchSize(use))
-      readers.push_back(use.getOwner());
+  SmallVector<Operation *> readers = readersOf(rows);
   auto generic = readers.size() == 1
                      ? dyn_cast<linalg::GenericOp>(readers.front())
                      : linalg::GenericOp();
