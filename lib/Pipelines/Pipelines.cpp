@@ -67,6 +67,11 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
     pm.addPass(gemmTile.enabled() ? createFuseLSTMCell(FuseLSTMCellOptions{
                                         gemmTile.vectorWidth, true})
                                   : createFuseLSTMCell());
+  // Any other cell's tail runs on its recurrent product's register tile:
+  // the G gates of K units, one panel.
+  if (level >= FusionLevel::cell && gemmTile.enabled())
+    pm.addPass(createFuseCellStep(
+        FuseCellStepOptions{gemmTile.vectorWidth, gemmTile.columns}));
   if (level >= FusionLevel::wavefront)
     pm.addPass(createWavefront(WavefrontOptions{wavefrontMaxLayers}));
   if (level > FusionLevel::none && gemmTile.enabled())
@@ -349,7 +354,8 @@ void mlir::recur::registerRecurPipelines() {
       "recur-generalize-cells, then the recur -> recur loop-fusion stages "
       "up to a level: "
       "recur-hoist-input-projection and recur-fold-embedding-projection "
-      "(hoist), recur-fuse-cell-pointwise and recur-fuse-lstm-cell (cell), "
+      "(hoist), recur-fuse-cell-pointwise, recur-fuse-lstm-cell and, with "
+      "the CPU's GEMM tile, recur-fuse-cell-step (cell), "
       "recur-wavefront (wavefront); then recur-outline-weight-prologue",
       [](OpPassManager &pm, const FusionPipelineOptions &options) {
         buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,

@@ -185,6 +185,40 @@ def test_peephole_lstm_matches_pytorch(options):
     check_matches(cell, torch.randn(5, 3, 6), (torch.randn(3, 8), torch.randn(3, 8)), **options)
 
 
+class ElmanCell(nn.Module):
+    """An Elman RNN with a learned per-unit leak: the recurrent product read
+    whole (one gate) with a column operand."""
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.ih = nn.Linear(input_size, hidden_size)
+        self.hh = nn.Linear(hidden_size, hidden_size, bias=False)
+        self.leak = nn.Parameter(torch.rand(hidden_size))
+
+    def forward(self, x, h):
+        h = self.leak * h + (1 - self.leak) * torch.tanh(self.ih(x) + self.hh(h))
+        return h, h
+
+
+# Hidden sizes the vector width divides (16 with AVX-512, 8 with AVX2): at
+# `cell` the recurrent product's register tile runs the cell's tail
+# (recur-fuse-cell-step); 7 rows leave a remainder tile.
+@pytest.mark.parametrize("options", PIPELINES)
+@pytest.mark.parametrize("make_cell", [lambda: PeepholeLSTMCell(20, 32),
+                                       lambda: GRUCell(nn.GRU(20, 48)),
+                                       lambda: ElmanCell(20, 64)],
+                         ids=["peephole", "gru", "elman"])
+def test_fused_cell_steps_match_pytorch(options, make_cell):
+    torch.manual_seed(9)
+    cell = make_cell()
+    hidden = cell.hh.out_features // 3 if isinstance(cell, GRUCell) else \
+        cell.hh.out_features if isinstance(cell, ElmanCell) else cell.hidden
+    states = torch.randn(7, hidden)
+    if isinstance(cell, PeepholeLSTMCell):
+        states = (states, torch.randn(7, hidden))
+    check_matches(cell, torch.randn(6, 7, 20), states, **options)
+
+
 @pytest.mark.parametrize("options", PIPELINES)
 def test_gru_written_as_a_cell_matches_nn_gru(options):
     torch.manual_seed(3)

@@ -430,15 +430,16 @@ LogicalResult InterleaveGatesOp::verify() {
   ShapeChecker checker = verifyingChecker(*this);
   std::string what = operandName("input");
   auto type = dyn_cast<RankedTensorType>(getInput().getType());
-  SymbolicShape shape = {{"H", 4}};
-  // [4H] or [4H, K]; other ranks are reported against the 2-D form.
+  int64_t gates = getGates();
+  SymbolicShape shape = {{"H", gates}};
+  // [GH] or [GH, K]; other ranks are reported against the 2-D form.
   if (type && type.getRank() != 1)
     shape.emplace_back("K");
   if (failed(checker.checkShape(what, getInput().getType(), shape,
                                 /*requireStatic=*/true)) ||
       failed(checker.checkFloatElementType(what, getInput().getType())))
     return failure();
-  return checkGateTile(*this, getTile(), type.getDimSize(0) / 4);
+  return checkGateTile(*this, getTile(), type.getDimSize(0) / gates);
 }
 
 SmallVector<Type> InterleaveGatesOp::inferResultTypes() {

@@ -273,32 +273,38 @@ def Recur_LSTMWavefrontOp : Recur_Op<"lstm_wavefront",
 
 def Recur_InterleaveGatesOp : Recur_Op<"interleave_gates",
     [Pure, AllTypesMatch<["input", "result"]>]> {
-  let summary = "gate-interleaved rows of an LSTM weight, tile by tile";
+  let summary = "gate-interleaved rows of a gate-stacked weight, tile by tile";
   let description = [{
-    Reorders the rows of a gate-stacked LSTM weight (`[4H, K]` or `[4H]`,
-    PyTorch's gate order i, f, g, o) so that each tile of `tile` hidden units
-    holds its four gates next to each other:
+    Reorders the rows of a weight of `gates` stacked gates (`[G H, K]` or
+    `[G H]`; an LSTM's four in PyTorch's order i, f, g, o, the default, or
+    the G column groups a `recur.rnn` cell slices from a product) so that
+    each tile of `tile` hidden units holds its G gates next to each other:
 
     ```
-    result[(j / tile) * 4 * tile + g * tile + j % tile] = input[g * H + j]
+    result[(j / tile) * G * tile + g * tile + j % tile] = input[g * H + j]
     ```
 
-    With `tile = H` this is the identity; with `tile = 1` the four gates of
+    With `tile = H` this is the identity; with `tile = 1` the gates of
     every unit are adjacent. `recur-fuse-lstm-cell` interleaves `w_hh` so that
     the loop nest of a fused step reads the gates of the units it updates from
-    one contiguous block of rows. The weight depends on nothing but the
-    model's weights, so `recur-outline-weight-prologue` moves it into the
-    prologue the runtime runs once per weight binding.
+    one contiguous block of rows, and `recur-fuse-cell-step` does the same
+    for a `recur.rnn` cell's recurrent product. The weight depends on nothing
+    but the model's weights, so `recur-outline-weight-prologue` moves it into
+    the prologue the runtime runs once per weight binding.
 
     ```mlir
     %w = recur.interleave_gates %w_hh tile(8) : tensor<1024x256xf32>
+    %u = recur.interleave_gates %w_hh_gru tile(16) gates(3) : tensor<768x256xf32>
     ```
   }];
   let arguments = (ins AnyTensor:$input,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$tile);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$tile,
+                       DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>,
+                                         "4">:$gates);
   let results = (outs AnyTensor:$result);
   let assemblyFormat = [{
-    $input `tile` `(` $tile `)` attr-dict `:` type($input)
+    $input `tile` `(` $tile `)` (`gates` `(` $gates^ `)`)? attr-dict `:`
+    type($input)
   }];
   let hasVerifier = 1;
 }

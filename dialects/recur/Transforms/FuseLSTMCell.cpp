@@ -46,13 +46,6 @@ struct FuseLSTMCellPass
   }
 
   void runOnOperation() override {
-    getOperation()->walk([&](RNNOp op) {
-      remarkMissed(op, getArgument(),
-                   "the recurrence's step runs its recurrent product and its "
-                   "pointwise tail as separate loop nests",
-                   "the fused step takes the LSTM's cell only so far (a "
-                   "recur.rnn cell: GRU, RNN, custom cells)");
-    });
     getOperation()->walk([&](LSTMRecurrenceOp op) {
       // Already fused: its w_hh may be interleaved already. A projected
       // step (proj_size) keeps the separate schedule.

@@ -27,12 +27,13 @@ namespace {
 
 /// A model weight (a `recur.weight` argument), its extension to f32 by
 /// recur-compute-in-f32 (a bf16 model's), its transpose (a cell's x @ W
-/// from recur.compile_rnn) or a pointwise generic of weights (a scale
+/// from recur.compile_rnn), its gate interleaving (a fused cell step's,
+/// recur-fuse-cell-step) or a pointwise generic of weights (a scale
 /// recur-hoist-input-projection folded in): weight-only work, done once
 /// per binding.
 bool isModelWeight(Value value) {
   if (Operation *producer = value.getDefiningOp()) {
-    if (isa<arith::ExtFOp, TransposeOp>(producer))
+    if (isa<arith::ExtFOp, TransposeOp, InterleaveGatesOp>(producer))
       return isModelWeight(producer->getOperand(0));
     auto generic = dyn_cast<linalg::GenericOp>(producer);
     return generic && generic.hasPureTensorSemantics() &&
@@ -59,7 +60,8 @@ Value roundedToBf16(OpBuilder &builder, Value weight) {
   if (auto interleaved = weight.getDefiningOp<InterleaveGatesOp>()) {
     Value input = roundedToBf16(builder, interleaved.getInput());
     return InterleaveGatesOp::create(builder, loc, input.getType(), input,
-                                     interleaved.getTile());
+                                     interleaved.getTile(),
+                                     interleaved.getGates());
   }
   auto type = cast<RankedTensorType>(weight.getType());
   return arith::TruncFOp::create(builder, loc,
@@ -131,7 +133,11 @@ struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
                               "weight unpacked, by a scalar loop nest",
                               "the captured weight is not a model weight "
                               "that only products read");
-        pack(capture, tile);
+        // A fused cell step's tile: the G gates of K units, one panel.
+        auto interleaved = capture.get().getDefiningOp<InterleaveGatesOp>();
+        pack(capture, interleaved
+                          ? interleaved.getGates() * interleaved.getTile()
+                          : int64_t(tile));
         argument.setType(capture.get().getType());
         return;
       }

@@ -239,6 +239,47 @@ def FuseLSTMCell : Pass<"recur-fuse-lstm-cell"> {
   ];
 }
 
+def FuseCellStep : Pass<"recur-fuse-cell-step"> {
+  let summary = "Lay out each recur.rnn cell's recurrent product for its pointwise tail to run on the product's register tile";
+  let description = [{
+    The LSTM's fused step for any cell. In a `recur.rnn` cell whose product
+    with a captured weight, `[B, G H]`, is read only as G column slices of
+    H units (the gates) by one pointwise loop nest (what
+    `recur-fuse-cell-pointwise` leaves of a GRU's, an RNN's or a peephole
+    LSTM's tail), the weight's and bias's rows are gate-interleaved with a
+    tile of K units (`recur.interleave_gates tile(K) gates(G)`, once per
+    binding) and the tail runs over (row, H / K, K), reading gate g of unit
+    qK + l at `[b, q, g, l]` of the product's `[B, H / K, G, K]` view:
+
+    ```mlir
+    %gh = recur.linear %h, %w_hh bias(%b_hh)      // [B, 3H]
+    %r = tensor.extract_slice %gh[0, 0] [%b, H] [1, 1]  ... z, n
+    %h_t = linalg.generic ins(%xr, %xz, %xn, %r, %z, %n, %h) ...
+    // becomes
+    %gh = recur.linear %h, %w_hh_interleaved bias(%b_hh_interleaved)
+    %tiles = tensor.expand_shape %gh ... : [B, 3H] into [B, H/K, 3, K]
+    %h_t = linalg.generic ins(%xr', %xz', %xn', %tiles, %tiles, %tiles, %h')
+             maps (b, q, l) -> (b, q, l), ..., (b, q, 0, l), (b, q, 1, l), ...
+    ```
+
+    `recur-pack-weights` packs the interleaved weight in panels of G K
+    rows, and on the CPU `recur-vectorize-packed-matmuls` then applies the
+    tail to each register tile's accumulators: the gates are never stored.
+    K is the largest multiple of `vector-width` dividing H with G K at most
+    `panel-columns` (at least one vector per gate). The tail's other
+    operands must be `[B, H]` rows or `[H]` columns (a peephole's weights).
+    A cell left alone gets a remark saying why.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "The CPU's f32 lanes per vector: K is a multiple of it">,
+    Option<"panelColumns", "panel-columns", "int64_t", /*default=*/"64",
+           "The GEMM register tile's columns: G K at most this, or G vectors">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def Wavefront : Pass<"recur-wavefront"> {
   let summary = "Run each stack of LSTM recurrences as one wavefront of diagonal steps";
   let description = [{

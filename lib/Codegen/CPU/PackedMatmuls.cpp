@@ -1,8 +1,8 @@
 //===- PackedMatmuls.cpp - a packed GEMM and what surrounds it ------------===//
 //
 // The packed GEMMs the kernels take, with what sets C before them (a bias,
-// the step's input gates, a copy) and what follows (the LSTM cell, the
-// rounding to bf16).
+// the step's input gates, a copy, zeros) and what follows (a fused step's
+// cell, the rounding to bf16).
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,49 +120,77 @@ bool matchGateTranspose(linalg::TransposeOp transpose, PackedMatmul &matmul,
 
 /// The cell that follows a contraction into gate-interleaved C (see
 /// FusedCell), if its kernel can run on the tiles: every buffer it writes is
-/// an allocation of its own, which no tile reads.
-std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul) {
+/// an allocation of its own, which no tile reads. The gate tile K is the
+/// LSTM's (matmul.gateTile) or, for another cell, read from the cell's view
+/// of C ([d..., Q, G, K] with G K the panel's columns).
+std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul,
+                                        int64_t vectorWidth) {
   auto op = dyn_cast_or_null<linalg::GenericOp>(nextWithEffects(matmul.op));
   unsigned rank = cast<MemRefType>(matmul.output.getType()).getRank();
   if (!op || !op.hasPureBufferSemantics() || op.getNumLoops() != rank + 1 ||
-      op.getNumParallelLoops() != rank + 1 ||
+      op.getNumParallelLoops() != rank + 1 || matmul.inPlaceWeight ||
       !isElementwiseF32Body(op.getRegion().front()))
     return std::nullopt;
   MLIRContext *context = op.getContext();
   AffineMap identity = AffineMap::getMultiDimIdentityMap(rank + 1, context);
-  FusedCell cell{op, matmul.gateTile, {}, {}, {}, {}};
+  // A [Q * K] vector read at (q, l): a column operand (a peephole weight).
+  AffineMap unitsOnly = AffineMap::get(
+      rank + 1, 0,
+      {getAffineDimExpr(rank - 1, context), getAffineDimExpr(rank, context)},
+      context);
+  FusedCell cell{op, matmul.gateTile, {}, {}, {}, {}, {}};
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
     if (splitLastSource(operand.get(), 3) == matmul.output) {
-      // C as [d..., Q, 4, K], read at (d..., q, l) -> (d..., q, g, l).
+      // C as [d..., Q, G, K], read at (d..., q, l) -> (d..., q, g, l).
       ArrayRef<int64_t> split =
           cast<MemRefType>(operand.get().getType()).getShape().take_back(3);
+      if (!cell.gateTile)
+        cell.gateTile = split[2];
       auto gate = map.getNumResults() == rank + 2
                       ? dyn_cast<AffineConstantExpr>(map.getResult(rank))
                       : AffineConstantExpr();
-      if (op.isDpsInit(&operand) || split[1] != 4 ||
-          split[2] != matmul.gateTile || !gate || gate.getValue() < 0 ||
-          gate.getValue() >= 4 || map.dropResult(rank) != identity)
+      if (op.isDpsInit(&operand) || split[1] * split[2] != matmul.tile ||
+          split[2] != cell.gateTile || cell.gateTile % vectorWidth != 0 ||
+          !gate || gate.getValue() < 0 || gate.getValue() >= split[1] ||
+          map.dropResult(rank) != identity)
         return std::nullopt;
       cell.gateOf.push_back(gate.getValue());
       cell.unitBuffers.push_back({});
+      cell.columns.push_back(false);
       continue;
     }
+    auto type = cast<MemRefType>(operand.get().getType());
+    bool column = map == unitsOnly && !op.isDpsInit(&operand);
     Value buffer = splitLastSource(operand.get(), 2);
-    auto type = dyn_cast<MemRefType>(operand.get().getType());
-    if (!buffer || map != identity || !type.getElementType().isF32() ||
-        type.getShape().back() != matmul.gateTile ||
+    // An output allocated as [d..., Q, K] (bufferization's for an empty
+    // tensor expanded so): the kernel views it as [d..., Q * K].
+    if (!buffer && op.isDpsInit(&operand) &&
+        operand.get().getDefiningOp<memref::AllocOp>() &&
+        type.getLayout().isIdentity())
+      buffer = operand.get();
+    if (!buffer || (map != identity && !column) ||
+        !type.getElementType().isF32() ||
+        type.getRank() != (column ? 2 : int64_t(rank) + 1) ||
         !definedBefore(buffer, matmul.op))
       return std::nullopt;
     cell.gateOf.push_back(-1);
     cell.unitBuffers.push_back(buffer);
+    cell.columns.push_back(column);
   }
+  // Every operand's last dimension is K, the tile's units.
+  if (!cell.gateTile || !llvm::all_of(op->getOperands(), [&](Value operand) {
+        return cast<MemRefType>(operand.getType()).getShape().back() ==
+               cell.gateTile;
+      }))
+    return std::nullopt;
   // What the tiles read must not change under them: the outputs are
   // allocations distinct from A, W, C, the gate source, each other and the
   // cell's inputs (but the input an output updates in place, read at the
   // same elements only).
-  SmallVector<Value> tileReads = {matmul.input, matmul.weight, matmul.output,
-                                  matmul.gateSource};
+  SmallVector<Value> tileReads = {matmul.input,  matmul.weight,
+                                  matmul.output, matmul.gateSource,
+                                  matmul.bias,   matmul.initial};
   SmallVector<Value> cellReads, written;
   for (auto [operand, buffer] :
        llvm::zip(op->getOpOperands(), cell.unitBuffers))
@@ -172,7 +200,7 @@ std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul) {
     Value buffer = cell.unitBuffers[init.getOperandNumber()];
     memref::AllocOp root = rootAllocation(buffer);
     auto sharesRoot = [&](Value other) {
-      return rootBuffer(other) == root.getResult();
+      return other && rootBuffer(other) == root.getResult();
     };
     if (!root || llvm::any_of(tileReads, sharesRoot) ||
         llvm::any_of(written, sharesRoot) ||
@@ -182,11 +210,23 @@ std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul) {
       return std::nullopt;
     written.push_back(buffer);
   }
-  SmallVector<Value> operands(tileReads);
+  SmallVector<Value> operands;
+  for (Value read : tileReads)
+    if (read)
+      operands.push_back(read);
   llvm::append_range(operands, cellReads);
   llvm::append_range(operands, written);
   cell.copy = matchCopiedOutput(op, written, operands, matmul.op, cell.copied);
   return cell;
+}
+
+/// `fill` sets all of `output` to 0.
+bool isZeroFill(linalg::FillOp fill, Value output) {
+  if (!fill || !fill.hasPureBufferSemantics() || fill.getOutputs()[0] != output)
+    return false;
+  auto value = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
+  return zero && zero.getValue().isPosZero();
 }
 
 } // namespace
@@ -365,7 +405,10 @@ mlir::recur::cpu::matchPackedMatmul(linalg::GenericOp op, int64_t vectorWidth,
   if (matchGateTranspose(dyn_cast_or_null<linalg::TransposeOp>(previous),
                          matmul, vectorWidth)) {
     matmul.initialization = previous;
-    matmul.cell = matchFusedCell(matmul);
+  } else if (isZeroFill(dyn_cast_or_null<linalg::FillOp>(previous),
+                        matmul.output)) {
+    matmul.zeroStart = true;
+    matmul.initialization = previous;
   } else if (Value bias =
                  matchBiasFill(dyn_cast_or_null<linalg::GenericOp>(previous),
                                matmul.output)) {
@@ -389,7 +432,10 @@ mlir::recur::cpu::matchPackedMatmul(linalg::GenericOp op, int64_t vectorWidth,
     if (matmul.gateSource)
       return std::nullopt;
     matmul.bias = matmul.initial = Value();
+    matmul.zeroStart = false;
     matmul.initialization = nullptr;
+  } else if ((matmul.cell = matchFusedCell(matmul, vectorWidth))) {
+    matmul.gateTile = matmul.cell->gateTile;
   }
   if (!matmul.cell && bf16Vectors)
     matchRounding(matmul);

@@ -2,7 +2,7 @@
 //
 // What recur-vectorize-packed-matmuls' two halves share: a packed GEMM as
 // the conversion left it (PackedMatmul: its operands, what set C before it,
-// the LSTM cell or rounding that follows it), found by PackedMatmuls.cpp,
+// the fused step's cell or rounding that follows it), found by PackedMatmuls.cpp,
 // and the register-tiled kernel that replaces it (PackedMatmulKernel.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -19,19 +19,21 @@
 
 namespace mlir::recur::cpu {
 
-/// The elementwise op after the fused LSTM step's contraction, which reads C
-/// ([d..., Q * 4 * K], the columns of gate g of units qK..qK+K-1 at qK*4 +
-/// gK) as [d..., Q, 4, K] and its other operands ([d..., Q * K] buffers) as
-/// [d..., Q, K]: the cell, over loops (d..., q, l). Its kernel runs on the
-/// accumulators of the tile whose panel holds the four gates of those K
-/// units.
+/// The elementwise op after a fused step's contraction, which reads C
+/// ([d..., Q * G * K], the columns of gate g of units qK..qK+K-1 at qK*G +
+/// gK; an LSTM's G = 4) as [d..., Q, G, K], its other operands ([d..., Q *
+/// K] buffers) as [d..., Q, K] and its column operands ([Q * K]) as [Q, K]:
+/// the cell, over loops (d..., q, l). Its kernel runs on the accumulators of
+/// the tile whose panel holds the G gates of those K units.
 struct FusedCell {
   linalg::GenericOp op;
   int64_t gateTile = 0;
   /// Per operand: the gate it reads from C, or -1 for the others ...
   SmallVector<int64_t> gateOf;
-  /// ... which are views of these [d..., Q * K] buffers.
+  /// ... which are views of these [d..., Q * K] (or [Q * K]) buffers ...
   SmallVector<Value> unitBuffers;
+  /// ... read by unit alone when a column.
+  SmallVector<bool> columns;
   /// h_t copied into y[t] right after: the kernel writes it there too.
   linalg::CopyOp copy;
   Value copied;
@@ -55,10 +57,13 @@ struct PackedMatmul {
   Value bias;
   /// Shaped like C: C was a fresh buffer that `initialization` copied it into.
   Value initial;
+  /// C was filled with zeros by `initialization`: the tiles start from 0.
+  bool zeroStart = false;
   /// [d..., 4 * Q * K], gates in PyTorch's order (i, f, g, o): C was set to it
   /// with the gates of K units side by side (columns in the interleaved order
   /// of the fused LSTM step's w_hh, `gateTile` = K).
   Value gateSource;
+  /// K, when C's panels are the gates of K units (`gateSource`, `cell`).
   int64_t gateTile = 0;
   Operation *initialization = nullptr;
   std::optional<FusedCell> cell;

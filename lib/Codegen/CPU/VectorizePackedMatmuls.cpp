@@ -4,8 +4,9 @@
 // parallel loop over (blocks of rows, panels of t columns) whose body keeps a
 // rows x t tile of C in vector registers across the K loop: per step, one
 // contiguous row of the panel, one broadcast element of A per row, and an FMA
-// per (row, vector). The fused LSTM step's contraction takes the cell that
-// follows it into the tile: the cell runs on the accumulators.
+// per (row, vector). A fused step's contraction (the LSTM's, a recur.rnn
+// cell's) takes the cell that follows it into the tile: the cell runs on the
+// accumulators.
 //
 //===----------------------------------------------------------------------===//
 
@@ -101,7 +102,7 @@ struct VectorizePackedMatmulsPass
                  << DEBUG_TYPE << ": " << matmul.op.getLoc() << ": " << tileRows
                  << " x " << matmul.tile << " register tiles"
                  << (matmul.pairs ? ", bf16 pairs" : "")
-                 << (matmul.cell ? ", the LSTM cell fused" : "")
+                 << (matmul.cell ? ", the cell fused" : "")
                  << (matmul.bias ? ", from the bias" : "") << "\n");
       // A deep product accumulates its chunks in C: C stays, and so does
       // the rounding after it.

@@ -22,7 +22,8 @@ struct LowerInterleaveGates : OpRewritePattern<InterleaveGatesOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
-    int64_t tile = op.getTile(), hidden = type.getDimSize(0) / 4;
+    int64_t tile = op.getTile(), gates = op.getGates(),
+            hidden = type.getDimSize(0) / gates;
     unsigned rank = type.getRank();
     Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                          type.getElementType());
@@ -34,9 +35,9 @@ struct LowerInterleaveGates : OpRewritePattern<InterleaveGatesOp> {
           auto constant = [&](int64_t value) {
             return arith::ConstantIndexOp::create(b, loc, value).getResult();
           };
-          // Row r = (j / K) * 4K + g * K + j % K holds input row g * H + j.
+          // Row r = (j / K) * GK + g * K + j % K holds input row g * H + j.
           Value row = linalg::IndexOp::create(b, loc, 0);
-          Value tileRows = constant(4 * tile);
+          Value tileRows = constant(gates * tile);
           Value tiles = arith::DivUIOp::create(b, loc, row, tileRows);
           Value inTile = arith::RemUIOp::create(b, loc, row, tileRows);
           Value gate = arith::DivUIOp::create(b, loc, inTile, constant(tile));

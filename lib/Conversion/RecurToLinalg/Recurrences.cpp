@@ -11,6 +11,8 @@
 
 #include "LstmSchedules.h"
 
+#include "recur/Utils/SplitLast.h"
+
 using namespace mlir;
 using namespace mlir::recur;
 using namespace mlir::recur::to_linalg;
@@ -126,36 +128,6 @@ SmallVector<Value> fusedStep(OpBuilder &b, Location loc, Value inputGates,
       });
   markUnitStep(b, cell, /*layered=*/false, {hidden}, {gateTile.value_or(0)});
   return {cell.getResult(0), cell.getResult(1), hPrev};
-}
-
-/// [d..., N] as [d..., parts...] (a view; N = the parts' product).
-Value splitLast(OpBuilder &b, Location loc, Value value,
-                ArrayRef<int64_t> parts) {
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape(type.getShape().drop_back());
-  SmallVector<ReassociationIndices> groups;
-  for (int64_t dim = 0; dim < type.getRank() - 1; ++dim)
-    groups.push_back({dim});
-  groups.emplace_back();
-  for (int64_t part : parts) {
-    groups.back().push_back(shape.size());
-    shape.push_back(part);
-  }
-  return tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), value,
-      groups);
-}
-
-/// The inverse of splitLast: the last `parts` dimensions as one.
-Value joinLast(OpBuilder &b, Location loc, Value value, int64_t parts) {
-  int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
-  SmallVector<ReassociationIndices> groups;
-  for (int64_t dim = 0; dim < rank - parts; ++dim)
-    groups.push_back({dim});
-  groups.emplace_back();
-  for (int64_t dim = rank - parts; dim < rank; ++dim)
-    groups.back().push_back(dim);
-  return tensor::CollapseShapeOp::create(b, loc, value, groups);
 }
 
 /// The fused step on a w_hh packed for the CPU's register tile: panels of

@@ -489,3 +489,145 @@ func.func @cell_writes_input(%gates: memref<?x128xf32>, %w: memref<2x32x64xf32>)
   memref.dealloc %c : memref<?x128xf32>
   return %x : memref<?x32xf32>
 }
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 48, d2, d1 mod 48)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#r = affine_map<(d0, d1, d2) -> (d0, d1, 0, d2)>
+#z = affine_map<(d0, d1, d2) -> (d0, d1, 1, d2)>
+#n = affine_map<(d0, d1, d2) -> (d0, d1, 2, d2)>
+#unit = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// A recur.rnn cell's fused step (recur-fuse-cell-step), a GRU's: three gates
+// of K = 16 units per 48-column panel, C set to the (interleaved) bias, the
+// tail reading C as [B, H/K, 3, K] and the step's input gates, a strided
+// [B, 3H] row, as [B, H/K, K] views. One kernel: the tile starts from the
+// bias, the tail runs on its accumulators (gate g is the panel's vector g),
+// h_t goes to its buffer and to y[t]; C is never written.
+// CHECK-LABEL: func.func @gru_step(
+// CHECK-SAME: %[[XG:[^:]*]]: memref<?x96xf32, strided<[96, 1], offset: ?>>, %[[HP:[^:]*]]: memref<?x32xf32>, %{{[^:]*}}: memref<2x32x48xf32>, %[[B:[^:]*]]: memref<96xf32>)
+// CHECK-NOT: linalg.
+// CHECK: scf.parallel
+// CHECK: vector.transfer_read %[[B]]
+// CHECK: scf.for
+// CHECK: vector.fma
+// CHECK: %[[U:.*]] = arith.muli %{{.*}}, %c16 : index
+// CHECK: vector.load %{{.*}}[%{{.*}}, %[[U]]] : memref<?x32xf32, strided<[96, 1], offset: ?>>, vector<16xf32>
+// CHECK: vector.load %[[HP]][%{{.*}}, %[[U]]] : memref<?x32xf32>, vector<16xf32>
+// CHECK: math.exp
+// CHECK: math.tanh
+// CHECK: vector.store %[[HN:.*]], %[[H:.*]][%{{.*}}, %[[U]]] : memref<?x32xf32>, vector<16xf32>
+// CHECK: vector.store %[[HN]], %[[Y:.*]][%{{.*}}, %[[U]]] : memref<?x32xf32>, vector<16xf32>
+// CHECK-NOT: memref<?x96xf32>, vector
+// CHECK: return %[[Y]]
+func.func @gru_step(%xg: memref<?x96xf32, strided<[96, 1], offset: ?>>, %hp: memref<?x32xf32>, %w: memref<2x32x48xf32>, %b: memref<96xf32>)
+    -> memref<?x32xf32> {
+  %zero = arith.constant 0 : index
+  %n = memref.dim %hp, %zero : memref<?x32xf32>
+  %c = memref.alloc(%n) : memref<?x96xf32>
+  %h = memref.alloc(%n) : memref<?x32xf32>
+  %y = memref.alloc(%n) : memref<?x32xf32>
+  %xr = memref.subview %xg[0, 0] [%n, 32] [1, 1] : memref<?x96xf32, strided<[96, 1], offset: ?>> to memref<?x32xf32, strided<[96, 1], offset: ?>>
+  %xz = memref.subview %xg[0, 32] [%n, 32] [1, 1] : memref<?x96xf32, strided<[96, 1], offset: ?>> to memref<?x32xf32, strided<[96, 1], offset: ?>>
+  %xn = memref.subview %xg[0, 64] [%n, 32] [1, 1] : memref<?x96xf32, strided<[96, 1], offset: ?>> to memref<?x32xf32, strided<[96, 1], offset: ?>>
+  %xr3 = memref.expand_shape %xr [[0], [1, 2]] output_shape [%n, 2, 16] : memref<?x32xf32, strided<[96, 1], offset: ?>> into memref<?x2x16xf32, strided<[96, 16, 1], offset: ?>>
+  %xz3 = memref.expand_shape %xz [[0], [1, 2]] output_shape [%n, 2, 16] : memref<?x32xf32, strided<[96, 1], offset: ?>> into memref<?x2x16xf32, strided<[96, 16, 1], offset: ?>>
+  %xn3 = memref.expand_shape %xn [[0], [1, 2]] output_shape [%n, 2, 16] : memref<?x32xf32, strided<[96, 1], offset: ?>> into memref<?x2x16xf32, strided<[96, 16, 1], offset: ?>>
+  %hp3 = memref.expand_shape %hp [[0], [1, 2]] output_shape [%n, 2, 16] : memref<?x32xf32> into memref<?x2x16xf32>
+  %h3 = memref.expand_shape %h [[0], [1, 2]] output_shape [%n, 2, 16] : memref<?x32xf32> into memref<?x2x16xf32>
+  linalg.generic {indexing_maps = [#bias, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%b : memref<96xf32>) outs(%c : memref<?x96xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%hp, %w : memref<?x32xf32>, memref<2x32x48xf32>) outs(%c : memref<?x96xf32>) attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 48, layout = packed>} {
+  ^bb0(%a: f32, %bw: f32, %acc: f32):
+    %p = arith.mulf %a, %bw : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %tiles = memref.expand_shape %c [[0], [1, 2, 3]] output_shape [%n, 2, 3, 16] : memref<?x96xf32> into memref<?x2x3x16xf32>
+  linalg.generic {indexing_maps = [#unit, #unit, #unit, #r, #z, #n, #unit, #unit], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%xr3, %xz3, %xn3, %tiles, %tiles, %tiles, %hp3 : memref<?x2x16xf32, strided<[96, 16, 1], offset: ?>>, memref<?x2x16xf32, strided<[96, 16, 1], offset: ?>>, memref<?x2x16xf32, strided<[96, 16, 1], offset: ?>>, memref<?x2x3x16xf32>, memref<?x2x3x16xf32>, memref<?x2x3x16xf32>, memref<?x2x16xf32>)
+      outs(%h3 : memref<?x2x16xf32>) {
+  ^bb0(%ar: f32, %az: f32, %an: f32, %gr: f32, %gz: f32, %gn: f32, %hv: f32, %out: f32):
+    %one = arith.constant 1.0 : f32
+    %sr = arith.addf %ar, %gr : f32
+    %nr = arith.negf %sr : f32
+    %er = math.exp %nr : f32
+    %dr = arith.addf %er, %one : f32
+    %rg = arith.divf %one, %dr : f32
+    %sz = arith.addf %az, %gz : f32
+    %nz = arith.negf %sz : f32
+    %ez = math.exp %nz : f32
+    %dz = arith.addf %ez, %one : f32
+    %zg = arith.divf %one, %dz : f32
+    %rn = arith.mulf %rg, %gn : f32
+    %sn = arith.addf %an, %rn : f32
+    %ng = math.tanh %sn : f32
+    %zc = arith.subf %one, %zg : f32
+    %p0 = arith.mulf %zc, %ng : f32
+    %p1 = arith.mulf %zg, %hv : f32
+    %hn = arith.addf %p0, %p1 : f32
+    linalg.yield %hn : f32
+  }
+  linalg.copy ins(%h : memref<?x32xf32>) outs(%y : memref<?x32xf32>)
+  memref.dealloc %c : memref<?x96xf32>
+  memref.dealloc %h : memref<?x32xf32>
+  return %y : memref<?x32xf32>
+}
+
+// -----
+
+#x = affine_map<(d0, d1, d2) -> (d0, d2)>
+#w = affine_map<(d0, d1, d2) -> (d1 floordiv 32, d2, d1 mod 32)>
+#y = affine_map<(d0, d1, d2) -> (d0, d1)>
+#g = affine_map<(d0, d1, d2) -> (d0, d1, 0, d2)>
+#column = affine_map<(d0, d1, d2) -> (d1, d2)>
+#unit = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// A product without a bias (C zero-filled) feeding a one-gate tail with a
+// column operand (a [H] vector read at (tile, unit)): the tile starts from
+// zeros, the column is loaded at the unit alone.
+// CHECK-LABEL: func.func @zero_start_column(
+// CHECK-SAME: %{{[^:]*}}: memref<?x64xf32>, %{{[^:]*}}: memref<2x64x32xf32>, %[[P:[^:]*]]: memref<64xf32>)
+// CHECK-NOT: linalg.
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK: scf.parallel
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZEROS]]
+// CHECK: vector.fma
+// CHECK: vector.load %[[P]][%{{.*}}] : memref<64xf32>, vector<16xf32>
+// CHECK: math.tanh
+// CHECK: vector.store
+func.func @zero_start_column(%hp: memref<?x64xf32>, %w: memref<2x64x32xf32>, %p: memref<64xf32>) -> memref<?x64xf32> {
+  %zero = arith.constant 0 : index
+  %f0 = arith.constant 0.0 : f32
+  %n = memref.dim %hp, %zero : memref<?x64xf32>
+  %c = memref.alloc(%n) : memref<?x64xf32>
+  %h = memref.alloc(%n) : memref<?x64xf32>
+  %h3 = memref.expand_shape %h [[0], [1, 2]] output_shape [%n, 2, 32] : memref<?x64xf32> into memref<?x2x32xf32>
+  %p2 = memref.expand_shape %p [[0, 1]] output_shape [2, 32] : memref<64xf32> into memref<2x32xf32>
+  linalg.fill ins(%f0 : f32) outs(%c : memref<?x64xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%hp, %w : memref<?x64xf32>, memref<2x64x32xf32>) outs(%c : memref<?x64xf32>) attrs = {recur.panel_gemm = #recur.panel_gemm<tile = 32, layout = packed>} {
+  ^bb0(%a: f32, %bw: f32, %acc: f32):
+    %m = arith.mulf %a, %bw : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  %tiles = memref.expand_shape %c [[0], [1, 2, 3]] output_shape [%n, 2, 1, 32] : memref<?x64xf32> into memref<?x2x1x32xf32>
+  linalg.generic {indexing_maps = [#g, #column, #unit], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%tiles, %p2 : memref<?x2x1x32xf32>, memref<2x32xf32>) outs(%h3 : memref<?x2x32xf32>) {
+  ^bb0(%gv: f32, %pv: f32, %out: f32):
+    %s = arith.addf %gv, %pv : f32
+    %t = math.tanh %s : f32
+    linalg.yield %t : f32
+  }
+  memref.dealloc %c : memref<?x64xf32>
+  return %h : memref<?x64xf32>
+}
