@@ -202,21 +202,23 @@ class ElmanCell(nn.Module):
 
 # Hidden sizes the vector width divides (16 with AVX-512, 8 with AVX2): at
 # `cell` the recurrent product's register tile runs the cell's tail
-# (recur-fuse-cell-step); 7 rows leave a remainder tile.
+# (recur-fuse-cell-step) for up to 16 rows, 7 leaving a remainder tile; 40
+# rows take the kernel's separate tail.
 @pytest.mark.parametrize("options", PIPELINES)
 @pytest.mark.parametrize("make_cell", [lambda: PeepholeLSTMCell(20, 32),
                                        lambda: GRUCell(nn.GRU(20, 48)),
                                        lambda: ElmanCell(20, 64)],
                          ids=["peephole", "gru", "elman"])
-def test_fused_cell_steps_match_pytorch(options, make_cell):
+@pytest.mark.parametrize("batch", [7, 40])
+def test_fused_cell_steps_match_pytorch(options, make_cell, batch):
     torch.manual_seed(9)
     cell = make_cell()
     hidden = cell.hh.out_features // 3 if isinstance(cell, GRUCell) else \
         cell.hh.out_features if isinstance(cell, ElmanCell) else cell.hidden
-    states = torch.randn(7, hidden)
+    states = torch.randn(batch, hidden)
     if isinstance(cell, PeepholeLSTMCell):
-        states = (states, torch.randn(7, hidden))
-    check_matches(cell, torch.randn(6, 7, 20), states, **options)
+        states = (states, torch.randn(batch, hidden))
+    check_matches(cell, torch.randn(6, batch, 20), states, **options)
 
 
 @pytest.mark.parametrize("options", PIPELINES)

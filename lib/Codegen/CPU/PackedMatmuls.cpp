@@ -118,6 +118,36 @@ bool matchGateTranspose(linalg::TransposeOp transpose, PackedMatmul &matmul,
   return true;
 }
 
+/// The gates of `cell` whose one use adds an input operand used for nothing
+/// else: x_t's part of a gate's sum, which the tile can start from (see
+/// FusedCell::startOperand).
+void matchStartOperands(FusedCell &cell) {
+  Block &body = cell.op.getRegion().front();
+  SmallVector<int64_t> readers(cell.startOperand.size(), 0);
+  for (int64_t gate : cell.gateOf)
+    if (gate >= 0)
+      ++readers[gate];
+  for (auto [number, gate] : llvm::enumerate(cell.gateOf)) {
+    BlockArgument sum = body.getArgument(number);
+    if (gate < 0 || readers[gate] != 1 || !sum.hasOneUse())
+      continue;
+    auto add = dyn_cast<arith::AddFOp>(*sum.getUsers().begin());
+    if (!add)
+      continue;
+    auto input = dyn_cast<BlockArgument>(add.getLhs() == sum ? add.getRhs()
+                                                             : add.getLhs());
+    if (!input || input == sum || input.getOwner() != &body ||
+        !input.hasOneUse() ||
+        input.getArgNumber() >= cell.op.getNumDpsInputs() ||
+        cell.gateOf[input.getArgNumber()] >= 0 ||
+        cell.columns[input.getArgNumber()] ||
+        llvm::is_contained(cell.startOperand, input.getArgNumber()))
+      continue;
+    cell.startOperand[gate] = input.getArgNumber();
+    cell.startAdds.push_back(add);
+  }
+}
+
 /// The cell that follows a contraction into gate-interleaved C (see
 /// FusedCell), if its kernel can run on the tiles: every buffer it writes is
 /// an allocation of its own, which no tile reads. The gate tile K is the
@@ -138,7 +168,7 @@ std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul,
       rank + 1, 0,
       {getAffineDimExpr(rank - 1, context), getAffineDimExpr(rank, context)},
       context);
-  FusedCell cell{op, matmul.gateTile, {}, {}, {}, {}, {}};
+  FusedCell cell{op, matmul.gateTile, {}, {}, {}, {}, {}, {}, {}};
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = op.getMatchingIndexingMap(&operand);
     if (splitLastSource(operand.get(), 3) == matmul.output) {
@@ -217,6 +247,9 @@ std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul,
   llvm::append_range(operands, cellReads);
   llvm::append_range(operands, written);
   cell.copy = matchCopiedOutput(op, written, operands, matmul.op, cell.copied);
+  cell.startOperand.assign(matmul.tile / cell.gateTile, -1);
+  if (!matmul.gateSource)
+    matchStartOperands(cell);
   return cell;
 }
 

@@ -2,8 +2,9 @@
 //
 // What recur-vectorize-packed-matmuls' two halves share: a packed GEMM as
 // the conversion left it (PackedMatmul: its operands, what set C before it,
-// the fused step's cell or rounding that follows it), found by PackedMatmuls.cpp,
-// and the register-tiled kernel that replaces it (PackedMatmulKernel.cpp).
+// the fused step's cell or rounding that follows it), found by
+// PackedMatmuls.cpp, and the register-tiled kernel that replaces it
+// (PackedMatmulKernel.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,11 @@ struct FusedCell {
   SmallVector<Value> unitBuffers;
   /// ... read by unit alone when a column.
   SmallVector<bool> columns;
+  /// Per gate: the operand the cell adds to it and uses for nothing else
+  /// (x_t's part of a gate's sum), or -1. The tile starts from it, and the
+  /// additions (`startAdds`) are not run again.
+  SmallVector<int64_t> startOperand;
+  SmallVector<Operation *> startAdds;
   /// h_t copied into y[t] right after: the kernel writes it there too.
   linalg::CopyOp copy;
   Value copied;
@@ -74,6 +80,9 @@ struct PackedMatmul {
   Value rounded;
   /// The kernel's stores of C.
   SmallVector<Operation *> outputWrites;
+  /// A cell's separate path for many rows (see emitPackedMatmulKernel): its
+  /// stores of C and the tail's loads of them, which must stay.
+  SmallVector<Operation *> separateAccesses;
 };
 
 /// `op`, a contraction with a #recur.panel_gemm, as a packed GEMM the
@@ -97,7 +106,9 @@ bool isDeep(const PackedMatmul &matmul, int64_t blockFloats);
 /// Emits `matmul`'s kernel at the rewriter's insertion point: tiles of
 /// `tileRows` rows and matmul.tile columns in vector registers of
 /// `vectorWidth` lanes, rows blocked by `blockFloats`, bf16 pairs by
-/// `bf16Dot` products (else widened).
+/// `bf16Dot` products (else widened). A recur.rnn cell's tail (a cell
+/// without a gate source) runs on the tiles for up to 16 rows; for more, the
+/// kernel stores C and a pass of its own applies the tail.
 void emitPackedMatmulKernel(RewriterBase &rewriter, PackedMatmul &matmul,
                             int64_t vectorWidth, int64_t tileRows,
                             int64_t blockFloats, bool bf16Dot);

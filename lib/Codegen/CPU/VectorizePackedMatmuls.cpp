@@ -130,11 +130,15 @@ struct VectorizePackedMatmulsPass
     }
     // A fused cell's kernels consume their tiles in registers: the gate
     // buffer they still store is dead unless something else reads it.
+    // (A recur.rnn cell's separate path for many rows keeps its own.)
     DenseSet<Operation *> fusedWrites;
     for (PackedMatmul &matmul : matmuls)
-      if (matmul.cell)
+      if (matmul.cell) {
         fusedWrites.insert(matmul.outputWrites.begin(),
                            matmul.outputWrites.end());
+        fusedWrites.insert(matmul.separateAccesses.begin(),
+                           matmul.separateAccesses.end());
+      }
     for (PackedMatmul &matmul : matmuls) {
       memref::AllocOp root = rootAllocation(matmul.output);
       if (!matmul.cell || !root || usedElsewhere(root.getResult(), fusedWrites))

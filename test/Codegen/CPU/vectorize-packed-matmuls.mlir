@@ -505,17 +505,32 @@ func.func @cell_writes_input(%gates: memref<?x128xf32>, %w: memref<2x32x64xf32>)
 // A recur.rnn cell's fused step (recur-fuse-cell-step), a GRU's: three gates
 // of K = 16 units per 48-column panel, C set to the (interleaved) bias, the
 // tail reading C as [B, H/K, 3, K] and the step's input gates, a strided
-// [B, 3H] row, as [B, H/K, K] views. One kernel: the tile starts from the
-// bias, the tail runs on its accumulators (gate g is the panel's vector g),
-// h_t goes to its buffer and to y[t]; C is never written.
+// [B, 3H] row, as [B, H/K, K] views. One kernel: gates r and z, whose
+// product the tail only adds to x_t's part, start from bias + x_t (loaded
+// per row), the rest of what the tail reads (x_t's n, h_{t-1}) is
+// prefetched before the K loop, the tail runs on the accumulators (gate g
+// is the panel's vector g) without those two additions, h_t goes to its
+// buffer and to y[t]; C is never written. That is for up to 16 rows; with
+// more, the kernel stores C and a parallel loop over (row, panel) applies
+// the tail to C's gates, adding x_t's parts itself.
 // CHECK-LABEL: func.func @gru_step(
 // CHECK-SAME: %[[XG:[^:]*]]: memref<?x96xf32, strided<[96, 1], offset: ?>>, %[[HP:[^:]*]]: memref<?x32xf32>, %{{[^:]*}}: memref<2x32x48xf32>, %[[B:[^:]*]]: memref<96xf32>)
 // CHECK-NOT: linalg.
+// CHECK: %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c16 : index
+// CHECK: scf.if %[[FEW]] {
 // CHECK: scf.parallel
-// CHECK: vector.transfer_read %[[B]]
-// CHECK: scf.for
+// CHECK: %[[BR:.*]] = vector.transfer_read %[[B]]
+// CHECK: %[[BZ:.*]] = vector.transfer_read %[[B]]
+// CHECK: %[[BN:.*]] = vector.transfer_read %[[B]]
+// CHECK: %[[XR:.*]] = vector.load %[[VIEWR:.*]][%{{.*}}, %[[U:.*]]] : memref<?x32xf32, strided<[96, 1], offset: ?>>, vector<16xf32>
+// CHECK: %[[R0:.*]] = arith.addf %[[BR]], %[[XR]] : vector<16xf32>
+// CHECK: %[[XZ:.*]] = vector.load %[[VIEWZ:.*]][%{{.*}}, %[[U]]] : memref<?x32xf32, strided<[96, 1], offset: ?>>, vector<16xf32>
+// CHECK: %[[Z0:.*]] = arith.addf %[[BZ]], %[[XZ]] : vector<16xf32>
+// CHECK: memref.prefetch %{{.*}}[%{{.*}}, %[[U]]], read, locality<3>, data : memref<?x32xf32, strided<[96, 1], offset: ?>>
+// CHECK: memref.prefetch %[[HP]][%{{.*}}, %[[U]]], read, locality<3>, data : memref<?x32xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[R0]], %{{.*}} = %[[Z0]], %{{.*}} = %[[BN]],
 // CHECK: vector.fma
-// CHECK: %[[U:.*]] = arith.muli %{{.*}}, %c16 : index
+// CHECK-NOT: vector.load %[[VIEWR]]
 // CHECK: vector.load %{{.*}}[%{{.*}}, %[[U]]] : memref<?x32xf32, strided<[96, 1], offset: ?>>, vector<16xf32>
 // CHECK: vector.load %[[HP]][%{{.*}}, %[[U]]] : memref<?x32xf32>, vector<16xf32>
 // CHECK: math.exp
@@ -523,6 +538,20 @@ func.func @cell_writes_input(%gates: memref<?x128xf32>, %w: memref<2x32x64xf32>)
 // CHECK: vector.store %[[HN:.*]], %[[H:.*]][%{{.*}}, %[[U]]] : memref<?x32xf32>, vector<16xf32>
 // CHECK: vector.store %[[HN]], %[[Y:.*]][%{{.*}}, %[[U]]] : memref<?x32xf32>, vector<16xf32>
 // CHECK-NOT: memref<?x96xf32>, vector
+// CHECK: } else {
+// CHECK: scf.parallel
+// CHECK: scf.for
+// CHECK: vector.fma
+// CHECK: vector.transfer_write %{{.*}}, %[[C:.*]][%{{.*}}, %{{.*}}] {in_bounds = [true]} : vector<16xf32>, memref<?x96xf32>
+// CHECK: scf.parallel (%[[ROW:.*]], %[[PANEL:.*]]) =
+// CHECK: vector.load %[[C]][%[[ROW]], %{{.*}}] : memref<?x96xf32>, vector<16xf32>
+// CHECK: vector.load %[[C]][%[[ROW]], %{{.*}}] : memref<?x96xf32>, vector<16xf32>
+// CHECK: vector.load %[[C]][%[[ROW]], %{{.*}}] : memref<?x96xf32>, vector<16xf32>
+// CHECK: arith.addf
+// CHECK: math.exp
+// CHECK: math.tanh
+// CHECK: vector.store %{{.*}}, %[[H]]
+// CHECK: vector.store %{{.*}}, %[[Y]]
 // CHECK: return %[[Y]]
 func.func @gru_step(%xg: memref<?x96xf32, strided<[96, 1], offset: ?>>, %hp: memref<?x32xf32>, %w: memref<2x32x48xf32>, %b: memref<96xf32>)
     -> memref<?x32xf32> {
@@ -593,7 +622,7 @@ func.func @gru_step(%xg: memref<?x96xf32, strided<[96, 1], offset: ?>>, %hp: mem
 
 // A product without a bias (C zero-filled) feeding a one-gate tail with a
 // column operand (a [H] vector read at (tile, unit)): the tile starts from
-// zeros, the column is loaded at the unit alone.
+// zeros, the column is loaded at the unit alone (in both paths).
 // CHECK-LABEL: func.func @zero_start_column(
 // CHECK-SAME: %{{[^:]*}}: memref<?x64xf32>, %{{[^:]*}}: memref<2x64x32xf32>, %[[P:[^:]*]]: memref<64xf32>)
 // CHECK-NOT: linalg.
