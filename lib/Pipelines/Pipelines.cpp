@@ -68,10 +68,10 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                                         gemmTile.vectorWidth, true})
                                   : createFuseLSTMCell());
   // Any other cell's tail runs on its recurrent product's register tile:
-  // the G gates of K units, one panel.
-  if (level >= FusionLevel::cell && gemmTile.enabled())
-    pm.addPass(createFuseCellStep(
-        FuseCellStepOptions{gemmTile.vectorWidth, gemmTile.columns}));
+  // the G gates of K units, one panel (without a tile, remarks only).
+  if (level >= FusionLevel::cell)
+    pm.addPass(createFuseCellStep(FuseCellStepOptions{
+        gemmTile.vectorWidth, std::max<int64_t>(gemmTile.columns, 1)}));
   if (level >= FusionLevel::wavefront)
     pm.addPass(createWavefront(WavefrontOptions{wavefrontMaxLayers}));
   if (level > FusionLevel::none && gemmTile.enabled())
@@ -354,8 +354,9 @@ void mlir::recur::registerRecurPipelines() {
       "recur-generalize-cells, then the recur -> recur loop-fusion stages "
       "up to a level: "
       "recur-hoist-input-projection and recur-fold-embedding-projection "
-      "(hoist), recur-fuse-cell-pointwise, recur-fuse-lstm-cell and, with "
-      "the CPU's GEMM tile, recur-fuse-cell-step (cell), "
+      "(hoist), recur-fuse-cell-pointwise, recur-fuse-lstm-cell and "
+      "recur-fuse-cell-step (cell; without the CPU's GEMM tile, its remarks "
+      "only), "
       "recur-wavefront (wavefront); then recur-outline-weight-prologue",
       [](OpPassManager &pm, const FusionPipelineOptions &options) {
         buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,

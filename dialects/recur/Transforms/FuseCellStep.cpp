@@ -329,10 +329,10 @@ struct FuseCellStepPass
   using Base::Base;
 
   LogicalResult initialize(MLIRContext *context) override {
-    if (vectorWidth < 1 || panelColumns < 1)
+    if (vectorWidth < 0 || panelColumns < 1)
       return emitError(UnknownLoc::get(context))
-             << "recur-fuse-cell-step: vector-width and panel-columns must "
-                "be at least 1";
+             << "recur-fuse-cell-step: vector-width must be at least 0 and "
+                "panel-columns at least 1";
     return success();
   }
 
@@ -345,6 +345,11 @@ struct FuseCellStepPass
                      "re-read)",
                      reason);
       };
+      // A target without the CPU's register tile (the GPU) has no fused
+      // step for a cell region yet: said once per recurrence.
+      if (vectorWidth == 0)
+        return missed(rnn, "this target has no fused step for a recur.rnn "
+                           "cell (the CPU's register tile takes one)");
       // The first product that qualifies, a recurrent one (of the state)
       // before others: a kernel takes one tail.
       SmallVector<LinearOp> products =

@@ -268,11 +268,14 @@ def FuseCellStep : Pass<"recur-fuse-cell-step"> {
     K is the largest multiple of `vector-width` dividing H with G K at most
     `panel-columns` (at least one vector per gate). The tail's other
     operands must be `[B, H]` rows or `[H]` columns (a peephole's weights).
-    A cell left alone gets a remark saying why.
+    A cell left alone gets a remark saying why. With `vector-width=0` (a
+    target without the CPU's register tile: the GPU pipelines) every cell is
+    left alone, with a remark.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "The CPU's f32 lanes per vector: K is a multiple of it">,
+           "The CPU's f32 lanes per vector: K is a multiple of it (0: no "
+           "register tile, remarks only)">,
     Option<"panelColumns", "panel-columns", "int64_t", /*default=*/"64",
            "The GEMM register tile's columns: G K at most this, or G vectors">,
   ];

@@ -1,6 +1,12 @@
 // RUN: recur-opt %s -split-input-file --recur-fuse-cell-step | FileCheck %s
 // RUN: recur-opt %s -split-input-file --recur-fuse-cell-step="vector-width=8 panel-columns=16" | FileCheck %s --check-prefix=AVX2
 // RUN: recur-opt %s -split-input-file --recur-fuse-cell-step --remarks-filter-missed=recur-fuse-cell-step -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// Without a register tile (vector-width=0, the GPU's pipelines): every cell
+// left alone, with a remark.
+// RUN: recur-opt %s -split-input-file --recur-fuse-cell-step="vector-width=0" | FileCheck %s --check-prefix=NOTILE
+// RUN: recur-opt %s -split-input-file --recur-fuse-cell-step="vector-width=0" --remarks-filter-missed=recur-fuse-cell-step -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOTILE-REMARK
+// NOTILE-NOT: interleave_gates
+// NOTILE-REMARK-COUNT-6: Reason="this target has no fused step for a recur.rnn cell (the CPU's register tile takes one)"
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
