@@ -67,6 +67,16 @@ def Recur_RNNOp : Recur_Op<"rnn", [AttrSizedOperandSegments, IsolatedFromAbove,
     ::mlir::Block::BlockArgListType getCaptureArguments() {
       return getCell().getArguments().drop_front(1 + getInit().size());
     }
+    /// The operand captured as `value`, if `value` is one of the cell's
+    /// capture arguments; null otherwise.
+    ::mlir::OpOperand *getCapturedOperand(::mlir::Value value) {
+      auto argument = ::llvm::dyn_cast<::mlir::BlockArgument>(value);
+      unsigned first = 1 + getInit().size();
+      if (!argument || argument.getOwner() != &getCell() ||
+          argument.getArgNumber() < first)
+        return nullptr;
+      return &getCapturesMutable()[argument.getArgNumber() - first];
+    }
   }];
 }
 

@@ -46,13 +46,6 @@ struct CellStep {
   llvm::DenseMap<Value, int64_t> gateOf;
 };
 
-/// Whether `argument` is one of `rnn`'s captures (not x_t or the state).
-bool isCapture(RNNOp rnn, Value value) {
-  auto argument = dyn_cast<BlockArgument>(value);
-  return argument && argument.getOwner() == &rnn.getCell() &&
-         argument.getArgNumber() >= 1 + rnn.getInit().size();
-}
-
 /// Whether `size` is the cell's batch: the product's static rows, or the
 /// size of dimension 0 of x_t, a state or the product's input (the rows
 /// the verifier makes equal).
@@ -68,7 +61,7 @@ bool isWholeBatch(OpFoldResult size, RNNOp rnn, LinearOp product) {
   auto argument = dyn_cast<BlockArgument>(source);
   return source == product.getInput() || source == product.getResult() ||
          (argument && argument.getOwner() == &rnn.getCell() &&
-          !isCapture(rnn, argument));
+          !rnn.getCapturedOperand(argument));
 }
 
 constexpr const char *kReducedGates =
@@ -86,20 +79,17 @@ std::optional<CellStep> matchCellStep(RNNOp rnn, LinearOp product,
   auto type = cast<RankedTensorType>(product.getType());
   auto weightType = dyn_cast<RankedTensorType>(product.getWeight().getType());
   Value bias = product.getBias();
-  if (!isCapture(rnn, product.getWeight()) || (bias && !isCapture(rnn, bias)))
+  OpOperand *weightCapture = rnn.getCapturedOperand(product.getWeight());
+  OpOperand *biasCapture = bias ? rnn.getCapturedOperand(bias) : nullptr;
+  if (!weightCapture || (bias && !biasCapture))
     return fail(
         "the product's weight or bias is computed in the cell, not captured");
-  unsigned firstCapture = 1 + rnn.getInit().size();
-  auto captured = [&](Value argument) {
-    return rnn.getCaptures()[cast<BlockArgument>(argument).getArgNumber() -
-                             firstCapture];
+  auto isStatic = [](OpOperand *capture) {
+    return cast<RankedTensorType>(capture->get().getType()).hasStaticShape();
   };
   if (type.getRank() != 2 || type.isDynamicDim(1) || !weightType ||
-      weightType.getRank() != 2 ||
-      !cast<RankedTensorType>(captured(product.getWeight()).getType())
-           .hasStaticShape() ||
-      (bias &&
-       !cast<RankedTensorType>(captured(bias).getType()).hasStaticShape()))
+      weightType.getRank() != 2 || !isStatic(weightCapture) ||
+      (biasCapture && !isStatic(biasCapture)))
     return fail("the product is not one of [B, K] rows with a static weight");
   CellStep step;
   step.product = product;
@@ -248,8 +238,7 @@ int64_t unitTileFor(int64_t hidden, int64_t gates, int64_t vectorWidth,
 /// nothing else in the cell reads it; a new capture otherwise.
 Value interleavedCapture(RNNOp rnn, BlockArgument argument, int64_t tile,
                          int64_t gates) {
-  unsigned index = argument.getArgNumber() - 1 - rnn.getInit().size();
-  OpOperand &capture = rnn.getCapturesMutable()[index];
+  OpOperand &capture = *rnn.getCapturedOperand(argument);
   OpBuilder builder(rnn);
   Value interleaved = InterleaveGatesOp::create(builder, capture.get().getLoc(),
                                                 capture.get().getType(),
@@ -286,11 +275,11 @@ void layOutForTiles(RNNOp rnn, CellStep &step, int64_t tile) {
   AffineMap columnMap = AffineMap::get(3, 0, {unitTile, lane}, context);
   SmallVector<Value> inputs, inits;
   SmallVector<AffineMap> maps;
-  SmallVector<std::pair<unsigned, int64_t>> gateInputs;
+  SmallVector<unsigned> gateInputs;
   for (OpOperand &operand : tail->getOpOperands()) {
     auto found = step.gateOf.find(operand.get());
     if (found != step.gateOf.end()) {
-      gateInputs.push_back({operand.getOperandNumber(), found->second});
+      gateInputs.push_back(operand.getOperandNumber());
       inputs.push_back(Value()); // the product's tiles, below
       maps.push_back(AffineMap::get(
           3, 0, {row, unitTile, b.getAffineConstantExpr(found->second), lane},
@@ -305,7 +294,7 @@ void layOutForTiles(RNNOp rnn, CellStep &step, int64_t tile) {
   auto tiled =
       LinearOp::create(b, product.getLoc(), product.getInput(), weight, bias);
   Value gateTiles = splitLast(b, product.getLoc(), tiled, {units, gates, tile});
-  for (auto [operandNumber, gate] : gateInputs)
+  for (unsigned operandNumber : gateInputs)
     inputs[operandNumber] = gateTiles;
   SmallVector<Type> resultTypes;
   for (Value init : inits)

@@ -53,18 +53,6 @@ struct HoistLSTMInputProjection : OpRewritePattern<LSTMOp> {
   }
 };
 
-/// The operand a recur.rnn captures as `value`, if `value` is one of its
-/// cell's capture arguments.
-OpOperand *capturedOperand(RNNOp op, Value value) {
-  auto argument = dyn_cast<BlockArgument>(value);
-  if (!argument || argument.getOwner() != &op.getCell())
-    return nullptr;
-  unsigned first = 1 + op.getInit().size();
-  if (argument.getArgNumber() < first)
-    return nullptr;
-  return &op.getCapturesMutable()[argument.getArgNumber() - first];
-}
-
 /// Whether `use` of x_t reads only its batch size (tensor.dim 0), which the
 /// product that replaces x_t has too.
 bool readsBatchSize(OpOperand &use) {
@@ -94,8 +82,8 @@ std::string whyNotHoistable(RNNOp op) {
   auto product = dyn_cast<LinearOp>(readers.front());
   if (!product || product.getInput() != step)
     return "x_t is read other than by a product with a weight";
-  if (!capturedOperand(op, product.getWeight()) ||
-      (product.getBias() && !capturedOperand(op, product.getBias())))
+  if (!op.getCapturedOperand(product.getWeight()) ||
+      (product.getBias() && !op.getCapturedOperand(product.getBias())))
     return "the product's weight or bias is computed in the cell";
   return "";
 }
@@ -146,7 +134,7 @@ OpOperand *capturedColumn(RNNOp op, linalg::GenericOp generic, Value value) {
     return nullptr;
   OpOperand *vector = generic.getDpsInputOperand(term.getArgNumber());
   AffineMap map = generic.getMatchingIndexingMap(vector);
-  OpOperand *capture = capturedOperand(op, vector->get());
+  OpOperand *capture = op.getCapturedOperand(vector->get());
   if (!capture || map.getNumResults() != 1 || map.getDimPosition(0) != 1)
     return nullptr;
   return capture;
@@ -266,11 +254,11 @@ void hoistInputProduct(RNNOp op, RewriterBase &rewriter) {
   auto product = cast<LinearOp>(*llvm::find_if(
       step.getUsers(), [](Operation *user) { return isa<LinearOp>(user); }));
   OpOperand *bias =
-      product.getBias() ? capturedOperand(op, product.getBias()) : nullptr;
+      product.getBias() ? op.getCapturedOperand(product.getBias()) : nullptr;
   rewriter.setInsertionPoint(op);
   Value products =
       LinearOp::create(rewriter, op.getLoc(), op.getInput(),
-                       capturedOperand(op, product.getWeight())->get(),
+                       op.getCapturedOperand(product.getWeight())->get(),
                        bias ? bias->get() : Value());
   rewriter.modifyOpInPlace(op, [&] {
     op.getInputMutable().assign(products);

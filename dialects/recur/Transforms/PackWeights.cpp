@@ -118,11 +118,11 @@ struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
         auto recurrence =
             argument ? dyn_cast<RNNOp>(argument.getOwner()->getParentOp())
                      : RNNOp();
-        unsigned first = recurrence ? 1 + recurrence.getInit().size() : 0;
-        if (!recurrence || argument.getArgNumber() < first)
+        OpOperand *captured =
+            recurrence ? recurrence.getCapturedOperand(argument) : nullptr;
+        if (!captured)
           return;
-        OpOperand &capture =
-            recurrence.getCapturesMutable()[argument.getArgNumber() - first];
+        OpOperand &capture = *captured;
         bool onlyWeights = llvm::all_of(argument.getUses(), [](OpOperand &use) {
           auto user = dyn_cast<LinearOp>(use.getOwner());
           return user && &use == &user.getWeightMutable();

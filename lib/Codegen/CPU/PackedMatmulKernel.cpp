@@ -395,8 +395,7 @@ private:
           int64_t operand = cell.startOperand[v / chunks];
           if (operand < 0)
             continue;
-          Value unit = arith::AddIOp::create(b, loc, firstUnit,
-                                             index(v % chunks * vectorWidth));
+          Value unit = chunkUnit(firstUnit, v % chunks);
           Value start = vector::LoadOp::create(b, loc, vectorType,
                                                cell.unitBuffers[operand],
                                                withLast(rowIndices[r], unit));
@@ -610,16 +609,19 @@ private:
           llvm::is_contained(cell.startOperand, operand->getOperandNumber()))
         continue;
       for (ArrayRef<Value> leading : rows)
-        for (int64_t chunk = 0; chunk < cell.gateTile / vectorWidth; ++chunk) {
-          Value unit = chunk ? arith::AddIOp::create(b, loc, firstUnit,
-                                                     index(chunk * vectorWidth))
-                                   .getResult()
-                             : firstUnit;
-          memref::PrefetchOp::create(b, loc, buffer, withLast(leading, unit),
-                                     /*isWrite=*/false, /*localityHint=*/3,
-                                     /*isDataCache=*/true);
-        }
+        for (int64_t chunk = 0; chunk < cell.gateTile / vectorWidth; ++chunk)
+          memref::PrefetchOp::create(
+              b, loc, buffer, withLast(leading, chunkUnit(firstUnit, chunk)),
+              /*isWrite=*/false, /*localityHint=*/3,
+              /*isDataCache=*/true);
     }
+  }
+
+  /// The first unit of vector `chunk` of the K units from `firstUnit`.
+  Value chunkUnit(Value firstUnit, int64_t chunk) {
+    if (!chunk)
+      return firstUnit;
+    return arith::AddIOp::create(b, loc, firstUnit, index(chunk * vectorWidth));
   }
 
   /// The fused cell on one row of the tile: `sums` holds the G gates of K
@@ -631,10 +633,7 @@ private:
     int64_t chunks = cell.gateTile / vectorWidth;
     BodyVectorizer vectors(b, loc, vectorWidth);
     for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-      Value unit = chunk ? arith::AddIOp::create(b, loc, firstUnit,
-                                                 index(chunk * vectorWidth))
-                               .getResult()
-                         : firstUnit;
+      Value unit = chunkUnit(firstUnit, chunk);
       SmallVector<Value> indices = withLast(leading, unit);
       IRMapping mapping;
       for (OpOperand &operand : op->getOpOperands()) {

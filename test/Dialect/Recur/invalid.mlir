@@ -444,6 +444,22 @@ func.func @interleave_rows_not_gates(%w: tensor<10x6xf32>) {
 
 // -----
 
+func.func @interleave_rows_not_three_gates(%w: tensor<20x6xf32>) {
+  // expected-error @below {{'recur.interleave_gates' op operand 'input' dimension 0 (3*H) must be a multiple of 3, got 20}}
+  %0 = recur.interleave_gates %w tile(1) gates(3) : tensor<20x6xf32>
+  return
+}
+
+// -----
+
+func.func @interleave_no_gates(%w: tensor<24x6xf32>) {
+  // expected-error @below {{attribute 'gates' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %0 = recur.interleave_gates %w tile(1) gates(0) : tensor<24x6xf32>
+  return
+}
+
+// -----
+
 func.func @interleave_dynamic(%w: tensor<?x6xf32>) {
   // expected-error @below {{'recur.interleave_gates' op operand 'input' must have a static shape [4*H, K], got 'tensor<?x6xf32>'}}
   %0 = recur.interleave_gates %w tile(1) : tensor<?x6xf32>

@@ -80,12 +80,15 @@ func.func @lstm_recurrence(%gates: tensor<?x?x1024xf32>, %w_hh: tensor<1024x256x
 
 // CHECK-LABEL: func.func @interleaved_recurrence
 func.func @interleaved_recurrence(%gates: tensor<?x?x1024xf32>, %w_hh: tensor<1024x256xf32>,
-    %b: tensor<1024xf32>) -> (tensor<?x?x256xf32>, tensor<1024xf32>) {
+    %b: tensor<1024xf32>, %w3: tensor<768x256xf32>) -> (tensor<?x?x256xf32>, tensor<1024xf32>) {
   // CHECK: %[[W:.*]] = recur.interleave_gates %{{.*}} tile(16) : tensor<1024x256xf32>
   // CHECK: recur.interleave_gates %{{.*}} tile(1) : tensor<1024xf32>
+  // A GRU's three gates; the LSTM's four are the default, not printed.
+  // CHECK: recur.interleave_gates %{{.*}} tile(16) gates(3) : tensor<768x256xf32>
   // CHECK: recur.lstm_recurrence %{{.*}}, %[[W]] interleaved(16) cell<fused> :
   %w = recur.interleave_gates %w_hh tile(16) : tensor<1024x256xf32>
   %b2 = recur.interleave_gates %b tile(1) : tensor<1024xf32>
+  %u = recur.interleave_gates %w3 tile(16) gates(3) : tensor<768x256xf32>
   %y, %h, %c = recur.lstm_recurrence %gates, %w interleaved(16) cell<fused>
       : (tensor<?x?x1024xf32>, tensor<1024x256xf32>) -> (tensor<?x?x256xf32>, tensor<?x256xf32>, tensor<?x256xf32>)
   return %y, %b2 : tensor<?x?x256xf32>, tensor<1024xf32>
