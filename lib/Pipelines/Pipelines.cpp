@@ -40,7 +40,8 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                                       const CpuGemmTile &gemmTile,
                                       bool bf16Products,
                                       ArrayRef<std::string> inputShapes,
-                                      int64_t wavefrontMaxLayers) {
+                                      int64_t wavefrontMaxLayers,
+                                      bool wavefrontAnyCell) {
   if (!inputShapes.empty()) {
     SpecializeShapesOptions shapes;
     shapes.inputs = llvm::to_vector(inputShapes);
@@ -73,7 +74,8 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
     pm.addPass(createFuseCellStep(FuseCellStepOptions{
         gemmTile.vectorWidth, std::max<int64_t>(gemmTile.columns, 1)}));
   if (level >= FusionLevel::wavefront)
-    pm.addPass(createWavefront(WavefrontOptions{wavefrontMaxLayers}));
+    pm.addPass(createWavefront(
+        WavefrontOptions{wavefrontMaxLayers, wavefrontAnyCell}));
   if (level > FusionLevel::none && gemmTile.enabled())
     pm.addPass(createPackWeights(PackWeightsOptions{
         gemmTile.columns, gemmTile.vectorWidth, bf16Products}));
@@ -111,9 +113,11 @@ void mlir::recur::buildBufferizePipeline(OpPassManager &pm,
   pm.addPass(bufferization::createOneShotBufferizePass(options));
   // A step's temporaries, allocated once rather than at every step, so that
   // the time loop runs on one thread team (recur-persistent-parallel-loops):
-  // their sizes, folded to the loop's invariants first, allow it.
+  // their sizes, folded to the loop's invariants first, allow it. Those of
+  // a wavefront layer's step leave its condition (scf.if) first.
   if (hoistStepBuffers) {
     pm.addPass(createCanonicalizerPass());
+    pm.addNestedPass<func::FuncOp>(createHoistConditionalBuffers());
     pm.addNestedPass<func::FuncOp>(
         bufferization::createBufferLoopHoistingPass());
   }
@@ -316,7 +320,7 @@ void mlir::recur::buildLowerGpuToNVVMPipeline(
 void mlir::recur::buildLowerToCudaPipeline(OpPassManager &pm,
                                            const CudaPipelineOptions &options) {
   buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
-                      kGpuWavefrontMaxLayers);
+                      kGpuWavefrontMaxLayers, /*wavefrontAnyCell=*/false);
   buildCudaBackEndPipeline(pm, options);
 }
 
@@ -344,7 +348,7 @@ void mlir::recur::buildCudaEmulatorBackEndPipeline(
 void mlir::recur::buildLowerToCudaEmulatorPipeline(
     OpPassManager &pm, const CudaPipelineOptions &options) {
   buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
-                      kGpuWavefrontMaxLayers);
+                      kGpuWavefrontMaxLayers, /*wavefrontAnyCell=*/false);
   buildCudaEmulatorBackEndPipeline(pm, options);
 }
 

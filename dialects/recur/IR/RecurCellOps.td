@@ -80,12 +80,78 @@ def Recur_RNNOp : Recur_Op<"rnn", [AttrSizedOperandSegments, IsolatedFromAbove,
   }];
 }
 
+def Recur_RNNWavefrontOp : Recur_Op<"rnn_wavefront", [AttrSizedOperandSegments,
+    IsolatedFromAbove, RecursiveMemoryEffects]> {
+  let summary = "a stack of L recurrences of any cells run as a wavefront of diagonal steps";
+  let description = [{
+    The `recur.rnn` layers of a stack, in which layer l's output sequence is
+    layer l+1's input (`recur-wavefront`), as `recur.lstm_wavefront` is for
+    LSTM layers. Layer l's step t needs layer l-1's step t and its own step
+    t-1 only, so the L·T steps run as T+L-1 diagonal steps s, in which layer
+    l computes step t = s - l: the steps of one diagonal are independent of
+    each other, and no layer's output sequence but the last one's is ever
+    stored.
+
+    Region l is layer l's cell, as in `recur.rnn`: its block takes the
+    layer's input row (for layer 0 `x_t [B, I]` of `input [T, B, I]`, for a
+    layer l ≥ 1 layer l-1's `y_t`), the layer's `state_counts[l]` states and
+    its `capture_counts[l]` captures, and yields the layer's `y_t` and new
+    state. `init` and `captures` are the layers' operands one layer after
+    the other. Results: the last layer's `y [T, B, Y]`, then every layer's
+    final state, in `init`'s order. The layers run forward.
+
+    ```mlir
+    %y, %h:2 = recur.rnn_wavefront %x init(%h0, %h1) captures(%w0, %u1, %w1)
+        states [1, 1] captures [1, 2]
+        : (tensor<?x?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>,
+           tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>)
+        -> (tensor<?x?x32xf32>, tensor<?x32xf32>, tensor<?x32xf32>) {
+    ^bb0(%xt: tensor<?x32xf32>, %h: tensor<?x32xf32>, %w: tensor<32x32xf32>):
+      ...
+      recur.yield %h_t, %h_t : tensor<?x32xf32>, tensor<?x32xf32>
+    }, {
+    ^bb0(%yt: tensor<?x32xf32>, %h: tensor<?x32xf32>, %u: tensor<32x32xf32>,
+         %w: tensor<32x32xf32>):
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins AnyTensor:$input, Variadic<AnyTensor>:$init,
+                       Variadic<AnyTensor>:$captures,
+                       DenseI64ArrayAttr:$state_counts,
+                       DenseI64ArrayAttr:$capture_counts);
+  let results = (outs AnyTensor:$y, Variadic<AnyTensor>:$final_states);
+  let regions = (region VariadicRegion<SizedRegion<1>>:$layers);
+  let assemblyFormat = [{
+    $input (`init` `(` $init^ `)`)? (`captures` `(` $captures^ `)`)?
+    `states` $state_counts `captures` $capture_counts attr-dict `:`
+    functional-type(operands, results) $layers
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let recurClassDeclaration = [{
+    int64_t getNumLayers() { return getLayers().size(); }
+    ::mlir::Block &getCell(int64_t layer) { return getLayers()[layer].front(); }
+    /// Layer `layer`'s initial states and captures (operands), and its
+    /// cell's state and capture arguments.
+    ::mlir::OperandRange getLayerInit(int64_t layer);
+    ::mlir::OperandRange getLayerCaptures(int64_t layer);
+    ::mlir::Block::BlockArgListType getStateArguments(int64_t layer);
+    ::mlir::Block::BlockArgListType getCaptureArguments(int64_t layer);
+    /// Layer `layer`'s final states (results).
+    ::mlir::ResultRange getLayerFinalStates(int64_t layer);
+    /// The operand captured as `value`, if `value` is a capture argument of
+    /// one of the cells; null otherwise.
+    ::mlir::OpOperand *getCapturedOperand(::mlir::Value value);
+  }];
+}
+
 def Recur_YieldOp : Op<Recur_Dialect, "yield", [Pure, Terminator,
-    HasParent<"RNNOp">]> {
+    ParentOneOf<["RNNOp", "RNNWavefrontOp"]>]> {
   let summary = "a recurrence cell's output and new state";
   let description = [{
-    Ends a `recur.rnn` cell: `y_t`, then the new state, in the order and
-    types of the recurrence's `init`.
+    Ends a `recur.rnn` cell, or a layer's cell in a `recur.rnn_wavefront`:
+    `y_t`, then the new state, in the order and types of the layer's `init`.
   }];
   let arguments = (ins Variadic<AnyTensor>:$values);
   let assemblyFormat = "$values attr-dict `:` type($values)";

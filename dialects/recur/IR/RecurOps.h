@@ -27,4 +27,11 @@ bool isPairPacked(Type weight, Type computeType);
 #define GET_OP_CLASSES
 #include "recur/IR/RecurOps.h.inc"
 
+namespace mlir::recur {
+/// The operand captured as `value`, if `value` is a capture argument of a
+/// recurrence cell (a recur.rnn's or a recur.rnn_wavefront layer's); null
+/// otherwise.
+OpOperand *getCapturedOperand(Value value);
+} // namespace mlir::recur
+
 #endif // RECUR_IR_RECUROPS_H

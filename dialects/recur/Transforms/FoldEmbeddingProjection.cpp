@@ -59,9 +59,20 @@ struct FoldEmbeddingIntoProjection : OpRewritePattern<LinearOp> {
     };
     if (RecurDialect::isInTrainingStep(linear))
       return missed("the weights change at every training step");
-    if (!embedding->hasOneUse())
-      return missed("the embedding has other users (e.g. both directions "
-                    "of a bidirectional layer)");
+    // Reads of its T or B (a GRU's zero initial state takes B from its
+    // input) read the ids' instead.
+    SmallVector<tensor::DimOp> sizeReads;
+    for (Operation *user : embedding->getUsers()) {
+      if (user == linear)
+        continue;
+      auto dim = dyn_cast<tensor::DimOp>(user);
+      std::optional<int64_t> index =
+          dim ? dim.getConstantIndex() : std::nullopt;
+      if (!index || *index > 1)
+        return missed("the embedding has other users (e.g. both directions "
+                      "of a bidirectional layer)");
+      sizeReads.push_back(dim);
+    }
     auto tableType = cast<RankedTensorType>(embedding.getTable().getType());
     auto resultType = cast<RankedTensorType>(linear.getType());
     int64_t rows = tableType.getDimSize(0);
@@ -82,6 +93,9 @@ struct FoldEmbeddingIntoProjection : OpRewritePattern<LinearOp> {
                          linear.getWeight(), bias);
     rewriter.replaceOpWithNewOp<EmbeddingOp>(linear, resultType, projected,
                                              embedding.getIds());
+    for (tensor::DimOp dim : sizeReads)
+      rewriter.modifyOpInPlace(
+          dim, [&] { dim.getSourceMutable().assign(embedding.getIds()); });
     rewriter.eraseOp(embedding);
     return success();
   }

@@ -114,12 +114,8 @@ struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
         // A product in a recurrence's cell with a captured model weight:
         // the capture is packed (once per binding), and the cell takes it
         // so, if every use in the cell is a product's weight.
-        auto argument = dyn_cast<BlockArgument>(linear.getWeight());
-        auto recurrence =
-            argument ? dyn_cast<RNNOp>(argument.getOwner()->getParentOp())
-                     : RNNOp();
-        OpOperand *captured =
-            recurrence ? recurrence.getCapturedOperand(argument) : nullptr;
+        Value argument = linear.getWeight();
+        OpOperand *captured = getCapturedOperand(argument);
         if (!captured)
           return;
         OpOperand &capture = *captured;

@@ -284,7 +284,7 @@ def FuseCellStep : Pass<"recur-fuse-cell-step"> {
 }
 
 def Wavefront : Pass<"recur-wavefront"> {
-  let summary = "Run each stack of LSTM recurrences as one wavefront of diagonal steps";
+  let summary = "Run each stack of recurrences as one wavefront of diagonal steps";
   let description = [{
     In a stack, layer l's step t depends on layer l-1's step t and on its
     own step t-1 only. Consecutive recurrences in which one layer's output
@@ -307,6 +307,18 @@ def Wavefront : Pass<"recur-wavefront"> {
     are gate interleaved (`recur.interleave_gates`) with the layer's tile,
     like its `w_hh`.
 
+    Stacked `recur.rnn` layers (any cell: GRU, Elman, cells traced from
+    PyTorch) become one `recur.rnn_wavefront` in the same way: layer l's
+    output feeds the next layer, directly or through its hoisted input
+    projection and nothing else. The cells move into the wavefront as they
+    are; a hoisted projection goes back into its layer's cell, as the
+    product of the layer before's `y_t` with a captured weight (and bias),
+    so that the `[T, B, N]` projection of the inner layers is never stored.
+    With `any-cell=false` (the GPU pipelines, which have no persistent
+    kernel for such a wavefront yet, so that its diagonals would launch as
+    many kernels as the layers one after the other, and more for the
+    inner layers' products in the step) they are left alone, with a remark.
+
     Left alone: a single recurrence; a layer whose output is also used
     elsewhere, or whose projection has no bias; a layer that runs in
     `reverse` or projects its hidden state (`proj`); and neighbours that differ in their cell schedule, in having
@@ -320,6 +332,9 @@ def Wavefront : Pass<"recur-wavefront"> {
   let options = [
     Option<"maxLayers", "max-layers", "int64_t", /*default=*/"0",
            "Most layers in one wavefront (0: no limit)">,
+    Option<"anyCell", "any-cell", "bool", /*default=*/"true",
+           "Stack recur.rnn layers too (false: LSTM stacks only, a remark "
+           "on each recur.rnn stack)">,
   ];
 }
 

@@ -4,6 +4,8 @@
 // recur.linear(y0, w_ih1, b1)      -> g1
 // recur.lstm_recurrence(g1, w_hh1) -> y1 ...
 //   -> recur.lstm_wavefront(g0, w_hh(w_hh0, w_hh1), w_ih(w_ih1), bias(b1))
+// and stacked recur.rnn (their input projections, if hoisted, back in the
+// cells) -> recur.rnn_wavefront with the layers' cells.
 //
 //===----------------------------------------------------------------------===//
 
@@ -106,14 +108,21 @@ std::optional<Link> nextLayer(LSTMRecurrenceOp first, LSTMRecurrenceOp last,
   return Link{projection, next};
 }
 
+/// The layers of the stack `head`, `links`.
+template <typename Recurrence, typename LinkT>
+SmallVector<Recurrence> layersOf(Recurrence head, ArrayRef<LinkT> links) {
+  SmallVector<Recurrence> layers = {head};
+  for (const LinkT &link : links)
+    layers.push_back(link.recurrence);
+  return layers;
+}
+
 /// Replaces the stack `head`, `links` by one recur.lstm_wavefront.
 void formWavefront(LSTMRecurrenceOp head, ArrayRef<Link> links) {
   LSTMRecurrenceOp tail = links.back().recurrence;
   OpBuilder builder(tail);
   Location loc = builder.getFusedLoc({head.getLoc(), tail.getLoc()});
-  SmallVector<LSTMRecurrenceOp> layers = {head};
-  for (const Link &link : links)
-    layers.push_back(link.recurrence);
+  SmallVector<LSTMRecurrenceOp> layers = layersOf(head, links);
   bool interleaved = head.getGateTile().has_value();
   SmallVector<Value> wHh, wIh, bias, h0, c0;
   SmallVector<int64_t> tiles;
@@ -167,47 +176,256 @@ void formWavefront(LSTMRecurrenceOp head, ArrayRef<Link> links) {
   }
 }
 
+/// A recur.rnn layer of a stack after the first: its input projection
+/// (hoisted out of its cell, if it was) and recurrence.
+struct RNNLink {
+  LinearOp projection;
+  RNNOp recurrence;
+};
+
+/// The ops that read `sequence` ([T, B, N]) other than for T or B
+/// (tensor.dim), which the wavefront's input has too: a layer's zero
+/// initial state takes B from its input (recur-generalize-cells).
+SmallVector<Operation *> readersOf(Value sequence) {
+  SmallVector<Operation *> readers;
+  for (Operation *user : sequence.getUsers()) {
+    auto dim = dyn_cast<tensor::DimOp>(user);
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    if (!index || *index > 1)
+      readers.push_back(user);
+  }
+  return readers;
+}
+
+/// `sequence`'s T and B read from `input` instead (readersOf).
+void readSizesFrom(Value sequence, Value input) {
+  for (Operation *user : llvm::make_early_inc_range(sequence.getUsers()))
+    if (auto dim = dyn_cast<tensor::DimOp>(user))
+      dim.getSourceMutable().assign(input);
+}
+
+/// The recur.rnn that `last`'s output feeds, directly or through a product.
+RNNOp followingLayer(RNNOp last) {
+  for (Operation *user : last.getY().getUsers()) {
+    if (auto next = dyn_cast<RNNOp>(user);
+        next && next.getInput() == last.getY())
+      return next;
+    if (auto projection = dyn_cast<LinearOp>(user))
+      for (Operation *next : projection.getResult().getUsers())
+        if (auto recurrence = dyn_cast<RNNOp>(next);
+            recurrence && recurrence.getInput() == projection.getResult())
+          return recurrence;
+  }
+  return {};
+}
+
+/// nextLayer for recur.rnn stacks: `last`'s output feeds nothing but the
+/// next layer, directly or through its hoisted input projection.
+std::optional<RNNLink> nextLayer(RNNOp first, RNNOp last,
+                                 ArrayRef<RNNOp> layers, std::string &whyNot) {
+  if (!followingLayer(last))
+    return std::nullopt;
+  auto fail = [&](StringRef reason) {
+    whyNot = reason.str();
+    return std::nullopt;
+  };
+  SmallVector<Operation *> readers = readersOf(last.getY());
+  if (readers.size() != 1)
+    return fail("the layer before's output is also read elsewhere (the other "
+                "direction's, a gradient's)");
+  Operation *user = readers.front();
+  auto projection = dyn_cast<LinearOp>(user);
+  Value input = last.getY();
+  if (projection) {
+    if (projection.getInput() != last.getY() ||
+        projection->getBlock() != last->getBlock())
+      return fail("the layer before's output reaches it through other ops");
+    readers = readersOf(projection.getResult());
+    if (readers.size() != 1)
+      return fail("its input projection is also read elsewhere");
+    input = projection.getResult();
+    user = readers.front();
+  }
+  auto next = dyn_cast<RNNOp>(user);
+  if (!next || next.getInput() != input || next->getBlock() != last->getBlock())
+    return fail("the layer before's output reaches it through other ops");
+  if (first.getReverse() || next.getReverse())
+    return fail("the layers run in reverse");
+  for (RNNOp layer : layers)
+    if (!allUsesAfter(layer.getFinalStates(), next))
+      return fail("an earlier layer's final state is read before this layer");
+  return RNNLink{projection, next};
+}
+
+/// Layer `link`'s cell, moved into `region`, reads its input row: the
+/// layer before's y_t, through the input projection it had before the
+/// loop, now in the cell, whose weight (and bias) become its first
+/// captures.
+void moveCell(RNNOp layer, LinearOp projection, Region &region,
+              OpBuilder &builder) {
+  region.takeBody(layer.getBody());
+  if (!projection)
+    return;
+  Block &cell = region.front();
+  Location loc = projection.getLoc();
+  unsigned captures = 1 + layer.getInit().size();
+  SmallVector<Value> captured = {projection.getWeight()};
+  if (projection.getBias())
+    captured.push_back(projection.getBias());
+  SmallVector<Value> arguments;
+  for (auto [index, value] : llvm::enumerate(captured))
+    arguments.push_back(
+        cell.insertArgument(captures + index, value.getType(), loc));
+  auto sequence = cast<RankedTensorType>(projection.getInput().getType());
+  BlockArgument row = cell.insertArgument(
+      0u,
+      RankedTensorType::get({sequence.getDimSize(1), sequence.getDimSize(2)},
+                            sequence.getElementType()),
+      loc);
+  BlockArgument oldRow = cell.getArgument(1);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&cell);
+  Value product =
+      LinearOp::create(builder, loc, row, arguments[0],
+                       arguments.size() > 1 ? arguments[1] : Value());
+  if (product.getType() != oldRow.getType())
+    product = tensor::CastOp::create(builder, loc, oldRow.getType(), product);
+  oldRow.replaceAllUsesWith(product);
+  cell.eraseArgument(1);
+}
+
+/// Replaces the recur.rnn stack `head`, `links` by one recur.rnn_wavefront.
+void formWavefront(RNNOp head, ArrayRef<RNNLink> links) {
+  RNNOp tail = links.back().recurrence;
+  OpBuilder builder(tail);
+  Location loc = builder.getFusedLoc({head.getLoc(), tail.getLoc()});
+  SmallVector<RNNOp> layers = layersOf(head, links);
+  SmallVector<Value> inits, captures;
+  SmallVector<int64_t> stateCounts, captureCounts;
+  SmallVector<Type> resultTypes = {tail.getY().getType()};
+  for (auto [index, layer] : llvm::enumerate(layers)) {
+    llvm::append_range(inits, layer.getInit());
+    llvm::append_range(resultTypes, layer.getFinalStates().getTypes());
+    stateCounts.push_back(layer.getInit().size());
+    int64_t count = layer.getCaptures().size();
+    if (index > 0)
+      if (LinearOp projection = links[index - 1].projection) {
+        captures.push_back(projection.getWeight());
+        if (projection.getBias())
+          captures.push_back(projection.getBias());
+        count += projection.getBias() ? 2 : 1;
+      }
+    llvm::append_range(captures, layer.getCaptures());
+    captureCounts.push_back(count);
+  }
+  auto wavefront = RNNWavefrontOp::create(
+      builder, loc, resultTypes, head.getInput(), inits, captures,
+      builder.getDenseI64ArrayAttr(stateCounts),
+      builder.getDenseI64ArrayAttr(captureCounts), layers.size());
+  for (auto [index, layer] : llvm::enumerate(layers))
+    moveCell(layer, index > 0 ? links[index - 1].projection : LinearOp(),
+             wavefront.getLayers()[index], builder);
+  // Captures that no cell reads (a hoisted product's weight) are dropped;
+  // from the last layer back, so that earlier layers' offsets hold.
+  SmallVector<int64_t> counts(captureCounts);
+  for (int64_t layer = layers.size() - 1; layer >= 0; --layer) {
+    Block &cell = wavefront.getCell(layer);
+    unsigned first = 1 + stateCounts[layer];
+    int64_t offset = 0;
+    for (int64_t before = 0; before < layer; ++before)
+      offset += counts[before];
+    for (int64_t index = counts[layer] - 1; index >= 0; --index)
+      if (cell.getArgument(first + index).use_empty()) {
+        cell.eraseArgument(first + index);
+        wavefront.getCapturesMutable().erase(offset + index);
+        --counts[layer];
+      }
+  }
+  wavefront.setCaptureCounts(counts);
+  for (auto [index, link] : llvm::enumerate(links)) {
+    readSizesFrom(layers[index].getY(), head.getInput());
+    if (LinearOp projection = link.projection)
+      readSizesFrom(projection.getResult(), head.getInput());
+  }
+  tail.getY().replaceAllUsesWith(wavefront.getY());
+  for (auto [index, layer] : llvm::enumerate(layers))
+    for (auto [old, replacement] : llvm::zip_equal(
+             layer.getFinalStates(), wavefront.getLayerFinalStates(index)))
+      old.replaceAllUsesWith(replacement);
+  for (auto [index, layer] : llvm::enumerate(llvm::reverse(layers))) {
+    layer->erase();
+    if (index + 1 < layers.size())
+      if (LinearOp projection = links[layers.size() - 2 - index].projection)
+        projection->erase();
+  }
+}
+
+/// The stacks of `Recurrence` ops in `root`, each as its first layer and
+/// the links after it, cut at `maxLayers` (0: no limit); remarks on every
+/// layer that could not join the one before.
+template <typename Recurrence, typename LinkT>
+SmallVector<std::pair<Recurrence, SmallVector<LinkT>>>
+findStacks(Operation *root, int64_t maxLayers, StringRef pass) {
+  SmallVector<Recurrence> recurrences;
+  root->walk([&](Recurrence op) { recurrences.push_back(op); });
+  DenseSet<Operation *> stacked;
+  SmallVector<std::pair<Recurrence, SmallVector<LinkT>>> stacks;
+  for (Recurrence head : recurrences) {
+    if (stacked.contains(head))
+      continue;
+    SmallVector<Recurrence> layers = {head};
+    SmallVector<LinkT> links;
+    std::string whyNot;
+    bool cutAtMaxLayers = false;
+    while (std::optional<LinkT> link =
+               nextLayer(head, layers.back(), layers, whyNot)) {
+      if (maxLayers > 0 && int64_t(layers.size()) == maxLayers) {
+        whyNot = "the wavefront before it has max-layers = " +
+                 std::to_string(maxLayers) +
+                 " layers (on the GPU, its kernel's parameters fit 4 KB)";
+        cutAtMaxLayers = true;
+        break;
+      }
+      links.push_back(*link);
+      layers.push_back(link->recurrence);
+    }
+    if (cutAtMaxLayers)
+      remarkMissed(followingLayer(layers.back()), pass,
+                   "this layer starts a new wavefront instead of joining "
+                   "the one of the layer before it",
+                   whyNot);
+    else if (!whyNot.empty())
+      remarkMissed(followingLayer(layers.back()), pass,
+                   "this layer runs as a time loop of its own, not in one "
+                   "wavefront with the layer before it",
+                   whyNot);
+    if (links.empty())
+      continue;
+    for (Recurrence layer : layers)
+      stacked.insert(layer);
+    stacks.emplace_back(head, std::move(links));
+  }
+  return stacks;
+}
+
 struct WavefrontPass : mlir::recur::impl::WavefrontBase<WavefrontPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<LSTMRecurrenceOp> recurrences;
-    getOperation()->walk(
-        [&](LSTMRecurrenceOp op) { recurrences.push_back(op); });
-    DenseSet<Operation *> stacked;
-    for (LSTMRecurrenceOp head : recurrences) {
-      if (stacked.contains(head))
-        continue;
-      SmallVector<LSTMRecurrenceOp> layers = {head};
-      SmallVector<Link> links;
-      std::string whyNot;
-      bool cutAtMaxLayers = false;
-      while (std::optional<Link> link =
-                 nextLayer(head, layers.back(), layers, whyNot)) {
-        if (maxLayers > 0 && int64_t(layers.size()) == maxLayers) {
-          whyNot = "the wavefront before it has max-layers = " +
-                   std::to_string(maxLayers) +
-                   " layers (on the GPU, its kernel's parameters fit 4 KB)";
-          cutAtMaxLayers = true;
-          break;
-        }
-        links.push_back(*link);
-        layers.push_back(link->recurrence);
-      }
-      if (cutAtMaxLayers)
-        remarkMissed(followingLayer(layers.back()), getArgument(),
-                     "this layer starts a new wavefront instead of joining "
-                     "the one of the layer before it",
-                     whyNot);
-      else if (!whyNot.empty())
-        remarkMissed(followingLayer(layers.back()), getArgument(),
+    for (auto &[head, links] : findStacks<LSTMRecurrenceOp, Link>(
+             getOperation(), maxLayers, getArgument()))
+      formWavefront(head, links);
+    for (auto &[head, links] :
+         findStacks<RNNOp, RNNLink>(getOperation(), maxLayers, getArgument())) {
+      if (!anyCell) {
+        remarkMissed(links.front().recurrence, getArgument(),
                      "this layer runs as a time loop of its own, not in one "
                      "wavefront with the layer before it",
-                     whyNot);
-      if (links.empty())
+                     "this target has no persistent kernel for a wavefront "
+                     "of recur.rnn cells, whose diagonals would launch more "
+                     "kernels than the layers one after the other");
         continue;
-      for (LSTMRecurrenceOp layer : layers)
-        stacked.insert(layer);
+      }
       formWavefront(head, links);
     }
   }

@@ -22,6 +22,20 @@ def LowerCopiesToLinalg : Pass<"recur-lower-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def HoistConditionalBuffers : Pass<"recur-hoist-conditional-buffers",
+                                   "::mlir::func::FuncOp"> {
+  let summary = "Move a loop's allocations out of the conditions in its body";
+  let description = [{
+    A `memref.alloc` in an `scf.if` whose sizes are defined outside it moves
+    before the `scf.if`, when the `scf.if` is inside a loop: a wavefront's
+    layer computes its step only in the diagonals in which it has one, and
+    its temporaries, out of the condition, can then leave the time loop
+    (`buffer-loop-hoisting`), which runs on one thread team only if it
+    allocates nothing (`recur-persistent-parallel-loops`). Runs before
+    deallocation is placed: moving an allocation up keeps it valid.
+  }];
+}
+
 def MarkWritableArguments : Pass<"recur-mark-writable-arguments",
                                  "::mlir::func::FuncOp"> {
   let summary = "Tell bufferization which model arguments it may write";

@@ -195,7 +195,8 @@ void buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                          const CpuGemmTile &gemmTile = {},
                          bool bf16Products = false,
                          ArrayRef<std::string> inputShapes = {},
-                         int64_t wavefrontMaxLayers = 0);
+                         int64_t wavefrontMaxLayers = 0,
+                         bool wavefrontAnyCell = true);
 
 /// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse;
 /// `forGpu` picks the forms the GPU mapping takes (a block-parallel

@@ -367,3 +367,26 @@ Value insertStep(OpBuilder &b, Location loc, Value h, Value y, Value t,
 }
 
 } // namespace mlir::recur::to_linalg
+
+SmallVector<Value> mlir::recur::to_linalg::inlineCell(
+    PatternRewriter &rewriter, Location loc, Block &cell, Block *dest,
+    SmallVector<Value> arguments, RankedTensorType rowType) {
+  for (auto [argument, value] : llvm::zip_equal(cell.getArguments(), arguments))
+    if (argument.getType() != value.getType())
+      value = tensor::CastOp::create(rewriter, loc, argument.getType(), value);
+  Operation *yield = cell.getTerminator();
+  rewriter.inlineBlockBefore(&cell, dest, dest->end(), arguments);
+  rewriter.setInsertionPoint(yield);
+  SmallVector<Value> values(yield->getOperands());
+  if (values[0].getType() != rowType)
+    values[0] = tensor::CastOp::create(rewriter, loc, rowType, values[0]);
+  rewriter.eraseOp(yield);
+  return values;
+}
+
+Value mlir::recur::to_linalg::copyInto(OpBuilder &b, Location loc, Value value,
+                                       Value buffer) {
+  if (value.getType() != buffer.getType())
+    value = tensor::CastOp::create(b, loc, buffer.getType(), value);
+  return linalg::CopyOp::create(b, loc, value, buffer).getResult(0);
+}

@@ -135,12 +135,27 @@ Value timeSlice(OpBuilder &b, Location loc, Value sequence, Value t,
 Value insertStep(OpBuilder &b, Location loc, Value h, Value y, Value t,
                  OpFoldResult batch, int64_t hidden);
 
+/// Inlines a recurrence cell (a recur.rnn's, or a layer's of a
+/// recur.rnn_wavefront) at the end of `dest`, with `arguments` for its
+/// block arguments (cast where an argument is less static than its value),
+/// and erases its recur.yield, whose values it returns: y_t as a `[B, Y]`
+/// row as static as `rowType`, then the new state. The rewriter is left
+/// after the cell's ops.
+SmallVector<Value> inlineCell(PatternRewriter &rewriter, Location loc,
+                              Block &cell, Block *dest,
+                              SmallVector<Value> arguments,
+                              RankedTensorType rowType);
+
+/// `value` copied into `buffer` (cast to its type first), so that a loop
+/// carries the value in one buffer from step to step.
+Value copyInto(OpBuilder &b, Location loc, Value value, Value buffer);
+
 // The patterns of each op family, one file each.
 /// recur.embedding, linear, transpose, log_softmax, cross_entropy.
 void populateDenseOpPatterns(RewritePatternSet &patterns);
 /// recur.lstm and recur.lstm_recurrence.
 void populateRecurrencePatterns(RewritePatternSet &patterns);
-/// recur.lstm_wavefront.
+/// recur.lstm_wavefront and recur.rnn_wavefront.
 void populateWavefrontPatterns(RewritePatternSet &patterns);
 /// recur.interleave_gates and recur.pack_panels.
 void populateLayoutPatterns(RewritePatternSet &patterns);

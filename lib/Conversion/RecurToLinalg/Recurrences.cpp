@@ -344,35 +344,21 @@ struct LowerRNN : OpRewritePattern<RNNOp> {
         rewriter, loc, op.getInput(), t, batch, 0, inputType.getDimSize(2))};
     llvm::append_range(arguments, loop.getRegionIterArgs().drop_front());
     llvm::append_range(arguments, op.getCaptures());
-    // Block arguments may be less static than what they stand for.
-    for (auto [argument, value] :
-         llvm::zip_equal(op.getCell().getArguments(), arguments))
-      if (argument.getType() != value.getType())
-        value =
-            tensor::CastOp::create(rewriter, loc, argument.getType(), value);
-    auto yield = cast<YieldOp>(op.getCell().getTerminator());
-    rewriter.inlineBlockBefore(&op.getCell(), body, body->end(), arguments);
-    rewriter.setInsertionPoint(yield);
     // y_t as a row of y: [B, Y] as static as the input's B.
-    Value output = yield.getValues()[0];
     auto rowType = RankedTensorType::get({inputType.getDimSize(1), outputSize},
                                          yType.getElementType());
-    if (output.getType() != rowType)
-      output = tensor::CastOp::create(rewriter, loc, rowType, output);
-    SmallVector<Value> next = {insertStep(rewriter, loc, output,
+    SmallVector<Value> yielded =
+        inlineCell(rewriter, loc, op.getCell(), body, arguments, rowType);
+    SmallVector<Value> next = {insertStep(rewriter, loc, yielded[0],
                                           loop.getRegionIterArgs()[0], t, batch,
                                           outputSize)};
     // The new state goes into the previous one's buffer, after the cell
     // has read it, so that the loop carries one buffer per state.
     for (auto [value, carried] :
-         llvm::zip_equal(yield.getValues().drop_front(),
-                         loop.getRegionIterArgs().drop_front())) {
-      if (value.getType() != carried.getType())
-        value = tensor::CastOp::create(rewriter, loc, carried.getType(), value);
-      next.push_back(
-          linalg::CopyOp::create(rewriter, loc, value, carried).getResult(0));
-    }
-    rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, next);
+         llvm::zip_equal(ArrayRef(yielded).drop_front(),
+                         loop.getRegionIterArgs().drop_front()))
+      next.push_back(copyInto(rewriter, loc, value, carried));
+    scf::YieldOp::create(rewriter, loc, next);
     rewriter.setInsertionPointAfter(loop);
     replaceWithCasts(rewriter, op, loop.getResults());
     return success();

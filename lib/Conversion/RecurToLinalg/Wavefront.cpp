@@ -2,7 +2,8 @@
 //
 // Stacked layers as one loop over the T + L - 1 diagonal steps: fused (one
 // parallel loop nest over (row, unit, layer) per diagonal, h double-buffered)
-// or separate (each active layer's separate step, last layer first).
+// or separate (each active layer's separate step, last layer first); for
+// recur.rnn_wavefront, each active layer's cell, last layer first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -327,9 +328,108 @@ struct LowerLSTMWavefront : OpRewritePattern<LSTMWavefrontOp> {
   }
 };
 
+/// recur.rnn_wavefront: the T+L-1 diagonal steps carry y, every layer's
+/// state, and the y_t of every layer but the last, which the next layer
+/// reads as its input row in the next diagonal. In diagonal s each layer l
+/// with a step (t = s - l in [0, T)) runs its cell inlined, the last layer
+/// first, so that layer l reads layer l-1's y_t before layer l-1 writes its
+/// next one into the same buffer.
+struct LowerRNNWavefront : OpRewritePattern<RNNWavefrontOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RNNWavefrontOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    Type elementType = inputType.getElementType();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, op.getInput());
+    OpFoldResult batch = sizes[1];
+    int64_t layers = op.getNumLayers();
+    // Each layer's y_t: [B, Y_l], as static as the input's B.
+    SmallVector<RankedTensorType> rowTypes;
+    for (int64_t layer = 0; layer < layers; ++layer) {
+      auto output = cast<RankedTensorType>(
+          op.getCell(layer).getTerminator()->getOperand(0).getType());
+      rowTypes.push_back(RankedTensorType::get(
+          {inputType.getDimSize(1), output.getDimSize(1)}, elementType));
+    }
+    int64_t outputSize = rowTypes.back().getDimSize(1);
+    // Carried: y, the states (layer by layer), the inner layers' y_t.
+    SmallVector<Value> inits = {emit.empty(
+        {sizes[0], batch, rewriter.getIndexAttr(outputSize)}, elementType)};
+    llvm::append_range(inits, op.getInit());
+    SmallVector<int64_t> firstState;
+    for (int64_t layer = 0, next = 1; layer < layers; ++layer) {
+      firstState.push_back(next);
+      next += op.getStateCounts()[layer];
+    }
+    int64_t firstRow = inits.size();
+    for (int64_t layer = 0; layer + 1 < layers; ++layer)
+      inits.push_back(emit.empty(
+          {batch, rewriter.getIndexAttr(rowTypes[layer].getDimSize(1))},
+          elementType));
+    Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[0]);
+    scf::ForOp loop = emitDiagonalLoop(
+        rewriter, loc, steps, layers, inits,
+        [&](OpBuilder &b, Location, Value s, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(rewriter);
+          rewriter.setInsertionPoint(b.getInsertionBlock(),
+                                     b.getInsertionPoint());
+          SmallVector<Value> next(carried);
+          for (int64_t layer = layers - 1; layer >= 0; --layer) {
+            bool last = layer == layers - 1;
+            int64_t states = op.getStateCounts()[layer];
+            // What the step changes: the layer's state, and y or its y_t.
+            SmallVector<Value> kept(carried.slice(firstState[layer], states));
+            kept.push_back(last ? carried[0] : carried[firstRow + layer]);
+            auto step =
+                scf::IfOp::create(rewriter, loc, ValueRange(kept).getTypes(),
+                                  layerActive(rewriter, loc, s, steps, layer),
+                                  /*withElseRegion=*/true);
+            rewriter.setInsertionPointToStart(step.elseBlock());
+            scf::YieldOp::create(rewriter, loc, kept);
+            rewriter.setInsertionPointToStart(step.thenBlock());
+            Value t = arith::SubIOp::create(
+                rewriter, loc, s,
+                arith::ConstantIndexOp::create(rewriter, loc, layer));
+            SmallVector<Value> arguments = {
+                layer == 0 ? timeSlice(rewriter, loc, op.getInput(), t, batch,
+                                       0, inputType.getDimSize(2))
+                           : carried[firstRow + layer - 1]};
+            llvm::append_range(arguments,
+                               carried.slice(firstState[layer], states));
+            llvm::append_range(arguments, op.getLayerCaptures(layer));
+            SmallVector<Value> yielded =
+                inlineCell(rewriter, loc, op.getCell(layer), step.thenBlock(),
+                           arguments, rowTypes[layer]);
+            SmallVector<Value> updated;
+            for (auto [value, buffer] :
+                 llvm::zip_equal(ArrayRef(yielded).drop_front(),
+                                 ArrayRef(kept).drop_back()))
+              updated.push_back(copyInto(rewriter, loc, value, buffer));
+            updated.push_back(
+                last ? insertStep(rewriter, loc, yielded[0], carried[0], t,
+                                  batch, outputSize)
+                     : copyInto(rewriter, loc, yielded[0], kept.back()));
+            scf::YieldOp::create(rewriter, loc, updated);
+            rewriter.setInsertionPointAfter(step);
+            for (int64_t index = 0; index < states; ++index)
+              next[firstState[layer] + index] = step.getResult(index);
+            next[last ? 0 : firstRow + layer] = step.getResults().back();
+          }
+          b.setInsertionPoint(rewriter.getInsertionBlock(),
+                              rewriter.getInsertionPoint());
+          return next;
+        });
+    replaceWithCasts(rewriter, op, loop.getResults().take_front(firstRow));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::recur::to_linalg::populateWavefrontPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LowerLSTMWavefront>(patterns.getContext());
+  patterns.add<LowerLSTMWavefront, LowerRNNWavefront>(patterns.getContext());
 }

@@ -54,3 +54,61 @@ func.func @static_input(%x: tensor<4x3x5xf32>, %h0: tensor<?x7xf32>, %w: tensor<
   }
   return %y : tensor<4x3x7xf32>
 }
+
+// A recur.rnn_wavefront: one loop over the T + L - 1 diagonals s carrying y,
+// each layer's state and the y_t of every layer but the last. Layer l has a
+// step (t = s - l) when l <= s < T + l; the last layer goes first, so that it
+// reads layer 0's y_t of the diagonal before (the carried row) before layer
+// 0 writes the next one over it.
+// CHECK-LABEL: func.func @rnn_wavefront
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x5xf32>, %[[H0:[^:]*]]: tensor<?x7xf32>, %[[H1:[^:]*]]: tensor<?x3xf32>, %[[W0:[^:]*]]: tensor<7x5xf32>, %[[W1:[^:]*]]: tensor<3x7xf32>)
+// CHECK: %[[T:.*]] = tensor.dim %[[X]], %c0
+// CHECK: %[[B:.*]] = tensor.dim %[[X]], %c1
+// CHECK: %[[Y0:.*]] = tensor.empty(%[[T]], %[[B]]) : tensor<?x?x3xf32>
+// CHECK: %[[ROW0:.*]] = tensor.empty(%[[B]]) : tensor<?x7xf32>
+// CHECK: %[[DIAGONALS:.*]] = arith.addi %[[T]], %c1
+// CHECK: %[[LOOP:.*]]:4 = scf.for %[[S:.*]] = %{{.*}} to %[[DIAGONALS]] step %{{.*}} iter_args(%[[Y:.*]] = %[[Y0]], %[[HA:.*]] = %[[H0]], %[[HB:.*]] = %[[H1]], %[[ROW:.*]] = %[[ROW0]])
+// CHECK: %[[FROM1:.*]] = arith.cmpi uge, %[[S]], %c1
+// CHECK: %[[UNTIL1:.*]] = arith.cmpi ult, %[[S]],
+// CHECK: %[[ACTIVE1:.*]] = arith.andi %[[FROM1]], %[[UNTIL1]]
+// CHECK: %[[LAYER1:.*]]:2 = scf.if %[[ACTIVE1]] -> (tensor<?x3xf32>, tensor<?x?x3xf32>) {
+// CHECK: %[[T1:.*]] = arith.subi %[[S]], %c1
+// CHECK: linalg.generic {{.*}} ins(%[[ROW]], %[[W1]] :
+// CHECK: %[[N1:.*]] = math.tanh
+// CHECK: %[[C1:.*]] = linalg.copy ins(%[[N1]] : tensor<?x3xf32>) outs(%[[HB]] : tensor<?x3xf32>)
+// CHECK: %[[YT:.*]] = tensor.insert_slice %[[N1]] into %[[Y]][%[[T1]], 0, 0] [1, %[[B]], 3]
+// CHECK: scf.yield %[[C1]], %[[YT]]
+// CHECK: } else {
+// CHECK: scf.yield %[[HB]], %[[Y]]
+// CHECK: %[[LAYER0:.*]]:2 = scf.if %{{.*}} -> (tensor<?x7xf32>, tensor<?x7xf32>) {
+// CHECK: %[[XT:.*]] = tensor.extract_slice %[[X]][%{{.*}}, 0, 0] [1, %[[B]], 5]
+// CHECK: linalg.generic {{.*}} ins(%[[XT]], %[[W0]] :
+// CHECK: %[[N0:.*]] = math.tanh
+// CHECK: %[[C0:.*]] = linalg.copy ins(%[[N0]] : tensor<?x7xf32>) outs(%[[HA]] : tensor<?x7xf32>)
+// CHECK: %[[R0:.*]] = linalg.copy ins(%[[N0]] : tensor<?x7xf32>) outs(%[[ROW]] : tensor<?x7xf32>)
+// CHECK: scf.yield %[[C0]], %[[R0]]
+// CHECK: } else {
+// CHECK: scf.yield %[[HA]], %[[ROW]]
+// CHECK: scf.yield %[[LAYER1]]#1, %[[LAYER0]]#0, %[[LAYER1]]#0, %[[LAYER0]]#1
+// CHECK: return %[[LOOP]]#0, %[[LOOP]]#1, %[[LOOP]]#2
+func.func @rnn_wavefront(%x: tensor<?x?x5xf32>, %h0: tensor<?x7xf32>, %h1: tensor<?x3xf32>,
+    %w0: tensor<7x5xf32>, %w1: tensor<3x7xf32>)
+    -> (tensor<?x?x3xf32>, tensor<?x7xf32>, tensor<?x3xf32>) {
+  %y, %s:2 = recur.rnn_wavefront %x init(%h0, %h1) captures(%w0, %w1)
+      states [1, 1] captures [1, 1]
+      : (tensor<?x?x5xf32>, tensor<?x7xf32>, tensor<?x3xf32>, tensor<7x5xf32>, tensor<3x7xf32>)
+      -> (tensor<?x?x3xf32>, tensor<?x7xf32>, tensor<?x3xf32>) {
+  ^bb0(%xt: tensor<?x5xf32>, %h: tensor<?x7xf32>, %wt: tensor<7x5xf32>):
+    %p = recur.linear %xt, %wt : (tensor<?x5xf32>, tensor<7x5xf32>) -> tensor<?x7xf32>
+    %sum = arith.addf %p, %h : tensor<?x7xf32>
+    %hn = math.tanh %sum : tensor<?x7xf32>
+    recur.yield %hn, %hn : tensor<?x7xf32>, tensor<?x7xf32>
+  }, {
+  ^bb0(%in: tensor<?x7xf32>, %h: tensor<?x3xf32>, %wt: tensor<3x7xf32>):
+    %p = recur.linear %in, %wt : (tensor<?x7xf32>, tensor<3x7xf32>) -> tensor<?x3xf32>
+    %sum = arith.addf %p, %h : tensor<?x3xf32>
+    %hn = math.tanh %sum : tensor<?x3xf32>
+    recur.yield %hn, %hn : tensor<?x3xf32>, tensor<?x3xf32>
+  }
+  return %y, %s#0, %s#1 : tensor<?x?x3xf32>, tensor<?x7xf32>, tensor<?x3xf32>
+}

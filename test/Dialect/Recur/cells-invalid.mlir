@@ -107,3 +107,61 @@ func.func @state_against_init(%x: tensor<4x2x5xf32>, %h0: tensor<2x7xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @wavefront_counts(%x: tensor<4x2x5xf32>, %h0: tensor<2x5xf32>, %h1: tensor<2x5xf32>) {
+  // expected-error @below {{state_counts must be counts that sum to the 2 operands}}
+  %y, %s:2 = recur.rnn_wavefront %x init(%h0, %h1) states [1, 2] captures [0, 0]
+      : (tensor<4x2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>) -> (tensor<4x2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>) {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x5xf32>):
+    recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
+  }, {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x5xf32>):
+    recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @wavefront_one_layer(%x: tensor<4x2x5xf32>, %h0: tensor<2x5xf32>) {
+  // expected-error @below {{has 1 layers; a wavefront stacks at least 2}}
+  %y, %s = recur.rnn_wavefront %x init(%h0) states [1] captures [0]
+      : (tensor<4x2x5xf32>, tensor<2x5xf32>) -> (tensor<4x2x5xf32>, tensor<2x5xf32>) {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x5xf32>):
+    recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
+  }
+  return
+}
+
+// -----
+
+// Layer 1's first argument is layer 0's y_t ([2, 5]), not the input's x_t.
+func.func @wavefront_input_row(%x: tensor<4x2x3xf32>, %h0: tensor<2x5xf32>, %h1: tensor<2x5xf32>) {
+  // expected-error @below {{layer 1's cell's input row has type 'tensor<2x3xf32>'; layer 0's y_t is 'tensor<2x5xf32>'}}
+  %y, %s:2 = recur.rnn_wavefront %x init(%h0, %h1) states [1, 1] captures [0, 0]
+      : (tensor<4x2x3xf32>, tensor<2x5xf32>, tensor<2x5xf32>) -> (tensor<4x2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>) {
+  ^bb0(%xt: tensor<2x3xf32>, %h: tensor<2x5xf32>):
+    recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
+  }, {
+  ^bb0(%xt: tensor<2x3xf32>, %h: tensor<2x5xf32>):
+    recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @wavefront_layer_arity(%x: tensor<4x2x5xf32>, %h0: tensor<2x5xf32>, %h1: tensor<2x5xf32>, %w: tensor<5x5xf32>) {
+  // expected-error @below {{layer 1's cell takes 2 arguments; expected 3: input row, the 1 states and the 1 captures}}
+  %y, %s:2 = recur.rnn_wavefront %x init(%h0, %h1) captures(%w) states [1, 1] captures [0, 1]
+      : (tensor<4x2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<5x5xf32>) -> (tensor<4x2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>) {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x5xf32>):
+    recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
+  }, {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x5xf32>):
+    recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
+  }
+  return
+}

@@ -39,3 +39,34 @@ func.func @generic(%x: tensor<4x2x5xf32>, %h0: tensor<2x7xf32>, %s0: tensor<2x7x
   }
   return %y, %s#0, %s#1 : tensor<4x2x3xf32>, tensor<2x7xf32>, tensor<2x7xf32>
 }
+
+// Two layers as one wavefront (recur-wavefront): each layer's cell, the
+// second's first argument the first's y_t; the counts split init and
+// captures by layer.
+// CHECK-LABEL: func.func @wavefront
+// CHECK: %[[Y:.*]], %[[S:.*]]:3 = recur.rnn_wavefront %{{.*}} init(%{{.*}}, %{{.*}}, %{{.*}}) captures(%{{.*}}, %{{.*}}) states [2, 1] captures [1, 1] : (tensor<?x?x5xf32>, tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x3xf32>, tensor<7x5xf32>, tensor<3x7xf32>) -> (tensor<?x?x3xf32>, tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x3xf32>) {
+// CHECK: ^bb0(%{{.*}}: tensor<?x5xf32>, %{{.*}}: tensor<?x7xf32>, %{{.*}}: tensor<?x7xf32>, %{{.*}}: tensor<7x5xf32>):
+// CHECK: }, {
+// CHECK: ^bb0(%{{.*}}: tensor<?x7xf32>, %{{.*}}: tensor<?x3xf32>, %{{.*}}: tensor<3x7xf32>):
+// CHECK: recur.yield %{{.*}}, %{{.*}} : tensor<?x3xf32>, tensor<?x3xf32>
+// CHECK-NEXT: }
+func.func @wavefront(%x: tensor<?x?x5xf32>, %h0: tensor<?x7xf32>, %s0: tensor<?x7xf32>,
+    %h1: tensor<?x3xf32>, %w0: tensor<7x5xf32>, %w1: tensor<3x7xf32>)
+    -> (tensor<?x?x3xf32>, tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x3xf32>) {
+  %y, %s:3 = recur.rnn_wavefront %x init(%h0, %s0, %h1) captures(%w0, %w1)
+      states [2, 1] captures [1, 1]
+      : (tensor<?x?x5xf32>, tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x3xf32>, tensor<7x5xf32>, tensor<3x7xf32>)
+      -> (tensor<?x?x3xf32>, tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x3xf32>) {
+  ^bb0(%xt: tensor<?x5xf32>, %h: tensor<?x7xf32>, %acc: tensor<?x7xf32>, %wt: tensor<7x5xf32>):
+    %p = recur.linear %xt, %wt : (tensor<?x5xf32>, tensor<7x5xf32>) -> tensor<?x7xf32>
+    %hn = math.tanh %p : tensor<?x7xf32>
+    %sum = arith.addf %acc, %hn : tensor<?x7xf32>
+    recur.yield %hn, %hn, %sum : tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x7xf32>
+  }, {
+  ^bb0(%in: tensor<?x7xf32>, %h: tensor<?x3xf32>, %wt: tensor<3x7xf32>):
+    %p = recur.linear %in, %wt : (tensor<?x7xf32>, tensor<3x7xf32>) -> tensor<?x3xf32>
+    %hn = math.tanh %p : tensor<?x3xf32>
+    recur.yield %hn, %hn : tensor<?x3xf32>, tensor<?x3xf32>
+  }
+  return %y, %s#0, %s#1, %s#2 : tensor<?x?x3xf32>, tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x3xf32>
+}

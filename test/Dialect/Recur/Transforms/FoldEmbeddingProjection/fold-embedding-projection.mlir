@@ -46,3 +46,23 @@ func.func @not_weights(%ids: tensor<?x?xi64> {recur.input = "tokens"},
   %b = recur.linear %x2, %w2 : (tensor<?x?x4xf32>, tensor<32x4xf32>) -> tensor<?x?x32xf32>
   return %a, %b, %x2 : tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x4xf32>
 }
+
+// -----
+
+// Reads of the embedding's T or B (a GRU layer's zero h0 takes B from its
+// input, recur-generalize-cells) do not stop the fold: they read the ids'.
+// CHECK-LABEL: func.func @batch_size_read
+// CHECK-SAME: (%[[IDS:[^:]*]]: tensor<?x?xi64>
+// CHECK: %[[B:.*]] = tensor.dim %[[IDS]], %c1 : tensor<?x?xi64>
+// CHECK: recur.embedding
+// CHECK-NOT: recur.linear
+// CHECK: return %{{.*}}, %[[B]]
+func.func @batch_size_read(%ids: tensor<?x?xi64> {recur.input = "tokens"},
+    %table: tensor<11x4xf32> {recur.weight = "embedding.weight"},
+    %w: tensor<32x4xf32> {recur.weight = "w_ih"}) -> (tensor<?x?x32xf32>, index) {
+  %c1 = arith.constant 1 : index
+  %x = recur.embedding %table[%ids] : (tensor<11x4xf32>, tensor<?x?xi64>) -> tensor<?x?x4xf32>
+  %batch = tensor.dim %x, %c1 : tensor<?x?x4xf32>
+  %gates = recur.linear %x, %w : (tensor<?x?x4xf32>, tensor<32x4xf32>) -> tensor<?x?x32xf32>
+  return %gates, %batch : tensor<?x?x32xf32>, index
+}
