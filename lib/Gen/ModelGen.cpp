@@ -38,6 +38,9 @@ static std::string validateTraining(const LstmLmConfig &config) {
   if (config.state)
     return "--train with --state: training steps do not differentiate "
            "through the LSTM's state yet";
+  if (config.lengths)
+    return "--train with --lengths: training steps do not differentiate "
+           "through sequence lengths yet";
   for (auto [set, flag] : {std::pair{config.batchFirst, "--batch-first"},
                            std::pair{!config.bias, "--no-bias"},
                            std::pair{config.bidirectional, "--bidirectional"},
@@ -120,6 +123,7 @@ public:
   int64_t seq() const { return config.seq.value_or(ShapedType::kDynamic); }
   int64_t batch() const { return config.batch.value_or(ShapedType::kDynamic); }
   Type floats() const { return floatType; }
+  Type indices() { return builder.getI64Type(); }
 
   void addInput(StringRef name, RankedTensorType type) {
     addArgument(type, RecurDialect::kInputAttrName, name);
@@ -259,6 +263,13 @@ static void addRecurrentWeights(ModelBuilder &model,
   }
 }
 
+/// With `config.lengths`, adds the `lengths` input: [B] int64.
+static void addLengthsInput(ModelBuilder &model, const SequenceConfig &config) {
+  if (config.lengths)
+    model.addInput("lengths",
+                   RankedTensorType::get({model.batch()}, model.indices()));
+}
+
 /// With `config.state`, adds each layer's (and direction's) h0 ([B, P or
 /// hidden]) and c0 ([B, hidden]) inputs.
 static void addStateInputs(ModelBuilder &model, const SequenceConfig &config,
@@ -279,12 +290,13 @@ static void addStateInputs(ModelBuilder &model, const SequenceConfig &config,
 
 /// Runs the layers over the time-major `x`; `weights` holds each layer's
 /// and direction's weights in state_dict order and `state` (empty, or two
-/// per layer and direction) their h0 and c0. Returns the last layer's output
+/// per layer and direction) their h0 and c0, `lengths` (or null) each row's
+/// length. Returns the last layer's output
 /// sequence, then (with a state) each h_n and c_n as model outputs.
 static SmallVector<ModelBuilder::Output>
 buildLstmLayers(OpBuilder &builder, Location loc, const SequenceConfig &config,
                 int64_t layers, Value x, ValueRange weights, ValueRange state,
-                StringRef outputName) {
+                Value lengths, StringRef outputName) {
   SmallVector<ModelBuilder::Output> outputs = {{outputName.str(), Value()}};
   size_t perDirection = (config.bias ? 4 : 2) + (config.projSize ? 1 : 0);
   int64_t states = statesOf(config.cell);
@@ -305,18 +317,20 @@ buildLstmLayers(OpBuilder &builder, Location loc, const SequenceConfig &config,
       case CellKind::lstm:
         op = LSTMOp::create(builder, loc, x, w[0], w[1], bIh, bHh, h0,
                             state.empty() ? Value() : layerState[1], reverse,
-                            /*wHr=*/config.projSize ? w.back() : Value());
+                            /*wHr=*/config.projSize ? w.back() : Value(),
+                            lengths);
         break;
       case CellKind::gru:
-        op = GRUOp::create(builder, loc, x, w[0], w[1], bIh, bHh, h0, reverse);
+        op = GRUOp::create(builder, loc, x, w[0], w[1], bIh, bHh, h0, lengths,
+                           reverse);
         break;
       case CellKind::rnnTanh:
         op = RNNTanhOp::create(builder, loc, x, w[0], w[1], bIh, bHh, h0,
-                               reverse);
+                               lengths, reverse);
         break;
       case CellKind::rnnRelu:
         op = RNNReluOp::create(builder, loc, x, w[0], w[1], bIh, bHh, h0,
-                               reverse);
+                               lengths, reverse);
         break;
       }
       ys.push_back(op->getResult(0));
@@ -363,6 +377,7 @@ OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
     model.addInput("targets", ids);
     model.setTraining(*config.train);
   }
+  addLengthsInput(model, config);
   int64_t directions = directionSuffixes(config).size();
   addStateInputs(model, config, config.hidden, config.layers);
   model.addWeight("embedding.weight", {config.vocab, config.embed});
@@ -382,6 +397,8 @@ OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
     if (config.batchFirst)
       tokens = swapTimeAndBatch(builder, loc, tokens);
     ValueRange rest = args.drop_front(config.train ? 2 : 1);
+    Value lengths = config.lengths ? rest.front() : Value();
+    rest = rest.drop_front(config.lengths ? 1 : 0);
     ValueRange state = rest.take_front(
         config.state ? statesOf(config.cell) * directions * config.layers : 0);
     ValueRange weights = rest.drop_front(state.size());
@@ -390,8 +407,9 @@ OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
     Value projWeight = weights[weights.size() - 2];
     Value projBias = weights.back();
     Value x = EmbeddingOp::create(builder, loc, table, tokens);
-    SmallVector<ModelBuilder::Output> outputs = buildLstmLayers(
-        builder, loc, config, config.layers, x, lstmWeights, state, "logits");
+    SmallVector<ModelBuilder::Output> outputs =
+        buildLstmLayers(builder, loc, config, config.layers, x, lstmWeights,
+                        state, lengths, "logits");
     // Transposed before the projection, where rows are narrowest.
     Value y = outputs.front().value;
     if (config.batchFirst)
@@ -416,26 +434,29 @@ mlir::recur::buildLstmStack(MLIRContext &context,
   model.addInput(
       "input", sequenceType(config, {model.seq(), model.batch(), config.input},
                             model.floats()));
+  addLengthsInput(model, config);
   addStateInputs(model, config, config.hidden, config.layers);
   addRecurrentWeights(model, config, "", config.input, config.hidden,
                       config.layers);
 
-  return model.build(
-      cellName(config.cell), [&](OpBuilder &builder, ValueRange args) {
-        Location loc = builder.getUnknownLoc();
-        int64_t directions = directionSuffixes(config).size();
-        ValueRange state = args.slice(
-            1, config.state ? statesOf(config.cell) * directions * config.layers
-                            : 0);
-        Value x = args[0];
-        if (config.batchFirst)
-          x = swapTimeAndBatch(builder, loc, x);
-        SmallVector<ModelBuilder::Output> outputs =
-            buildLstmLayers(builder, loc, config, config.layers, x,
-                            args.drop_front(1 + state.size()), state, "output");
-        if (config.batchFirst)
-          outputs.front().value =
-              swapTimeAndBatch(builder, loc, outputs.front().value);
-        return outputs;
-      });
+  return model.build(cellName(config.cell), [&](OpBuilder &builder,
+                                                ValueRange args) {
+    Location loc = builder.getUnknownLoc();
+    int64_t directions = directionSuffixes(config).size();
+    Value lengths = config.lengths ? args[1] : Value();
+    int64_t first = config.lengths ? 2 : 1;
+    ValueRange state = args.slice(
+        first,
+        config.state ? statesOf(config.cell) * directions * config.layers : 0);
+    Value x = args[0];
+    if (config.batchFirst)
+      x = swapTimeAndBatch(builder, loc, x);
+    SmallVector<ModelBuilder::Output> outputs = buildLstmLayers(
+        builder, loc, config, config.layers, x,
+        args.drop_front(first + state.size()), state, lengths, "output");
+    if (config.batchFirst)
+      outputs.front().value =
+          swapTimeAndBatch(builder, loc, outputs.front().value);
+    return outputs;
+  });
 }

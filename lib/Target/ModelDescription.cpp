@@ -195,15 +195,15 @@ static bool swapsTimeAndBatch(TransposeOp transpose) {
   return true;
 }
 
-/// Whether `use` is a recurrence's initial state (h0, c0, or an init of a
-/// recur.rnn).
-static bool isInitialState(OpOperand &use) {
+/// Whether `use` is a recurrence's operand named one of `names`.
+static bool isRecurrenceOperand(OpOperand &use,
+                                std::initializer_list<StringRef> names) {
   Operation *owner = use.getOwner();
   auto named = dyn_cast<NamedOperands>(owner);
   if (!named || !isa<LSTMOp, GRUOp, RNNTanhOp, RNNReluOp, RNNOp>(owner))
     return false;
   for (auto [index, name] : llvm::enumerate(named.getOperandNames()))
-    if (name == "h0" || name == "c0" || name == "init") {
+    if (llvm::is_contained(names, name)) {
       OperandRange range = named.getNamedOperand(index);
       if (range.empty())
         continue;
@@ -215,14 +215,25 @@ static bool isInitialState(OpOperand &use) {
   return false;
 }
 
+/// Whether `use` is a recurrence's initial state (h0, c0, or an init of a
+/// recur.rnn).
+static bool isInitialState(OpOperand &use) {
+  return isRecurrenceOperand(use, {"h0", "c0", "init"});
+}
+
+/// Whether `use` is a recurrence's sequence lengths.
+static bool isSequenceLengths(OpOperand &use) {
+  return isRecurrenceOperand(use, {"lengths"});
+}
+
 /// The symbols of a model tensor's leading dimensions, which alone may be
-/// dynamic: a recurrence's initial or final state is [B, H]; a batch-first
-/// tensor (an input that a recur.transpose makes time-major, or an output
-/// computed from a transposed time-major one) [B, T, ...]; everything else
-/// time-major [T, B, ...].
+/// dynamic: a recurrence's initial or final state is [B, H], its lengths [B]; a
+/// batch-first tensor (an input that a recur.transpose makes time-major, or an
+/// output computed from a transposed time-major one) [B, T, ...]; everything
+/// else time-major [T, B, ...].
 static SmallVector<StringRef, 2> leadingSymbols(Value value) {
   for (OpOperand &use : value.getUses()) {
-    if (isInitialState(use))
+    if (isInitialState(use) || isSequenceLengths(use))
       return {"B"};
     auto transpose = dyn_cast<TransposeOp>(use.getOwner());
     if (transpose && swapsTimeAndBatch(transpose))
@@ -491,6 +502,16 @@ mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
     description->insert({"kind", input ? "input" : "weight"});
     if (auto bound = bounds->find(argument); bound != bounds->end())
       description->insert({"range", llvm::json::Array{0, bound->second}});
+    // Sequence lengths: the runtime checks each lies in [1, T], T the
+    // recurrence's static steps or (-1) the run's.
+    for (OpOperand &use : argument.getUses())
+      if (input && isSequenceLengths(use)) {
+        auto sequence =
+            cast<RankedTensorType>(use.getOwner()->getOperand(0).getType());
+        int64_t steps = sequence.isDynamicDim(0) ? -1 : sequence.getDimSize(0);
+        description->insert({"lengths", llvm::json::Object{{"steps", steps}}});
+        break;
+      }
     arguments.push_back(std::move(*description));
   }
   auto returned = cast<func::ReturnOp>(entry.getBody().front().getTerminator());

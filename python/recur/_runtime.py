@@ -44,7 +44,8 @@ DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_vo
 class TensorInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("dtype", DLDataType), ("ndim", ctypes.c_int32),
                 ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("dims", ctypes.POINTER(ctypes.c_char_p)), ("index_bound", ctypes.c_int64)]
+                ("dims", ctypes.POINTER(ctypes.c_char_p)), ("index_bound", ctypes.c_int64),
+                ("lengths_steps", ctypes.c_int64)]
 
 
 INPUT, WEIGHT, OUTPUT = 0, 1, 2

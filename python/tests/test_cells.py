@@ -167,3 +167,89 @@ def test_lstm_written_as_a_generic_recurrence_matches_nn_lstm(options, tmp_path)
     assert_close(result, want)
     assert_close(torch.stack(state[0::2]), want_h)
     assert_close(torch.stack(state[1::2]), want_c)
+
+
+def packed_reference(module, x, lengths, state, batch_first=False):
+    """torch's outputs for a padded batch with `lengths`: the module on the
+    PackedSequence (unsorted rows), padded back to x's T."""
+    packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=batch_first,
+                                               enforce_sorted=False)
+    with torch.no_grad():
+        y, final = module(packed, state)
+    y, _ = nn.utils.rnn.pad_packed_sequence(y, batch_first=batch_first,
+                                            total_length=x.shape[1 if batch_first else 0])
+    return y, final
+
+
+LENGTHS_MODULES = dict(MODULES, lstm=lambda **kw: nn.LSTM(**kw))
+
+
+@pytest.mark.parametrize("kind,options,pipeline", [
+    (kind, options, pipeline)
+    for kind, options in [("gru", {}), ("gru", {"bidirectional": True}),
+                          ("rnn_tanh", {"bidirectional": True}),
+                          ("lstm", {"bidirectional": True}),
+                          ("lstm", {"proj_size": 8, "batch_first": True})]
+    for pipeline in ({"fusion": "none"}, {"fusion": "hoist"}, {"fusion": "cell"},
+                     {"fusion": "wavefront"}, {"target": "cuda-emulator"})])
+def test_lengths_match_a_packed_sequence(kind, options, pipeline, tmp_path):
+    """recur-gen --lengths: a padded batch with each row's length, checked
+    against torch on the PackedSequence of the same rows (unsorted, lengths
+    1 and T among them, one row much longer than the rest, B = 1): outputs
+    past a row's length are zero and the final state is each row's at its
+    own last step, in both directions."""
+    import subprocess
+    from recur._compile import _tool
+    torch.manual_seed(11 + len(options))
+    hidden = 16  # whole vectors: the fused step at `cell` on AVX-512
+    module = LENGTHS_MODULES[kind](input_size=5, hidden_size=hidden, num_layers=2,
+                                   **options).eval()
+    gen = [{"rnn_tanh": "rnn"}.get(kind, kind), "--input", "5", "--hidden", str(hidden),
+           "--layers", "2", "--lengths", "--state"]
+    gen += [flag for flag, key in (("--bidirectional", "bidirectional"),
+                                   ("--batch-first", "batch_first")) if options.get(key)]
+    gen += ["--proj-size", str(options["proj_size"])] if "proj_size" in options else []
+    source, library = tmp_path / "model.mlir", tmp_path / "model.so"
+    subprocess.run([_tool("recur-gen"), *gen, "-o", str(source)], check=True)
+    flags = [f"--{key}={value}" for key, value in pipeline.items()]
+    subprocess.run([_tool("recur-compile"), str(source), *flags, "-o", str(library),
+                    "--quiet"], check=True)
+    model = recur.load(library)
+    model.bind({name: value.detach() for name, value in module.state_dict().items()})
+    layers = 2 * (2 if options.get("bidirectional") else 1)
+    batch_first = options.get("batch_first", False)
+    for lengths in ([6, 3, 1, 6, 2], [4], [1, 6, 1]):
+        batch = len(lengths)
+        x = torch.randn((batch, 6, 5) if batch_first else (6, batch, 5))
+        h0 = torch.randn(layers, batch, options.get("proj_size", hidden))
+        state, inputs = h0, list(h0)
+        if kind == "lstm":
+            c0 = torch.randn(layers, batch, hidden)
+            state, inputs = (h0, c0), [v for pair in zip(h0, c0) for v in pair]
+        got, *got_state = model.run(x, torch.tensor(lengths), *inputs)
+        want, want_state = packed_reference(module, x, torch.tensor(lengths), state,
+                                            batch_first)
+        assert_close(got, want)
+        if kind == "lstm":
+            assert_close(torch.stack(got_state[0::2]), want_state[0])
+            assert_close(torch.stack(got_state[1::2]), want_state[1])
+        else:
+            assert_close(torch.stack(got_state), want_state)
+
+
+def test_lengths_outside_one_to_t_are_refused(tmp_path):
+    import subprocess
+    from recur._compile import _tool
+    source, library = tmp_path / "model.mlir", tmp_path / "model.so"
+    subprocess.run([_tool("recur-gen"), "gru", "--input", "3", "--hidden", "4",
+                    "--lengths", "-o", str(source)], check=True)
+    subprocess.run([_tool("recur-compile"), str(source), "-o", str(library), "--quiet"],
+                   check=True)
+    model = recur.load(library)
+    model.bind({name: value.detach() for name, value in nn.GRU(3, 4).state_dict().items()})
+    x = torch.randn(5, 3, 3)
+    for lengths, message in (([5, 0, 2], r"holds 0 for row 1; each row's length must "
+                                         r"lie in \[1, T\] = \[1, 5\]"),
+                             ([5, 6, 2], r"holds 6 for row 1")):
+        with pytest.raises(recur.RecurError, match=message):
+            model.run(x, torch.tensor(lengths))

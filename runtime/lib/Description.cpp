@@ -39,6 +39,10 @@ static TensorSpec parseSpec(const json &entry) {
                     "not T or B");
   if (entry.contains("range"))
     spec.indexBound = entry.at("range").at(1).get<int64_t>();
+  if (entry.contains("lengths")) {
+    spec.sequenceLengths = true;
+    spec.lengthsSteps = entry.at("lengths").at("steps").get<int64_t>();
+  }
   return spec;
 }
 

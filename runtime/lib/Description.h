@@ -32,6 +32,8 @@ struct TensorSpec {
   std::vector<std::string> dims;      // "T", "B" or "" (static), per dimension
   std::vector<const char *> dimNames; // C strings of `dims`, for the C API
   int64_t indexBound = 0;             // indices lie in [0, bound); 0: none
+  bool sequenceLengths = false;       // [B] lengths, each in [1, T]
+  int64_t lengthsSteps = -1;          // their static T; -1: the run's
   size_t argumentIndex = 0;           // position in the entry's arguments
 
   /// "[T, B, 10001]".

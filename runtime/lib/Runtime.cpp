@@ -373,6 +373,7 @@ RecurError *recur_model_tensor_info(const RecurModel *model,
   info->shape = spec.shape.data();
   info->dims = spec.dimNames.data();
   info->index_bound = spec.indexBound;
+  info->lengths_steps = spec.sequenceLengths ? spec.lengthsSteps : 0;
   return nullptr;
 }
 
@@ -585,6 +586,11 @@ RecurError *recur_model_run(RecurModel *model, const DLTensor *const *inputs,
           checkTensor(what, spec, inputs[i], sizes, *model->backend));
       checkIndices(what, spec, *inputs[i], inputBytes.back(), *model->backend);
     }
+    // Lengths are checked against T, which any of the inputs may set.
+    for (size_t i = 0; i < numInputs; ++i)
+      checkSequenceLengths("input '" + description.inputs[i].name + "'",
+                           description.inputs[i], *inputs[i], inputBytes[i],
+                           sizes[0], *model->backend);
     std::vector<std::vector<int64_t>> arguments(description.numArguments);
     for (size_t i = 0; i < numInputs; ++i) {
       const TensorSpec &spec = description.inputs[i];

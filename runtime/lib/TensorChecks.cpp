@@ -117,12 +117,11 @@ size_t recur::runtime::checkTensor(const std::string &what,
   return bytes;
 }
 
-void recur::runtime::checkIndices(const std::string &what,
-                                  const TensorSpec &spec,
-                                  const DLTensor &tensor, size_t bytes,
-                                  const Backend &backend) {
-  if (spec.indexBound <= 0 || spec.dtype.code != kDLInt)
-    return;
+/// The values of an integer (i32 or i64) tensor, read to the host.
+static std::vector<int64_t> integersOf(const std::string &what,
+                                       const TensorSpec &spec,
+                                       const DLTensor &tensor, size_t bytes,
+                                       const Backend &backend) {
   const void *data = dataOf(tensor);
   std::vector<char> hostCopy;
   if (!isHostMemory(tensor)) {
@@ -131,19 +130,48 @@ void recur::runtime::checkIndices(const std::string &what,
     data = hostCopy.data();
   }
   int64_t count = numElements(shapeOf(tensor), what);
+  std::vector<int64_t> values(count);
   for (int64_t i = 0; i < count; ++i) {
-    int64_t value;
     if (spec.dtype.bits == 64) {
-      std::memcpy(&value, static_cast<const char *>(data) + 8 * i, 8);
+      std::memcpy(&values[i], static_cast<const char *>(data) + 8 * i, 8);
     } else {
       int32_t narrow;
       std::memcpy(&narrow, static_cast<const char *>(data) + 4 * i, 4);
-      value = narrow;
+      values[i] = narrow;
     }
-    if (value < 0 || value >= spec.indexBound)
-      throw Failure(what + " holds " + std::to_string(value) +
+  }
+  return values;
+}
+
+void recur::runtime::checkIndices(const std::string &what,
+                                  const TensorSpec &spec,
+                                  const DLTensor &tensor, size_t bytes,
+                                  const Backend &backend) {
+  if (spec.indexBound <= 0 || spec.dtype.code != kDLInt)
+    return;
+  std::vector<int64_t> values = integersOf(what, spec, tensor, bytes, backend);
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i] < 0 || values[i] >= spec.indexBound)
+      throw Failure(what + " holds " + std::to_string(values[i]) +
                     " at flat index " + std::to_string(i) +
                     "; values must lie in [0, " +
                     std::to_string(spec.indexBound) + ")");
-  }
+}
+
+void recur::runtime::checkSequenceLengths(const std::string &what,
+                                          const TensorSpec &spec,
+                                          const DLTensor &tensor, size_t bytes,
+                                          int64_t steps,
+                                          const Backend &backend) {
+  if (!spec.sequenceLengths || spec.dtype.code != kDLInt)
+    return;
+  if (spec.lengthsSteps >= 0)
+    steps = spec.lengthsSteps;
+  std::vector<int64_t> values = integersOf(what, spec, tensor, bytes, backend);
+  for (size_t row = 0; row < values.size(); ++row)
+    if (values[row] < 1 || values[row] > steps)
+      throw Failure(what + " holds " + std::to_string(values[row]) +
+                    " for row " + std::to_string(row) +
+                    "; each row's length must lie in [1, T] = [1, " +
+                    std::to_string(steps) + "]");
 }

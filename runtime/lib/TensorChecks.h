@@ -1,4 +1,5 @@
-//===- TensorChecks.h - tensors handed to the runtime vs. their specs -*- C++ -*-===//
+//===- TensorChecks.h - tensors handed to the runtime vs. their specs -*- C++
+//-*-===//
 
 #ifndef RECUR_RUNTIME_TENSORCHECKS_H
 #define RECUR_RUNTIME_TENSORCHECKS_H
@@ -36,6 +37,13 @@ size_t checkTensor(const std::string &what, const TensorSpec &spec,
 /// index inputs are checked wherever they live (device ones through a copy).
 void checkIndices(const std::string &what, const TensorSpec &spec,
                   const DLTensor &tensor, size_t bytes, const Backend &backend);
+
+/// A sequence length outside [1, T] (the spec's static T, or `steps`, the
+/// run's) would run a row past its input or not at all: lengths inputs are
+/// checked as indices are.
+void checkSequenceLengths(const std::string &what, const TensorSpec &spec,
+                          const DLTensor &tensor, size_t bytes, int64_t steps,
+                          const Backend &backend);
 
 } // namespace recur::runtime
 

@@ -439,7 +439,7 @@ std::vector<FloatTensor>
 rnnRegion(const json &cell, const FloatTensor &input,
           const std::vector<const FloatTensor *> &init,
           const std::vector<const FloatTensor *> &captures, bool reverse,
-          int64_t outputSize) {
+          int64_t outputSize, const IdTensor *lengths) {
   if (input.shape.size() != 3)
     throw std::invalid_argument("'input' of a recurrence expected rank 3 "
                                 "[T, B, I], got shape " +
@@ -451,6 +451,7 @@ rnnRegion(const json &cell, const FloatTensor &input,
   std::vector<Array> capturedArrays;
   for (const FloatTensor *value : captures)
     capturedArrays.push_back(fromFloats(*value));
+  std::vector<int64_t> rowLengths = sequenceLengths(lengths, steps, batch);
   CellInterpreter interpreter(cell);
   Array y{{steps, batch, outputSize},
           std::vector<double>(steps * batch * outputSize)};
@@ -486,8 +487,19 @@ rnnRegion(const json &cell, const FloatTensor &input,
             "the cell yields state " + std::to_string(k) + " of shape " +
             formatShape(yielded[k + 1].shape) + ", expected " +
             formatShape(state[k].shape));
+      // Past its length a row keeps its state, and its output is zero.
+      for (int64_t b = 0; b < int64_t(rowLengths.size()); ++b)
+        if (t >= rowLengths[b]) {
+          int64_t width = state[k].shape[1];
+          std::copy_n(state[k].data.begin() + b * width, width,
+                      yielded[k + 1].data.begin() + b * width);
+        }
       state[k] = std::move(yielded[k + 1]);
     }
+    for (int64_t b = 0; b < int64_t(rowLengths.size()); ++b)
+      if (t >= rowLengths[b])
+        std::fill_n(y.data.begin() + (t * batch + b) * outputSize, outputSize,
+                    0.0);
   }
   auto toFloats = [](const Array &array) {
     return FloatTensor(

@@ -34,9 +34,24 @@ int64_t gatesOf(RnnCell cell) { return cell == RnnCell::Gru ? 3 : 1; }
 
 } // namespace
 
+std::vector<int64_t> sequenceLengths(const IdTensor *lengths, int64_t steps,
+                                     int64_t batch) {
+  if (!lengths)
+    return {};
+  expectShape("lengths", *lengths, {batch});
+  for (int64_t b = 0; b < batch; ++b)
+    if (lengths->data[b] < 1 || lengths->data[b] > steps)
+      throw std::invalid_argument(
+          "'lengths' holds " + std::to_string(lengths->data[b]) + " for row " +
+          std::to_string(b) + "; each row's length lies in [1, T] = [1, " +
+          std::to_string(steps) + "]");
+  return lengths->data;
+}
+
 RnnResult rnn(RnnCell cell, const FloatTensor &input, const FloatTensor &wIh,
               const FloatTensor &wHh, const FloatTensor *bIh,
-              const FloatTensor *bHh, const FloatTensor *h0, bool reverse) {
+              const FloatTensor *bHh, const FloatTensor *h0, bool reverse,
+              const IdTensor *lengths) {
   if (input.shape.size() != 3)
     throw std::invalid_argument(
         "'input' expected rank 3 [T, B, I], got shape " +
@@ -60,6 +75,7 @@ RnnResult rnn(RnnCell cell, const FloatTensor &input, const FloatTensor &wIh,
   if (h0)
     expectShape("h0", *h0, {batch, hidden});
 
+  std::vector<int64_t> rowLengths = sequenceLengths(lengths, steps, batch);
   std::vector<double> h(batch * hidden, 0.0), next(batch * hidden);
   if (h0)
     std::copy(h0->data.begin(), h0->data.end(), h.begin());
@@ -70,6 +86,11 @@ RnnResult rnn(RnnCell cell, const FloatTensor &input, const FloatTensor &wIh,
     int64_t t = reverse ? steps - 1 - step : step;
     for (int64_t b = 0; b < batch; ++b) {
       const double *hPrev = &h[b * hidden];
+      // Past its length a row keeps its state, and its output is zero.
+      if (!rowLengths.empty() && t >= rowLengths[b]) {
+        std::copy(hPrev, hPrev + hidden, &next[b * hidden]);
+        continue;
+      }
       affineRow(wIh.data.data(), bIh ? bIh->data.data() : nullptr,
                 &input.data[(t * batch + b) * inputSize], nullptr,
                 gates * hidden, inputSize, gi.data());
@@ -98,6 +119,9 @@ RnnResult rnn(RnnCell cell, const FloatTensor &input, const FloatTensor &wIh,
     }
     h.swap(next);
     std::copy(h.begin(), h.end(), &result.y.data[t * batch * hidden]);
+    for (int64_t b = 0; b < int64_t(rowLengths.size()); ++b)
+      if (t >= rowLengths[b])
+        std::fill_n(&result.y.data[(t * batch + b) * hidden], hidden, 0.0f);
   }
   std::copy(h.begin(), h.end(), result.hN.data.begin());
   return result;

@@ -37,6 +37,10 @@ public:
   const IdTensor &ids(const json &name) const {
     return std::get<IdTensor>(required(name));
   }
+  const IdTensor *optionalIds(const json &name) const {
+    const Value *value = optional(name);
+    return value ? &std::get<IdTensor>(*value) : nullptr;
+  }
   void define(const json &name, Value value) {
     values[name.get<std::string>()] = std::move(value);
   }
@@ -76,7 +80,8 @@ recur::reference::interpret(const json &program,
             env.optionalFloats(in.at("b_hh")), env.optionalFloats(in.at("h0")),
             env.optionalFloats(in.at("c0")), op.value("reverse", false),
             // Programs from before proj_size have no "w_hr".
-            env.optionalFloats(in.value("w_hr", json())));
+            env.optionalFloats(in.value("w_hr", json())),
+            env.optionalIds(in.value("lengths", json())));
         env.define(out.at(0), std::move(result.y));
         env.define(out.at(1), std::move(result.hN));
         env.define(out.at(2), std::move(result.cN));
@@ -88,7 +93,8 @@ recur::reference::interpret(const json &program,
             rnn(cell, env.floats(in.at("input")), env.floats(in.at("w_ih")),
                 env.floats(in.at("w_hh")), env.optionalFloats(in.at("b_ih")),
                 env.optionalFloats(in.at("b_hh")),
-                env.optionalFloats(in.at("h0")), op.value("reverse", false));
+                env.optionalFloats(in.at("h0")), op.value("reverse", false),
+                env.optionalIds(in.value("lengths", json())));
         env.define(out.at(0), std::move(result.y));
         env.define(out.at(1), std::move(result.hN));
       } else if (name == "rnn") {
@@ -99,7 +105,8 @@ recur::reference::interpret(const json &program,
           captures.push_back(&env.floats(value));
         std::vector<FloatTensor> results =
             rnnRegion(op.at("cell"), env.floats(in.at("input")), init, captures,
-                      op.value("reverse", false), op.at("output_size"));
+                      op.value("reverse", false), op.at("output_size"),
+                      env.optionalIds(in.value("lengths", json())));
         for (size_t k = 0; k < results.size(); ++k)
           env.define(out.at(k), std::move(results[k]));
       } else if (name == "linear") {

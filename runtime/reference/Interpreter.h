@@ -30,13 +30,14 @@ std::vector<Value> interpret(const nlohmann::json &program,
 
 /// A recur.rnn whose cell region is `cell` (as lib/Target/CellProgram.cpp
 /// writes it) over `input [T, B, I]`, from the states `init` with the
-/// `captures`, in double; `reverse` runs t = T-1 down to 0. Returns y
-/// [T, B, outputSize] and the final states.
+/// `captures`, in double; `reverse` runs t = T-1 down to 0; `lengths` (if
+/// any) each row's length (sequenceLengths). Returns y [T, B, outputSize]
+/// and the final states.
 std::vector<FloatTensor>
 rnnRegion(const nlohmann::json &cell, const FloatTensor &input,
           const std::vector<const FloatTensor *> &init,
           const std::vector<const FloatTensor *> &captures, bool reverse,
-          int64_t outputSize);
+          int64_t outputSize, const IdTensor *lengths = nullptr);
 
 } // namespace recur::reference
 

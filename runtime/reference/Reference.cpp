@@ -87,7 +87,8 @@ FloatTensor embedding(const FloatTensor &table, const IdTensor &ids) {
 LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
                 const FloatTensor &wHh, const FloatTensor *bIh,
                 const FloatTensor *bHh, const FloatTensor *h0,
-                const FloatTensor *c0, bool reverse, const FloatTensor *wHr) {
+                const FloatTensor *c0, bool reverse, const FloatTensor *wHr,
+                const IdTensor *lengths) {
   if (input.shape.size() != 3)
     throw std::invalid_argument(
         "'input' expected rank 3 [T, B, I], got shape " +
@@ -116,6 +117,7 @@ LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
   if (c0)
     expectShape("c0", *c0, {batch, hidden});
 
+  std::vector<int64_t> rowLengths = sequenceLengths(lengths, steps, batch);
   std::vector<double> h(batch * output, 0.0), c(batch * hidden, 0.0);
   if (h0)
     std::copy(h0->data.begin(), h0->data.end(), h.begin());
@@ -128,6 +130,11 @@ LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
   for (int64_t step = 0; step < steps; ++step) {
     int64_t t = reverse ? steps - 1 - step : step;
     for (int64_t b = 0; b < batch; ++b) {
+      // Past its length a row keeps its state, and its output is zero.
+      if (!rowLengths.empty() && t >= rowLengths[b]) {
+        std::copy_n(&h[b * output], output, &nextH[b * output]);
+        continue;
+      }
       lstmCellStep(wIh.data.data(), wHh.data.data(),
                    bIh ? bIh->data.data() : nullptr,
                    bHh ? bHh->data.data() : nullptr, inputSize, hidden, output,
@@ -145,6 +152,9 @@ LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
     }
     h.swap(nextH);
     std::copy(h.begin(), h.end(), &result.y.data[t * batch * output]);
+    for (int64_t b = 0; b < int64_t(rowLengths.size()); ++b)
+      if (t >= rowLengths[b])
+        std::fill_n(&result.y.data[(t * batch + b) * output], output, 0.0f);
   }
   std::copy(h.begin(), h.end(), result.hN.data.begin());
   std::copy(c.begin(), c.end(), result.cN.data.begin());

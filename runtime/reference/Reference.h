@@ -70,7 +70,8 @@ LstmResult lstm(const FloatTensor &input, const FloatTensor &wIh,
                 const FloatTensor &wHh, const FloatTensor *bIh,
                 const FloatTensor *bHh, const FloatTensor *h0 = nullptr,
                 const FloatTensor *c0 = nullptr, bool reverse = false,
-                const FloatTensor *wHr = nullptr);
+                const FloatTensor *wHr = nullptr,
+                const IdTensor *lengths = nullptr);
 
 /// The cells of nn.GRU and nn.RNN (nonlinearity tanh or relu).
 enum class RnnCell { Gru, Tanh, Relu };
@@ -83,11 +84,20 @@ struct RnnResult {
 /// One GRU or Elman RNN layer over `input [T, B, I]`, PyTorch's formulas
 /// and gate order (GRU: r, z, n, the reset gate applied to the recurrent
 /// product with b_hn); weights [G·H, I] and [G·H, H]; absent biases and h0
-/// are zero; `reverse` runs the steps from T-1 down to 0 (Cells.cpp).
+/// are zero; `reverse` runs the steps from T-1 down to 0; `lengths` (if
+/// any) each row's length, as a packed batch's (sequenceLengths) (Cells.cpp).
 RnnResult rnn(RnnCell cell, const FloatTensor &input, const FloatTensor &wIh,
               const FloatTensor &wHh, const FloatTensor *bIh,
               const FloatTensor *bHh, const FloatTensor *h0 = nullptr,
-              bool reverse = false);
+              bool reverse = false, const IdTensor *lengths = nullptr);
+
+/// Each row's sequence length from `lengths [B]` for an input of `steps`
+/// steps and `batch` rows, checked to lie in 1..steps; none without
+/// `lengths`. Row b runs steps 0 … len_b - 1 (in reverse, len_b - 1 down
+/// to 0); its output is zero past its length and its final state is that
+/// after its last step, as PyTorch's packed sequences have it.
+std::vector<int64_t> sequenceLengths(const IdTensor *lengths, int64_t steps,
+                                     int64_t batch);
 
 /// `input` with dimension k of the result dimension `permutation[k]` of the
 /// input (torch.permute).

@@ -118,6 +118,15 @@ static cl::opt<bool> bidirectional(
     cl::sub(lstmLmCommand), cl::sub(gruLmCommand), cl::sub(rnnLmCommand),
     cl::sub(lstmCommand), cl::sub(gruCommand), cl::sub(rnnCommand),
     cl::cat(modelCategory));
+static cl::opt<bool> lengths(
+    "lengths",
+    cl::desc("Take each row's sequence length, as a packed batch "
+             "(nn.utils.rnn.pack_padded_sequence): input `lengths` [B] "
+             "(int64, each in 1..T); outputs past a row's length are zero "
+             "and its final state is that of its last step"),
+    cl::sub(lstmLmCommand), cl::sub(gruLmCommand), cl::sub(rnnLmCommand),
+    cl::sub(lstmCommand), cl::sub(gruCommand), cl::sub(rnnCommand),
+    cl::cat(modelCategory));
 static cl::opt<int64_t> projSize(
     "proj-size",
     cl::desc("Project every LSTM step's hidden state to this many units, as "
@@ -180,6 +189,7 @@ static int generate(Config config, BuildFn build) {
   config.bias = !noBias;
   config.bidirectional = bidirectional;
   config.projSize = projSize;
+  config.lengths = lengths;
   if (std::string error = validate(config); !error.empty())
     return fail(error);
 

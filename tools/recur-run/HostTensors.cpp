@@ -129,3 +129,23 @@ const HostTensor &recur::run::findTensor(const std::vector<HostTensor> &tensors,
       return tensor;
   die("--check: the model has no tensor '" + name + "'");
 }
+
+void recur::run::fillRandomLengths(HostTensor &tensor, std::mt19937_64 &rng,
+                                   int64_t steps) {
+  if (!isI64(tensor.info.dtype) || tensor.shape.size() != 1)
+    die("input '" + tensor.name +
+        "' holds sequence lengths: recur-run makes "
+        "them as an i64 [B] tensor, got shape " +
+        ref::formatShape(tensor.shape));
+  int64_t rows = tensor.shape[0];
+  std::vector<int64_t> lengths(rows);
+  std::uniform_int_distribution<int64_t> pick(1, steps);
+  for (int64_t &length : lengths)
+    length = pick(rng);
+  if (rows > 0)
+    lengths.front() = steps;
+  if (rows > 1)
+    lengths.back() = 1;
+  tensor.bytes.resize(rows * sizeof(int64_t));
+  std::memcpy(tensor.bytes.data(), lengths.data(), tensor.bytes.size());
+}

@@ -65,6 +65,11 @@ std::string safetensorsName(DLDataType t);
 /// [0, bound).
 void fillRandom(HostTensor &tensor, std::mt19937_64 &rng, bool isWeight);
 
+/// Random sequence lengths in [1, `steps`] for an i64 [B] tensor: the first
+/// row's is `steps` and the last row's 1 (B >= 2), so that a batch has both
+/// ends, the others uniform.
+void fillRandomLengths(HostTensor &tensor, std::mt19937_64 &rng, int64_t steps);
+
 /// The tensor as the reference takes it (f32 and bf16 as floats, i64 as
 /// ids); dies on other dtypes.
 ref::Value toReference(const HostTensor &tensor);

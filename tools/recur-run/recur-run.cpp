@@ -166,6 +166,17 @@ HostTensor randomInput(const RecurTensorInfo &info, const Options &options,
           (isSeq ? "T: give --seq T" : "B: give --batch B") + " or --inputs");
     tensor.shape[d] = *size;
   }
+  if (info.lengths_steps) {
+    std::optional<int64_t> steps = info.lengths_steps > 0
+                                       ? std::optional(info.lengths_steps)
+                                       : options.seq;
+    if (!steps)
+      die(std::string("input '") + tensor.name +
+          "' holds sequence lengths, which lie in [1, T]: give --seq T or "
+          "--inputs");
+    fillRandomLengths(tensor, rng, *steps);
+    return tensor;
+  }
   fillRandom(tensor, rng, /*isWeight=*/false);
   return tensor;
 }

@@ -55,6 +55,10 @@ SmallVector<Type> resultTypes(MLIRContext *context, ShapeChecker &checker,
 /// `value`'s type, or null for an absent optional operand.
 Type typeOrNull(Value value);
 
+/// A recurrence's optional `lengths`: a [B] tensor of integers, B that of
+/// `input [T, B, I]`.
+LogicalResult verifyLengths(Operation *op, Value lengths, Value input);
+
 /// nn.LSTM's rules for the unit counts: a hidden size above zero, and a
 /// projection (`projected`: w_hr's rows) that makes the hidden state smaller
 /// but leaves it some units.

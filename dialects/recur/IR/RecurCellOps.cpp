@@ -53,6 +53,8 @@ checkNamedCell(ShapeChecker &checker, CellOp op) {
 template <typename CellOp> static LogicalResult verifyNamedCell(CellOp op) {
   if (bool(op.getBIh()) != bool(op.getBHh()))
     return op.emitOpError("takes both biases b_ih and b_hh or neither");
+  if (failed(verifyLengths(op, op.getLengths(), op.getInput())))
+    return failure();
   ShapeChecker checker = verifyingChecker(op);
   auto shapes = checkNamedCell(checker, op);
   if (failed(shapes) ||
@@ -73,7 +75,7 @@ static SmallVector<Type> inferNamedCellTypes(CellOp op) {
 template <typename CellOp>
 static void buildNamedCell(OpBuilder &builder, OperationState &state,
                            Value input, Value wIh, Value wHh, Value bIh,
-                           Value bHh, Value h0, bool reverse) {
+                           Value bHh, Value h0, Value lengths, bool reverse) {
   ShapeChecker checker;
   SmallVector<Type> types =
       resultTypes(builder.getContext(), checker,
@@ -82,7 +84,7 @@ static void buildNamedCell(OpBuilder &builder, OperationState &state,
                                  typeOrNull(bHh), typeOrNull(h0)),
                   2);
   CellOp::build(builder, state, types[0], types[1], input, wIh, wHh, bIh, bHh,
-                h0, reverse);
+                h0, lengths, reverse);
 }
 
 #define RECUR_NAMED_CELL(CellOp)                                               \
@@ -92,9 +94,9 @@ static void buildNamedCell(OpBuilder &builder, OperationState &state,
   }                                                                            \
   void CellOp::build(OpBuilder &builder, OperationState &state, Value input,   \
                      Value wIh, Value wHh, Value bIh, Value bHh, Value h0,     \
-                     bool reverse) {                                           \
+                     Value lengths, bool reverse) {                            \
     buildNamedCell<CellOp>(builder, state, input, wIh, wHh, bIh, bHh, h0,      \
-                           reverse);                                           \
+                           lengths, reverse);                                  \
   }
 RECUR_NAMED_CELL(GRUOp)
 RECUR_NAMED_CELL(RNNTanhOp)
@@ -170,6 +172,8 @@ static LogicalResult verifyRecurrenceTypes(Operation *op, Value x,
 }
 
 LogicalResult RNNOp::verify() {
+  if (failed(verifyLengths(*this, getLengths(), getInput())))
+    return failure();
   return verifyRecurrenceTypes(*this, getInput(), getInit(), getFinalStates());
 }
 

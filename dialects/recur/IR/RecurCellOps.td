@@ -24,6 +24,12 @@ def Recur_RNNOp : Recur_Op<"rnn", [AttrSizedOperandSegments, IsolatedFromAbove,
     then the last step's state. `reverse` runs the steps from `t = T-1` down
     to 0 (`y[t]` is still the output after reading `x_t`).
 
+    `lengths [B]` (integers), optional, gives each row's length, with
+    PyTorch's meaning for a packed batch: row b runs steps 0 … len_b - 1
+    (in `reverse`, len_b - 1 down to 0); its `y` is zero past its length,
+    and its final state is the state after its own last step. Each length
+    lies in 1 … T; the runtime checks it before a run.
+
     The body holds tensor ops without side effects (`recur`, `linalg`,
     `tensor`, `arith`, `math`): products with a weight (`recur.linear`),
     elementwise math, reductions over the feature dimension, slices and
@@ -47,13 +53,14 @@ def Recur_RNNOp : Recur_Op<"rnn", [AttrSizedOperandSegments, IsolatedFromAbove,
     ```
   }];
   let arguments = (ins AnyTensor:$input, Variadic<AnyTensor>:$init,
-                       Variadic<AnyTensor>:$captures, UnitAttr:$reverse);
+                       Variadic<AnyTensor>:$captures,
+                       Optional<AnyTensor>:$lengths, UnitAttr:$reverse);
   let results = (outs AnyTensor:$y, Variadic<AnyTensor>:$final_states);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $input (`init` `(` $init^ `)`)? (`captures` `(` $captures^ `)`)?
-    (`reverse` $reverse^)? attr-dict `:` functional-type(operands, results)
-    $body
+    (`lengths` `(` $lengths^ `)`)? (`reverse` $reverse^)? attr-dict `:`
+    functional-type(operands, results) $body
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -170,21 +177,25 @@ class Recur_NamedCellOp<string mnemonic, int gates, string summaryText,
     (absent: zero). `h0 [B, H]` is optional (absent: zero). Results: every
     step's hidden state `y [T, B, H]` and the last one, `h_n [B, H]`. `T` and
     `B` may be dynamic. `reverse` runs the steps from `t = T-1` down to 0, the
-    backward direction of a bidirectional layer. `recur-generalize-cells`
-    writes it as a `recur.rnn`.
+    backward direction of a bidirectional layer. `lengths [B]`, optional,
+    gives each row's length, as `recur.rnn`'s does (a packed batch).
+    `recur-generalize-cells` writes it as a `recur.rnn`.
   }];
   let arguments = (ins AnyTensor:$input, AnyTensor:$w_ih, AnyTensor:$w_hh,
                        Optional<AnyTensor>:$b_ih, Optional<AnyTensor>:$b_hh,
-                       Optional<AnyTensor>:$h0, UnitAttr:$reverse);
+                       Optional<AnyTensor>:$h0, Optional<AnyTensor>:$lengths,
+                       UnitAttr:$reverse);
   let results = (outs AnyTensor:$y, AnyTensor:$h_n);
   let assemblyFormat = [{
     $input `,` $w_ih `,` $w_hh (`,` $b_ih^ `,` $b_hh)? (`h0` `(` $h0^ `)`)?
-    (`reverse` $reverse^)? attr-dict `:` functional-type(operands, results)
+    (`lengths` `(` $lengths^ `)`)? (`reverse` $reverse^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$w_ih,
       "::mlir::Value":$w_hh, "::mlir::Value":$b_ih, "::mlir::Value":$b_hh,
-      CArg<"::mlir::Value", "{}">:$h0, CArg<"bool", "false">:$reverse)>];
+      CArg<"::mlir::Value", "{}">:$h0, CArg<"::mlir::Value", "{}">:$lengths,
+      CArg<"bool", "false">:$reverse)>];
   let recurClassDeclaration = [{
     /// The gates of the cell, G: its weights have G * H rows.
     static constexpr int64_t kGates = }] # gates # [{;

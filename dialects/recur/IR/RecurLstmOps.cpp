@@ -59,6 +59,23 @@ Type mlir::recur::detail::typeOrNull(Value value) {
   return value ? value.getType() : Type();
 }
 
+LogicalResult mlir::recur::detail::verifyLengths(Operation *op, Value lengths,
+                                                 Value input) {
+  if (!lengths)
+    return success();
+  auto type = dyn_cast<RankedTensorType>(lengths.getType());
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  if (!type || type.getRank() != 1 ||
+      !type.getElementType().isSignlessInteger() || !inputType ||
+      inputType.getRank() != 3 ||
+      failed(verifyCompatibleShape(ArrayRef<int64_t>{type.getDimSize(0)},
+                                   ArrayRef<int64_t>{inputType.getDimSize(1)})))
+    return op->emitOpError("expects lengths to be a [B] tensor of integers "
+                           "with the input's B, got ")
+           << lengths.getType();
+  return success();
+}
+
 /// nn.LSTM's rules for the unit counts: a hidden size above zero, and a
 /// projection (`projected`: w_hr's rows) that makes the hidden state smaller
 /// but leaves it some units.
@@ -86,6 +103,8 @@ static LogicalResult verifyProjection(LSTMLike op) {
 LogicalResult LSTMOp::verify() {
   if (bool(getBIh()) != bool(getBHh()))
     return emitOpError("takes both biases b_ih and b_hh or neither");
+  if (failed(verifyLengths(*this, getLengths(), getInput())))
+    return failure();
   ShapeChecker checker = verifyingChecker(*this);
   auto shapes =
       checkLSTM(checker, getInput().getType(), getWIh().getType(),
@@ -109,7 +128,7 @@ SmallVector<Type> LSTMOp::inferResultTypes() {
 
 void LSTMOp::build(OpBuilder &builder, OperationState &state, Value input,
                    Value wIh, Value wHh, Value bIh, Value bHh, Value h0,
-                   Value c0, bool reverse, Value wHr) {
+                   Value c0, bool reverse, Value wHr, Value lengths) {
   ShapeChecker checker;
   auto types =
       resultTypes(builder.getContext(), checker,
@@ -118,7 +137,7 @@ void LSTMOp::build(OpBuilder &builder, OperationState &state, Value input,
                             typeOrNull(wHr), typeOrNull(h0), typeOrNull(c0)),
                   3);
   build(builder, state, types[0], types[1], types[2], input, wIh, wHh, bIh, bHh,
-        wHr, h0, c0, reverse);
+        wHr, h0, c0, lengths, reverse);
 }
 
 namespace {

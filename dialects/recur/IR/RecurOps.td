@@ -53,6 +53,9 @@ def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments,
     every step's hidden state `y [T, B, H]`, and the last step's hidden and
     cell state `h_n`, `c_n [B, H]` (h_T and c_T). `T` and `B` may be dynamic.
 
+    `lengths [B]`, optional, gives each row's length, as `recur.rnn`'s does
+    (a packed batch); `recur-generalize-cells` writes such a layer as the
+    `recur.rnn` of its cell, which takes them.
     `reverse` runs the steps from `t = T-1` down to 0, the backward direction
     of a bidirectional `nn.LSTM`: `y[t]` is still the hidden state after
     reading `x_t`, and `h_n`, `c_n` are those after `x_0`.
@@ -73,11 +76,12 @@ def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments,
                        Optional<AnyTensor>:$b_ih, Optional<AnyTensor>:$b_hh,
                        Optional<AnyTensor>:$w_hr,
                        Optional<AnyTensor>:$h0, Optional<AnyTensor>:$c0,
-                       UnitAttr:$reverse);
+                       Optional<AnyTensor>:$lengths, UnitAttr:$reverse);
   let results = (outs AnyTensor:$y, AnyTensor:$h_n, AnyTensor:$c_n);
   let assemblyFormat = [{
     $input `,` $w_ih `,` $w_hh (`,` $b_ih^ `,` $b_hh)? (`proj` `(` $w_hr^ `)`)?
-    (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)? (`reverse` $reverse^)?
+    (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)? (`lengths` `(` $lengths^ `)`)?
+    (`reverse` $reverse^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -85,7 +89,8 @@ def Recur_LSTMOp : Recur_Op<"lstm", [Pure, AttrSizedOperandSegments,
   let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$w_ih,
       "::mlir::Value":$w_hh, "::mlir::Value":$b_ih, "::mlir::Value":$b_hh,
       CArg<"::mlir::Value", "{}">:$h0, CArg<"::mlir::Value", "{}">:$c0,
-      CArg<"bool", "false">:$reverse, CArg<"::mlir::Value", "{}">:$w_hr)>];
+      CArg<"bool", "false">:$reverse, CArg<"::mlir::Value", "{}">:$w_hr,
+      CArg<"::mlir::Value", "{}">:$lengths)>];
   let recurClassDeclaration = [{
     /// The hidden size H (of the cell state).
     int64_t getHiddenSize() {

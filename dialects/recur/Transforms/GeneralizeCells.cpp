@@ -57,7 +57,8 @@ Value zeroState(RewriterBase &rewriter, Location loc, Value input,
   return state;
 }
 
-/// A recur.rnn replacing `op`, with the results `stateTypes` after y, and
+/// A recur.rnn replacing `op` (with its `lengths`, if any), with the
+/// results `stateTypes` after y, and
 /// its cell block: x_t, then a state argument of each `init`'s type (no
 /// more static than what it starts from), then the captures. The builder
 /// is left at the block's start.
@@ -65,10 +66,10 @@ std::pair<RNNOp, Block *> createRecurrence(RewriterBase &rewriter,
                                            Operation *op, Value input,
                                            TypeRange stateTypes,
                                            ValueRange init, ValueRange captures,
-                                           bool reverse) {
+                                           Value lengths, bool reverse) {
   Location loc = op->getLoc();
   auto rnn = RNNOp::create(rewriter, loc, op->getResult(0).getType(),
-                           stateTypes, input, init, captures, reverse);
+                           stateTypes, input, init, captures, lengths, reverse);
   auto inputType = cast<RankedTensorType>(input.getType());
   SmallVector<Type> argumentTypes = {
       RankedTensorType::get({inputType.getDimSize(1), inputType.getDimSize(2)},
@@ -151,9 +152,9 @@ void generalize(CellOp op, RewriterBase &rewriter, PointwiseFn cellFn) {
   SmallVector<Value> captures = {op.getWIh(), op.getWHh()};
   if (op.getBIh())
     llvm::append_range(captures, ValueRange{op.getBIh(), op.getBHh()});
-  auto [rnn, cell] =
-      createRecurrence(rewriter, op, op.getInput(), TypeRange{hType},
-                       ValueRange{h0}, captures, op.getReverse());
+  auto [rnn, cell] = createRecurrence(
+      rewriter, op, op.getInput(), TypeRange{hType}, ValueRange{h0}, captures,
+      op.getLengths(), op.getReverse());
   SmallVector<Value> inputs = gateColumns(
       rewriter, loc, cell, 2, captures.size() > 2, CellOp::kGates, hidden);
   inputs.push_back(cell->getArgument(1));
@@ -184,9 +185,9 @@ void generalizeLSTM(LSTMOp op, RewriterBase &rewriter) {
     llvm::append_range(captures, ValueRange{op.getBIh(), op.getBHh()});
   if (op.getWHr())
     captures.push_back(op.getWHr());
-  auto [rnn, cell] =
-      createRecurrence(rewriter, op, op.getInput(), TypeRange{hType, cType},
-                       ValueRange{h0, c0}, captures, op.getReverse());
+  auto [rnn, cell] = createRecurrence(
+      rewriter, op, op.getInput(), TypeRange{hType, cType}, ValueRange{h0, c0},
+      captures, op.getLengths(), op.getReverse());
   SmallVector<Value> inputs =
       gateColumns(rewriter, loc, cell, 3, bool(op.getBIh()), 4, hidden);
   inputs.push_back(cell->getArgument(2));
@@ -237,7 +238,10 @@ struct GeneralizeCellsPass
   void runOnOperation() override {
     SmallVector<Operation *> cells;
     getOperation()->walk([&](Operation *op) {
-      if (isa<GRUOp, RNNTanhOp, RNNReluOp>(op) || (lstm && isa<LSTMOp>(op)))
+      // An LSTM with sequence lengths too: recur.rnn takes them.
+      auto lstmOp = dyn_cast<LSTMOp>(op);
+      if (isa<GRUOp, RNNTanhOp, RNNReluOp>(op) ||
+          (lstmOp && (lstm || lstmOp.getLengths())))
         cells.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -30,6 +30,9 @@ struct HoistLSTMInputProjection : OpRewritePattern<LSTMOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LSTMOp op,
                                 PatternRewriter &rewriter) const override {
+    // recur-generalize-cells makes it a recur.rnn, which takes lengths.
+    if (op.getLengths())
+      return rewriter.notifyMatchFailure(op, "takes sequence lengths");
     Location loc = op.getLoc();
     // Both biases are weights: their sum is computed once, not per row.
     Value bias;

@@ -175,7 +175,9 @@ def GeneralizeCells : Pass<"recur-generalize-cells"> {
     Option<"lstm", "lstm", "bool", /*default=*/"false",
            "Write recur.lstm as recur.rnn too: the state (h, c), one generic "
            "giving c_t and h_t, the projection a product. Off in the "
-           "pipelines, whose LSTM stages take recur.lstm">,
+           "pipelines, whose LSTM stages take recur.lstm; an LSTM with "
+           "sequence lengths is written so either way (recur.rnn takes "
+           "them)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

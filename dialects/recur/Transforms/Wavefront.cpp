@@ -251,6 +251,8 @@ std::optional<RNNLink> nextLayer(RNNOp first, RNNOp last,
     return fail("the layer before's output reaches it through other ops");
   if (first.getReverse() || next.getReverse())
     return fail("the layers run in reverse");
+  if (first.getLengths() || next.getLengths())
+    return fail("the layers take sequence lengths");
   for (RNNOp layer : layers)
     if (!allUsesAfter(layer.getFinalStates(), next))
       return fail("an earlier layer's final state is read before this layer");

@@ -49,6 +49,9 @@ struct SequenceConfig {
   /// `weight_hr_l<k>` [P, hidden]; h, the state h0/h_n and the output have P.
   /// 0: no projection.
   int64_t projSize = 0;
+  /// Each row's length, as a packed batch: input `lengths` [B] (int64)
+  /// after the sequence (and the targets), before the state.
+  bool lengths = false;
 };
 
 /// A training step's optimizer: SGD, after clipping the gradients' global

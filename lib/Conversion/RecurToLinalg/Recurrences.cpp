@@ -217,6 +217,10 @@ struct LowerLSTM : OpRewritePattern<LSTMOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LSTMOp op,
                                 PatternRewriter &rewriter) const override {
+    // recur-generalize-cells makes it a recur.rnn, which takes lengths.
+    if (op.getLengths())
+      return rewriter.notifyMatchFailure(
+          op, "takes sequence lengths: run recur-generalize-cells first");
     Location loc = op.getLoc();
     Emitter emit(rewriter, loc);
     auto inputType = cast<RankedTensorType>(op.getInput().getType());
@@ -314,9 +318,47 @@ struct LowerLSTMRecurrence : OpRewritePattern<LSTMRecurrenceOp> {
   }
 };
 
+/// `value` ([B, n]) in the rows that have a step at time `t` (t <
+/// lengths[b]), and in the others `kept`'s rows (a [B, n] tensor the result
+/// is written over), or zeros without `kept`.
+Value maskRowsPastLength(OpBuilder &b, Location loc, Value value, Value lengths,
+                         Value t, Value kept) {
+  Emitter emit(b, loc);
+  auto type = cast<RankedTensorType>(value.getType());
+  Type lengthType = cast<RankedTensorType>(lengths.getType()).getElementType();
+  Value time = arith::IndexCastOp::create(b, loc, lengthType, t);
+  MLIRContext *context = b.getContext();
+  AffineMap rows = AffineMap::getMultiDimIdentityMap(2, context);
+  AffineMap perRow = AffineMap::get(2, 0, getAffineDimExpr(0, context));
+  Value init = kept ? kept
+                    : Value(tensor::EmptyOp::create(
+                          b, loc, tensor::getMixedSizes(b, loc, value),
+                          type.getElementType()));
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{value, lengths}, init,
+             ArrayRef<AffineMap>{rows, perRow, rows},
+             SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location loc, ValueRange args) {
+               Value active = arith::CmpIOp::create(
+                   nb, loc, arith::CmpIPredicate::slt, time, args[1]);
+               Value otherwise =
+                   kept ? args[2]
+                        : Value(arith::ConstantOp::create(
+                              nb, loc, type.getElementType(),
+                              nb.getZeroAttr(type.getElementType())));
+               linalg::YieldOp::create(
+                   nb, loc,
+                   ValueRange{arith::SelectOp::create(nb, loc, active, args[0],
+                                                      otherwise)});
+             })
+      .getResult(0);
+}
+
 /// A recurrence of any cell: the time loop carries y [T, B, Y] and the
 /// state; its body is the cell, inlined with x_t, the state and the
-/// captures for its arguments, and y_t stored into row t of y.
+/// captures for its arguments, and y_t stored into row t of y. With
+/// `lengths`, a row past its length keeps its state and outputs zeros
+/// (maskRowsPastLength): in reverse, a row's steps start at its own last.
 struct LowerRNN : OpRewritePattern<RNNOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RNNOp op,
@@ -349,6 +391,10 @@ struct LowerRNN : OpRewritePattern<RNNOp> {
                                          yType.getElementType());
     SmallVector<Value> yielded =
         inlineCell(rewriter, loc, op.getCell(), body, arguments, rowType);
+    Value lengths = op.getLengths();
+    if (lengths)
+      yielded[0] =
+          maskRowsPastLength(rewriter, loc, yielded[0], lengths, t, Value());
     SmallVector<Value> next = {insertStep(rewriter, loc, yielded[0],
                                           loop.getRegionIterArgs()[0], t, batch,
                                           outputSize)};
@@ -356,8 +402,17 @@ struct LowerRNN : OpRewritePattern<RNNOp> {
     // has read it, so that the loop carries one buffer per state.
     for (auto [value, carried] :
          llvm::zip_equal(ArrayRef(yielded).drop_front(),
-                         loop.getRegionIterArgs().drop_front()))
-      next.push_back(copyInto(rewriter, loc, value, carried));
+                         loop.getRegionIterArgs().drop_front())) {
+      if (!lengths) {
+        next.push_back(copyInto(rewriter, loc, value, carried));
+        continue;
+      }
+      Value state = value;
+      if (state.getType() != carried.getType())
+        state = tensor::CastOp::create(rewriter, loc, carried.getType(), state);
+      next.push_back(
+          maskRowsPastLength(rewriter, loc, state, lengths, t, carried));
+    }
     scf::YieldOp::create(rewriter, loc, next);
     rewriter.setInsertionPointAfter(loop);
     replaceWithCasts(rewriter, op, loop.getResults());

@@ -103,6 +103,9 @@ typedef struct RecurTensorInfo {
   const char *const *dims;
   /* Integer inputs used as indices must lie in [0, index_bound); 0 if none. */
   int64_t index_bound;
+  /* An input of sequence lengths ([B], each in [1, T]): T if static, -1 if
+   * the run's; 0 for every other tensor. */
+  int64_t lengths_steps;
 } RecurTensorInfo;
 
 size_t recur_model_num_tensors(const RecurModel *model, RecurTensorKind kind);

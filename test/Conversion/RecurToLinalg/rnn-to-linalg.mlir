@@ -112,3 +112,35 @@ func.func @rnn_wavefront(%x: tensor<?x?x5xf32>, %h0: tensor<?x7xf32>, %h1: tenso
   }
   return %y, %s#0, %s#1 : tensor<?x?x3xf32>, tensor<?x7xf32>, tensor<?x3xf32>
 }
+
+// With lengths, a row past its length keeps its state and outputs zeros:
+// after the cell, y_t is selected against zero and the new state against
+// the carried one (written over it), by t < lengths[b].
+// CHECK-LABEL: func.func @rnn_lengths
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x5xf32>, %[[H0:[^:]*]]: tensor<?x5xf32>, %[[L:[^:]*]]: tensor<?xi64>)
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %[[H0]])
+// CHECK: %[[HT:.*]] = math.tanh
+// CHECK: %[[T64:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK: %[[YT:.*]] = linalg.generic {{.*}} ins(%[[HT]], %[[L]] : tensor<?x5xf32>, tensor<?xi64>) outs(%{{.*}} : tensor<?x5xf32>)
+// CHECK: ^bb0(%[[V:.*]]: f32, %[[LEN:.*]]: i64, %{{.*}}: f32):
+// CHECK: %[[ACTIVE:.*]] = arith.cmpi slt, %[[T64]], %[[LEN]] : i64
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: arith.select %[[ACTIVE]], %[[V]], %[[ZERO]] : f32
+// CHECK: tensor.insert_slice %[[YT]] into %[[Y]]
+// CHECK: %[[HN:.*]] = linalg.generic {{.*}} ins(%[[HT]], %[[L]] : tensor<?x5xf32>, tensor<?xi64>) outs(%[[H]] : tensor<?x5xf32>)
+// CHECK: ^bb0(%[[V2:.*]]: f32, %[[LEN2:.*]]: i64, %[[OLD:.*]]: f32):
+// CHECK: %[[ACTIVE2:.*]] = arith.cmpi slt, %{{.*}}, %[[LEN2]] : i64
+// CHECK: arith.select %[[ACTIVE2]], %[[V2]], %[[OLD]] : f32
+// CHECK-NOT: linalg.copy
+// CHECK: scf.yield %{{.*}}, %[[HN]]
+func.func @rnn_lengths(%x: tensor<?x?x5xf32>, %h0: tensor<?x5xf32>, %lengths: tensor<?xi64>)
+    -> (tensor<?x?x5xf32>, tensor<?x5xf32>) {
+  %y, %h = recur.rnn %x init(%h0) lengths(%lengths)
+      : (tensor<?x?x5xf32>, tensor<?x5xf32>, tensor<?xi64>) -> (tensor<?x?x5xf32>, tensor<?x5xf32>) {
+  ^bb0(%xt: tensor<?x5xf32>, %hp: tensor<?x5xf32>):
+    %s = arith.addf %xt, %hp : tensor<?x5xf32>
+    %ht = math.tanh %s : tensor<?x5xf32>
+    recur.yield %ht, %ht : tensor<?x5xf32>, tensor<?x5xf32>
+  }
+  return %y, %h : tensor<?x?x5xf32>, tensor<?x5xf32>
+}

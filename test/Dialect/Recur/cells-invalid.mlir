@@ -11,7 +11,7 @@ func.func @gru_weight_rows(%x: tensor<?x?x5xf32>, %wi: tensor<20x5xf32>, %wh: te
 
 func.func @rnn_one_bias(%x: tensor<?x?x5xf32>, %wi: tensor<7x5xf32>, %wh: tensor<7x7xf32>, %b: tensor<7xf32>) {
   // expected-error @below {{takes both biases b_ih and b_hh or neither}}
-  %y, %h = "recur.rnn_tanh"(%x, %wi, %wh, %b) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>}
+  %y, %h = "recur.rnn_tanh"(%x, %wi, %wh, %b) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0>}
       : (tensor<?x?x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>, tensor<7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
   return
 }
@@ -160,6 +160,26 @@ func.func @wavefront_layer_arity(%x: tensor<4x2x5xf32>, %h0: tensor<2x5xf32>, %h
   ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x5xf32>):
     recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
   }, {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x5xf32>):
+    recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @lengths_type(%x: tensor<4x2x5xf32>, %wi: tensor<21x5xf32>, %wh: tensor<21x7xf32>, %lengths: tensor<3xi64>) {
+  // expected-error @below {{expects lengths to be a [B] tensor of integers with the input's B, got 'tensor<3xi64>'}}
+  %y, %h = recur.gru %x, %wi, %wh lengths(%lengths)
+      : (tensor<4x2x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<3xi64>) -> (tensor<4x2x7xf32>, tensor<2x7xf32>)
+  return
+}
+
+// -----
+
+func.func @lengths_floats(%x: tensor<4x2x5xf32>, %h0: tensor<2x5xf32>, %lengths: tensor<2xf32>) {
+  // expected-error @below {{expects lengths to be a [B] tensor of integers with the input's B, got 'tensor<2xf32>'}}
+  %y, %h = recur.rnn %x init(%h0) lengths(%lengths) : (tensor<4x2x5xf32>, tensor<2x5xf32>, tensor<2xf32>) -> (tensor<4x2x5xf32>, tensor<2x5xf32>) {
   ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x5xf32>):
     recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
   }

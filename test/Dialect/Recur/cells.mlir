@@ -2,12 +2,16 @@
 
 // The named cells and the generic recurrence print as they parse.
 // CHECK-LABEL: func.func @named_cells
+// CHECK: recur.gru %{{.*}}, %{{.*}}, %{{.*}} lengths(%{{.*}}) reverse : (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
 // CHECK: recur.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} h0(%{{.*}}) reverse : (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<21xf32>, tensor<21xf32>, tensor<?x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
 // CHECK: recur.rnn_tanh %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
 // CHECK: recur.rnn_relu
 func.func @named_cells(%x: tensor<?x?x5xf32>, %wi: tensor<21x5xf32>, %wh: tensor<21x7xf32>,
                        %bi: tensor<21xf32>, %bh: tensor<21xf32>, %h0: tensor<?x7xf32>,
-                       %ri: tensor<7x5xf32>, %rh: tensor<7x7xf32>) {
+                       %ri: tensor<7x5xf32>, %rh: tensor<7x7xf32>, %lengths: tensor<?xi64>) {
+  %yl, %hl = recur.gru %x, %wi, %wh lengths(%lengths) reverse
+      : (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<?xi64>)
+      -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
   %y, %h = recur.gru %x, %wi, %wh, %bi, %bh h0(%h0) reverse
       : (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<21xf32>, tensor<21xf32>, tensor<?x7xf32>)
       -> (tensor<?x?x7xf32>, tensor<?x7xf32>)

@@ -812,7 +812,7 @@ func.func @update_twice(%b: tensor<4xf32> {recur.weight = "b"})
 func.func @lstm_one_bias(%x: tensor<5x2x8xf32>, %w_ih: tensor<16x8xf32>, %w_hh: tensor<16x4xf32>,
     %b: tensor<16xf32>) -> tensor<5x2x4xf32> {
   // expected-error @below {{'recur.lstm' op takes both biases b_ih and b_hh or neither}}
-  %y, %h, %c = "recur.lstm"(%x, %w_ih, %w_hh, %b) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>}>
+  %y, %h, %c = "recur.lstm"(%x, %w_ih, %w_hh, %b) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0>}>
       : (tensor<5x2x8xf32>, tensor<16x8xf32>, tensor<16x4xf32>, tensor<16xf32>)
       -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return %y : tensor<5x2x4xf32>

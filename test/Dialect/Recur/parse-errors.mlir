@@ -53,7 +53,7 @@ func.func @generic_form_with_wrong_operand_count(%x: tensor<3x2x4xf32>) {
 
 func.func @generic_lstm_bad_segments(%x: tensor<3x2x4xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>) {
   // expected-error @below {{'recur.lstm' op operand count (5) does not match with the total size (6) specified in attribute 'operandSegmentSizes'}}
-  %0:3 = "recur.lstm"(%x, %w, %w, %b, %b) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0>}> : (tensor<3x2x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  %0:3 = "recur.lstm"(%x, %w, %w, %b, %b) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0, 0>}> : (tensor<3x2x4xf32>, tensor<16x4xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<3x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return
 }
 

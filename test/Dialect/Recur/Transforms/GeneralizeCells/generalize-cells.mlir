@@ -69,3 +69,31 @@ func.func @rnn_tanh(%x: tensor<?x?x5xf32>, %wi: tensor<7x5xf32>, %wh: tensor<7x7
       : (tensor<?x?x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
   return %y : tensor<?x?x7xf32>
 }
+
+// -----
+
+// A layer's sequence lengths go to its recur.rnn.
+// CHECK-LABEL: func.func @gru_lengths
+// CHECK-SAME: %[[L:[^:]*]]: tensor<?xi64>)
+// CHECK: recur.rnn %{{.*}} init(%{{.*}}) captures(%{{.*}}, %{{.*}}) lengths(%[[L]]) :
+func.func @gru_lengths(%x: tensor<?x?x5xf32>, %wi: tensor<21x5xf32>, %wh: tensor<21x7xf32>, %lengths: tensor<?xi64>)
+    -> tensor<?x?x7xf32> {
+  %y, %h = recur.gru %x, %wi, %wh lengths(%lengths)
+      : (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
+  return %y : tensor<?x?x7xf32>
+}
+
+// -----
+
+// An LSTM with sequence lengths is written as a recur.rnn even without the
+// `lstm` option: recur.rnn takes the lengths, the LSTM stages do not.
+// CHECK-LABEL: func.func @lstm_lengths
+// CHECK-SAME: %[[L:[^:]*]]: tensor<?xi64>)
+// CHECK-NOT: recur.lstm
+// CHECK: recur.rnn %{{.*}} init(%{{.*}}, %{{.*}}) captures(%{{.*}}, %{{.*}}) lengths(%[[L]]) :
+func.func @lstm_lengths(%x: tensor<?x?x5xf32>, %wi: tensor<28x5xf32>, %wh: tensor<28x7xf32>, %lengths: tensor<?xi64>)
+    -> tensor<?x?x7xf32> {
+  %y, %h, %c = recur.lstm %x, %wi, %wh lengths(%lengths)
+      : (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?x7xf32>)
+  return %y : tensor<?x?x7xf32>
+}
