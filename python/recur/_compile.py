@@ -230,9 +230,13 @@ class _Compiled:
     Model; `library` the compiled file; `cache_hit` whether it came from the
     cache."""
 
-    def __init__(self, model, library, cache_hit, lstm, state, flatten=False):
+    def __init__(self, model, library, cache_hit, lstm, state, flatten=False,
+                 with_lengths=None):
         import torch
         self.model, self.library, self.cache_hit = model, library, cache_hit
+        # Makes the model's variant that takes sequence lengths (recur-gen
+        # --lengths), at the first packed call; None where there is none.
+        self._with_lengths, self._lengths_model = with_lengths, None
         # The state's first dimension, as nn.LSTM's: layers × directions.
         self._states = lstm.num_layers * (2 if lstm.bidirectional else 1)
         self._hidden, self._batch_first = lstm.hidden_size, lstm.batch_first
@@ -245,11 +249,30 @@ class _Compiled:
         """The module's view of the result: [T·B, V] when it flattens."""
         return result.reshape(-1, result.shape[-1]) if self._flatten else result
 
-    def _run(self, first, hx):
+    def _run_packed(self, packed, hx):
+        """Runs on a PackedSequence as torch's module does: the padded batch
+        with each row's length through the model's lengths variant; returns
+        the output as a PackedSequence with the input's batch sizes and
+        order, and the final state in the rows' original order."""
+        import torch
+        from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
+        if self._lengths_model is None:
+            self._lengths_model = self._with_lengths()
+        padded, lengths = pad_packed_sequence(packed, batch_first=self._batch_first)
+        output, state = self._run(padded, hx, lengths=lengths.to(torch.int64))
+        steps = output.transpose(0, 1) if self._batch_first else output
+        if packed.sorted_indices is not None:
+            steps = steps.index_select(1, packed.sorted_indices.to(steps.device))
+        data = torch.cat([steps[t, :int(size)] for t, size in enumerate(packed.batch_sizes)])
+        return PackedSequence(data, packed.batch_sizes, packed.sorted_indices,
+                              packed.unsorted_indices), state
+
+    def _run(self, first, hx, lengths=None):
         """Runs on `first` (tokens or the input sequence) and, for a model
         with the state, hx (zeros if None): (h0, c0) [L·D, B, H] for an
-        LSTM, h0 for a GRU or an RNN; returns the result and the final state
-        stacked as torch returns it."""
+        LSTM, h0 for a GRU or an RNN; with `lengths` ([B]), on the model's
+        lengths variant. Returns the result and the final state stacked as
+        torch returns it."""
         passed = "(h0, c0)" if self._cell_state else "h0"
         if not self._state:
             if hx is not None:
@@ -277,10 +300,11 @@ class _Compiled:
                 raise RecurError(f"{name} has shape {list(value.shape)}, expected "
                                  f"{list(expected)} (layers × directions, batch, {what})")
         # The model's state inputs come by layer, then direction: nn.LSTM's order.
-        inputs = [first]
+        inputs = [first] + ([lengths] if lengths is not None else [])
         for index in range(self._states):
             inputs += [value[index] for value in hx]
-        result, *state = self.model.run(*inputs)
+        model = self.model if lengths is None else self._lengths_model
+        result, *state = model.run(*inputs)
         if not self._cell_state:
             return self._shaped(result), torch.stack(state)
         return self._shaped(result), (torch.stack(state[0::2]), torch.stack(state[1::2]))
@@ -301,20 +325,27 @@ class CompiledLM(_Compiled):
         return self._run(tokens, hx)
 
 
+def _is_packed(value: Any) -> bool:
+    from torch.nn.utils.rnn import PackedSequence
+    return isinstance(value, PackedSequence)
+
+
 class CompiledLSTM(_Compiled):
     """A compiled nn.LSTM, called as the module is: `output, (h_n, c_n) =
-    compiled(input, (h0, c0))`, the state optional (zeros)."""
+    compiled(input, (h0, c0))`, the state optional (zeros). `input` may be a
+    PackedSequence, sorted or not: `output` is one too, as torch's."""
 
     def __call__(self, input: Any, hx: Optional[Tuple[Any, Any]] = None) -> Any:
-        return self._run(input, hx)
+        return self._run_packed(input, hx) if _is_packed(input) else self._run(input, hx)
 
 
 class CompiledRNN(_Compiled):
     """A compiled nn.GRU or nn.RNN, called as the module is: `output, h_n =
-    compiled(input, h0)`, h0 optional (zeros)."""
+    compiled(input, h0)`, h0 optional (zeros). `input` may be a
+    PackedSequence, sorted or not: `output` is one too, as torch's."""
 
     def __call__(self, input: Any, hx: Optional[Any] = None) -> Any:
-        return self._run(input, hx)
+        return self._run_packed(input, hx) if _is_packed(input) else self._run(input, hx)
 
 
 class _Plan:
@@ -399,14 +430,14 @@ def _build(ir: str, flags: List[str], label: str, verbose: bool) -> Tuple[str, b
     return library, False
 
 
-def _bind(model: Model, module: Any, names: Dict[str, str]) -> None:
-    """Binds `module`'s parameters under Recur's names: its prefix and the
+def _parameters(module: Any, names: Dict[str, str]) -> Dict[str, Any]:
+    """`module`'s parameters under Recur's names: its prefix and the
     parameter's own name."""
     parameters = {}
     for prefix, target_name in names.items():
         for name, parameter in module.get_submodule(target_name).named_parameters():
             parameters[prefix + name] = parameter
-    model.bind(parameters)
+    return parameters
 
 
 def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
@@ -424,14 +455,31 @@ def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
     --fusion (default: the target's); seq/batch: fix T and B (else dynamic);
     threads: CPU threads for the runs. The library is cached by the content
     of its IR and flags (RECUR_CACHE_DIR, default ~/.cache/recur), so
-    compiling the same architecture again is instant."""
+    compiling the same architecture again is instant.
+
+    An nn.LSTM, nn.GRU or nn.RNN also takes a PackedSequence (sorted or
+    not) and returns one, as torch's modules do: the first such call
+    compiles the model's variant that takes each row's length (cached too),
+    bound with the parameters as they were at this call."""
     plan = _plan(module, state, seq, batch)
-    ir = _run([_tool("recur-gen"), *plan.gen], "recur-gen")
     flags = [f"--target={target}"] + ([f"--fusion={fusion}"] if fusion else []) + \
         list(extra_flags)
-    library, cache_hit = _build(ir, flags, f"{type(module).__name__} ({target})", verbose)
-    model = Model(library)
-    if threads is not None:
-        model.set_threads(threads)
-    _bind(model, module, plan.names)
-    return plan.result(model, library, cache_hit, plan.lstm, plan.state, plan.flatten)
+
+    def build(gen, parameters):
+        ir = _run([_tool("recur-gen"), *gen], "recur-gen")
+        library, cache_hit = _build(ir, flags, f"{type(module).__name__} ({target})", verbose)
+        model = Model(library)
+        if threads is not None:
+            model.set_threads(threads)
+        model.bind(parameters)
+        return model, library, cache_hit
+
+    # The parameters as they are now: a packed call's variant binds the same.
+    parameters = _parameters(module, plan.names)
+    model, library, cache_hit = build(plan.gen, parameters)
+    with_lengths = None
+    if plan.result is not CompiledLM:
+        snapshot = {name: value.detach().clone() for name, value in parameters.items()}
+        with_lengths = lambda: build(plan.gen + ["--lengths"], snapshot)[0]  # noqa: E731
+    return plan.result(model, library, cache_hit, plan.lstm, plan.state, plan.flatten,
+                       with_lengths)

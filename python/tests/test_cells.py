@@ -253,3 +253,44 @@ def test_lengths_outside_one_to_t_are_refused(tmp_path):
                              ([5, 6, 2], r"holds 6 for row 1")):
         with pytest.raises(recur.RecurError, match=message):
             model.run(x, torch.tensor(lengths))
+
+
+@pytest.mark.parametrize("kind,options", [
+    ("lstm", {}), ("lstm", {"bidirectional": True, "batch_first": True}),
+    ("lstm", {"proj_size": 3}), ("gru", {"bidirectional": True}),
+    ("rnn_relu", {"batch_first": True})])
+@pytest.mark.parametrize("enforce_sorted", [False, True])
+def test_compiled_modules_take_packed_sequences(kind, options, enforce_sorted):
+    """recur.compile(nn.LSTM | nn.GRU | nn.RNN) called on a PackedSequence
+    returns what torch returns: a PackedSequence with the input's batch
+    sizes and order, and the final state in the rows' original order."""
+    torch.manual_seed(21 + len(options))
+    module = LENGTHS_MODULES[kind](input_size=5, hidden_size=6, num_layers=2,
+                                   **options).eval()
+    compiled = recur.compile(module)
+    batch_first = options.get("batch_first", False)
+    lengths = torch.tensor([7, 5, 5, 2, 1] if enforce_sorted else [2, 7, 1, 5, 5])
+    x = torch.randn((5, 7, 5) if batch_first else (7, 5, 5))
+    packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=batch_first,
+                                               enforce_sorted=enforce_sorted)
+    layers = 2 * (2 if options.get("bidirectional") else 1)
+    h0 = torch.randn(layers, 5, options.get("proj_size", 6))
+    state = (h0, torch.randn(layers, 5, 6)) if kind == "lstm" else h0
+    with torch.no_grad():
+        want, want_state = module(packed, state)
+    got, got_state = compiled(packed, state)
+    assert isinstance(got, nn.utils.rnn.PackedSequence)
+    assert torch.equal(got.batch_sizes, want.batch_sizes)
+    for index in ("sorted_indices", "unsorted_indices"):
+        assert (getattr(got, index) is None) == (getattr(want, index) is None)
+        if getattr(want, index) is not None:
+            assert torch.equal(getattr(got, index), getattr(want, index))
+    assert_close(got.data, want.data)
+    for got_value, want_value in zip(got_state if kind == "lstm" else (got_state,),
+                                     want_state if kind == "lstm" else (want_state,)):
+        assert_close(got_value, want_value)
+    # The padded call still runs the model without lengths.
+    got_padded, _ = compiled(x, state)
+    with torch.no_grad():
+        want_padded, _ = module(x, state)
+    assert_close(got_padded, want_padded)
