@@ -86,6 +86,12 @@ compile gru_lm "gen gru-lm --vocab 19 --embed 6 --hidden 8 --layers 2 --state"
 run gru_lm 4 3 14
 compile lstm_deep "gen lstm --input 8 --hidden 8 --layers 17"
 run lstm_deep 3 2 15
+# Sequence lengths (a packed batch; recur-run draws rows of 1 to T steps):
+# GRU layers both ways, and an LSTM LM's layers as recur.rnn cells.
+compile gru_lengths "gen gru --input 5 --hidden 6 --layers 2 --bidirectional --lengths --state"
+run gru_lengths 5 4 18
+compile lm_lengths "gen lstm-lm --vocab 19 --embed 6 --hidden 8 --layers 2 --proj-size 5 --lengths --state"
+run lm_lengths 4 3 19
 # Cells written in PyTorch as recur.compile_rnn traces them (a layer-norm
 # LSTM, a peephole LSTM): checked against the reference's interpreter of
 # their regions.

@@ -13,6 +13,7 @@
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
 #include "recur/Utils/Remarks.h"
+#include "recur/Utils/SizeReads.h"
 
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
@@ -65,10 +66,8 @@ struct FoldEmbeddingIntoProjection : OpRewritePattern<LinearOp> {
     for (Operation *user : embedding->getUsers()) {
       if (user == linear)
         continue;
-      auto dim = dyn_cast<tensor::DimOp>(user);
-      std::optional<int64_t> index =
-          dim ? dim.getConstantIndex() : std::nullopt;
-      if (!index || *index > 1)
+      tensor::DimOp dim = leadingSizeRead(user, 2);
+      if (!dim)
         return missed("the embedding has other users (e.g. both directions "
                       "of a bidirectional layer)");
       sizeReads.push_back(dim);

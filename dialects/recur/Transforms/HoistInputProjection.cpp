@@ -11,6 +11,7 @@
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
 #include "recur/Utils/Remarks.h"
+#include "recur/Utils/SizeReads.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -56,20 +57,10 @@ struct HoistLSTMInputProjection : OpRewritePattern<LSTMOp> {
   }
 };
 
-/// Whether `use` of x_t reads only its batch size (tensor.dim 0), which the
-/// product that replaces x_t has too.
-bool readsBatchSize(OpOperand &use) {
-  auto dim = dyn_cast<tensor::DimOp>(use.getOwner());
-  return dim && dim.getConstantIndex() == 0;
-}
-
-/// The ops that read `value` other than for its batch size.
+/// The ops that read `value` ([B, N]) other than for its batch size, which
+/// the product that replaces x_t has too.
 SmallVector<Operation *> readersOf(Value value) {
-  SmallVector<Operation *> readers;
-  for (OpOperand &use : value.getUses())
-    if (!readsBatchSize(use))
-      readers.push_back(use.getOwner());
-  return readers;
+  return readersBeyondSizes(value, 1);
 }
 
 /// Why x_t of `op` cannot be replaced by a product computed before the

@@ -12,6 +12,7 @@
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
 #include "recur/Utils/Remarks.h"
+#include "recur/Utils/SizeReads.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -183,24 +184,16 @@ struct RNNLink {
   RNNOp recurrence;
 };
 
-/// The ops that read `sequence` ([T, B, N]) other than for T or B
-/// (tensor.dim), which the wavefront's input has too: a layer's zero
-/// initial state takes B from its input (recur-generalize-cells).
+/// The ops that read `sequence` ([T, B, N]) other than for T or B, which
+/// the wavefront's input has too.
 SmallVector<Operation *> readersOf(Value sequence) {
-  SmallVector<Operation *> readers;
-  for (Operation *user : sequence.getUsers()) {
-    auto dim = dyn_cast<tensor::DimOp>(user);
-    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
-    if (!index || *index > 1)
-      readers.push_back(user);
-  }
-  return readers;
+  return readersBeyondSizes(sequence, 2);
 }
 
 /// `sequence`'s T and B read from `input` instead (readersOf).
 void readSizesFrom(Value sequence, Value input) {
   for (Operation *user : llvm::make_early_inc_range(sequence.getUsers()))
-    if (auto dim = dyn_cast<tensor::DimOp>(user))
+    if (tensor::DimOp dim = leadingSizeRead(user, 2))
       dim.getSourceMutable().assign(input);
 }
 

@@ -331,9 +331,8 @@ Value maskRowsPastLength(OpBuilder &b, Location loc, Value value, Value lengths,
   AffineMap rows = AffineMap::getMultiDimIdentityMap(2, context);
   AffineMap perRow = AffineMap::get(2, 0, getAffineDimExpr(0, context));
   Value init = kept ? kept
-                    : Value(tensor::EmptyOp::create(
-                          b, loc, tensor::getMixedSizes(b, loc, value),
-                          type.getElementType()));
+                    : emit.empty(tensor::getMixedSizes(b, loc, value),
+                                 type.getElementType());
   return linalg::GenericOp::create(
              b, loc, init.getType(), ValueRange{value, lengths}, init,
              ArrayRef<AffineMap>{rows, perRow, rows},

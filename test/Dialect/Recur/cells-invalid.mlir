@@ -185,3 +185,34 @@ func.func @lengths_floats(%x: tensor<4x2x5xf32>, %h0: tensor<2x5xf32>, %lengths:
   }
   return
 }
+
+// -----
+
+func.func @wavefront_count_entries(%x: tensor<4x2x5xf32>, %h0: tensor<2x5xf32>, %h1: tensor<2x5xf32>) {
+  // expected-error @below {{capture_counts has 1 entries for 2 layers}}
+  %y, %s:2 = recur.rnn_wavefront %x init(%h0, %h1) states [1, 1] captures [0]
+      : (tensor<4x2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>) -> (tensor<4x2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>) {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x5xf32>):
+    recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
+  }, {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x5xf32>):
+    recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
+  }
+  return
+}
+
+// -----
+
+// The last layer yields 5 columns; y claims 6.
+func.func @wavefront_y(%x: tensor<4x2x5xf32>, %h0: tensor<2x5xf32>, %h1: tensor<2x5xf32>) {
+  // expected-error @below {{has y of type 'tensor<4x2x6xf32>', which the last layer's y_t 'tensor<2x5xf32>' does not stack ([T, B, Y])}}
+  %y, %s:2 = recur.rnn_wavefront %x init(%h0, %h1) states [1, 1] captures [0, 0]
+      : (tensor<4x2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>) -> (tensor<4x2x6xf32>, tensor<2x5xf32>, tensor<2x5xf32>) {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x5xf32>):
+    recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
+  }, {
+  ^bb0(%xt: tensor<2x5xf32>, %h: tensor<2x5xf32>):
+    recur.yield %h, %h : tensor<2x5xf32>, tensor<2x5xf32>
+  }
+  return
+}
