@@ -27,6 +27,15 @@ inline memref::AllocOp rootAllocation(Value memref) {
   return rootBuffer(memref).getDefiningOp<memref::AllocOp>();
 }
 
+/// The allocation `memref` is, whole or as the view of its leading rows
+/// that recur-allocate-at-bound makes of a step's buffer (a
+/// memref.reinterpret_cast of it), or null.
+inline memref::AllocOp ownAllocation(Value memref) {
+  if (auto view = memref.getDefiningOp<memref::ReinterpretCastOp>())
+    memref = view.getSource();
+  return memref.getDefiningOp<memref::AllocOp>();
+}
+
 } // namespace mlir::recur
 
 #endif // RECUR_LIB_CODEGEN_BUFFERVIEWS_H

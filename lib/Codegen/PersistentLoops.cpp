@@ -1,6 +1,7 @@
 //===- PersistentLoops.cpp - serial loops that can run on a team ----------===//
 
 #include "PersistentLoops.h"
+#include "BufferViews.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -8,9 +9,32 @@
 using namespace mlir;
 
 namespace {
+/// Whether nothing in `loop` may write the buffer `memref` is a view of.
+bool readOnlyIn(Value memref, scf::ForOp loop) {
+  Value root = recur::rootBuffer(memref);
+  WalkResult result = loop.getBody()->walk([&](Operation *op) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (MemoryEffects::EffectInstance &instance : instances)
+      if (isa<MemoryEffects::Write, MemoryEffects::Free>(
+              instance.getEffect()) &&
+          (!instance.getValue() ||
+           recur::rootBuffer(instance.getValue()) == root))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
 /// Why `op` cannot run on every worker of a team ("" if it can); notes
-/// whether it is or holds a parallel loop.
-std::string whyNotOnEveryWorker(Operation *op,
+/// whether it is or holds a parallel loop. Every worker may read a scalar
+/// that nothing in `loop` writes (a packed batch's active row count).
+std::string whyNotOnEveryWorker(Operation *op, scf::ForOp loop,
                                 function_ref<bool(scf::ParallelOp)> canShareOut,
                                 bool &hasParallelLoop) {
   if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
@@ -20,13 +44,16 @@ std::string whyNotOnEveryWorker(Operation *op,
   if (isa<scf::ForOp, scf::IfOp>(op)) {
     for (Region &region : op->getRegions())
       for (Operation &nested : region.getOps())
-        if (std::string why =
-                whyNotOnEveryWorker(&nested, canShareOut, hasParallelLoop);
+        if (std::string why = whyNotOnEveryWorker(&nested, loop, canShareOut,
+                                                  hasParallelLoop);
             !why.empty())
           return why;
     return "";
   }
   if (op->getNumRegions() == 0 && isMemoryEffectFree(op))
+    return "";
+  if (auto load = dyn_cast<memref::LoadOp>(op);
+      load && readOnlyIn(load.getMemRef(), loop))
     return "";
   return ("the step runs '" + op->getName().getStringRef() +
           "' outside its parallel loops" +
@@ -46,7 +73,7 @@ mlir::recur::whyNotPersistent(scf::ForOp loop,
   bool hasParallelLoop = false;
   std::string why;
   for (Operation &op : loop.getBody()->getOperations()) {
-    why = whyNotOnEveryWorker(&op, canShareOut, hasParallelLoop);
+    why = whyNotOnEveryWorker(&op, loop, canShareOut, hasParallelLoop);
     if (!why.empty())
       break;
   }

@@ -36,12 +36,10 @@ StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
   llvm_unreachable("unknown fusion level");
 }
 
-void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
-                                      const CpuGemmTile &gemmTile,
-                                      bool bf16Products,
-                                      ArrayRef<std::string> inputShapes,
-                                      int64_t wavefrontMaxLayers,
-                                      bool wavefrontAnyCell) {
+void mlir::recur::buildFusionPipeline(
+    OpPassManager &pm, FusionLevel level, const CpuGemmTile &gemmTile,
+    bool bf16Products, ArrayRef<std::string> inputShapes,
+    int64_t wavefrontMaxLayers, bool wavefrontAnyCell, bool sortByLength) {
   if (!inputShapes.empty()) {
     SpecializeShapesOptions shapes;
     shapes.inputs = llvm::to_vector(inputShapes);
@@ -53,6 +51,10 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
   pm.addNestedPass<func::FuncOp>(createComputeInF32());
   // GRU and RNN layers as the recurrence of their cell region.
   pm.addPass(createGeneralizeCells());
+  // Packed batches' steps on their active rows (before the input hoist, so
+  // that it reads the rows in order).
+  if (sortByLength)
+    pm.addPass(createSortByLength());
   if (level >= FusionLevel::hoist) {
     pm.addPass(createHoistInputProjection());
     pm.addPass(createCanonicalizerPass());
@@ -118,6 +120,7 @@ void mlir::recur::buildBufferizePipeline(OpPassManager &pm,
   if (hoistStepBuffers) {
     pm.addPass(createCanonicalizerPass());
     pm.addNestedPass<func::FuncOp>(createHoistConditionalBuffers());
+    pm.addNestedPass<func::FuncOp>(createAllocateAtBound());
     pm.addNestedPass<func::FuncOp>(
         bufferization::createBufferLoopHoistingPass());
   }
@@ -320,7 +323,8 @@ void mlir::recur::buildLowerGpuToNVVMPipeline(
 void mlir::recur::buildLowerToCudaPipeline(OpPassManager &pm,
                                            const CudaPipelineOptions &options) {
   buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
-                      kGpuWavefrontMaxLayers, /*wavefrontAnyCell=*/false);
+                      kGpuWavefrontMaxLayers, /*wavefrontAnyCell=*/false,
+                      /*sortByLength=*/false);
   buildCudaBackEndPipeline(pm, options);
 }
 
@@ -348,7 +352,8 @@ void mlir::recur::buildCudaEmulatorBackEndPipeline(
 void mlir::recur::buildLowerToCudaEmulatorPipeline(
     OpPassManager &pm, const CudaPipelineOptions &options) {
   buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
-                      kGpuWavefrontMaxLayers, /*wavefrontAnyCell=*/false);
+                      kGpuWavefrontMaxLayers, /*wavefrontAnyCell=*/false,
+                      /*sortByLength=*/false);
   buildCudaEmulatorBackEndPipeline(pm, options);
 }
 

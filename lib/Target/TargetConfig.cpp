@@ -222,7 +222,8 @@ void TargetConfig::buildFusionPipeline(OpPassManager &pm) const {
   mlir::recur::buildFusionPipeline(pm, fusion, gemmTile,
                                    precision == Precision::bf16, inputShapes,
                                    gpuKernels() ? kGpuWavefrontMaxLayers : 0,
-                                   /*wavefrontAnyCell=*/!gpuKernels());
+                                   /*wavefrontAnyCell=*/!gpuKernels(),
+                                   /*sortByLength=*/!gpuKernels());
 }
 
 void TargetConfig::buildBackEndPipeline(OpPassManager &pm) const {

@@ -813,13 +813,16 @@ def _translate(cell: Any, input_size: int, state_sizes: List[int], tuple_state: 
     return _Layer(text, captures, output.shape[1], argument_types)
 
 
-def _module_text(layers: List[_Layer], input_size: int,
-                 state_sizes: List[List[int]]) -> Tuple[str, Dict[str, Any]]:
+def _module_text(layers: List[_Layer], input_size: int, state_sizes: List[List[int]],
+                 lengths: bool = False) -> Tuple[str, Dict[str, Any]]:
     """The model: `input` [T, B, I] through every layer's recur.rnn, the
-    states by layer as inputs and outputs, the captured tensors as weights.
-    Returns the IR and the weights to bind by name."""
+    states by layer as inputs and outputs, the captured tensors as weights;
+    with `lengths`, an input `lengths` [B] that every layer takes. Returns
+    the IR and the weights to bind by name."""
     x, x_type = "%input", f"tensor<?x?x{input_size}xf32>"
     arguments = [f"{x}: {x_type} {{recur.input = \"input\"}}"]
+    if lengths:
+        arguments.append('%lengths: tensor<?xi64> {recur.input = "lengths"}')
     results, result_values, weights, body = [], [], {}, []
     weight_values: Dict[str, str] = {}
     for k, sizes in enumerate(state_sizes):
@@ -856,6 +859,9 @@ def _module_text(layers: List[_Layer], input_size: int,
             line += f" init({', '.join(s for s, _ in states)})"
         if captures:
             line += f" captures({', '.join(c for c, _ in captures)})"
+        if lengths:
+            line += " lengths(%lengths)"
+            operand_types.append("tensor<?xi64>")
         line += (f" : ({', '.join(operand_types)}) -> "
                  f"({', '.join([y_type] + [t for _, t in states])}) {{")
         body.append(line)
@@ -926,24 +932,25 @@ class CompiledCells:
             raise RecurError(f"x is {x.dtype}; expected torch.float32")
         return tensors, tuples
 
-    def _key(self, x: Any, states: Any) -> Tuple[Any, List[List[Any]]]:
+    def _key(self, x: Any, states: Any,
+             lengths: Any = None) -> Tuple[Any, List[List[Any]]]:
         """What a model is compiled for, (input size, each layer's state
-        sizes, which layers' states are tuples), and the states as tensors
-        per layer."""
+        sizes, which layers' states are tuples, whether it takes lengths),
+        and the states as tensors per layer."""
         tensors, tuples = self._structure(x, states)
         sizes = tuple(tuple(v.shape[1] for v in values) for values in tensors)
-        return (x.shape[2], sizes, tuple(tuples)), tensors
+        return (x.shape[2], sizes, tuple(tuples), lengths is not None), tensors
 
     def _traced(self, key: Any) -> Tuple[str, Dict[str, Any]]:
         """The cells traced for `key` (_key): the IR and the weights by name."""
-        input_size, sizes, tuples = key
+        input_size, sizes, tuples, lengths = key
         layers, size = [], input_size
         for k, (cell, width, is_tuple) in enumerate(zip(self.cells, sizes, tuples)):
             prefix = "" if self.single else f"{k}."
             layer = _translate(cell, size, list(width), is_tuple, prefix)
             layers.append(layer)
             size = layer.output
-        return _module_text(layers, input_size, [list(w) for w in sizes])
+        return _module_text(layers, input_size, [list(w) for w in sizes], lengths)
 
     def _compiled(self, key: Any) -> Tuple[Any, Dict[str, Any], str]:
         """The model for `key` (traced and compiled on first use), its
@@ -968,20 +975,28 @@ class CompiledCells:
         for model, weights, _ in self._models.values():
             model.bind(weights)
 
-    def ir(self, x: Any, states: Any) -> str:
+    def ir(self, x: Any, states: Any, lengths: Any = None) -> str:
         """The recur IR the cells compile to for these shapes (traced, not
         compiled)."""
-        return self._traced(self._key(x, states)[0])[0]
+        return self._traced(self._key(x, states, lengths)[0])[0]
 
-    def model(self, x: Any, states: Any) -> Any:
+    def model(self, x: Any, states: Any, lengths: Any = None) -> Any:
         """The compiled recur.Model that runs these shapes (its `path` is the
         library, for recur-run)."""
-        return self._compiled(self._key(x, states)[0])[0]
+        return self._compiled(self._key(x, states, lengths)[0])[0]
 
-    def __call__(self, x: Any, states: Any) -> Tuple[Any, Any]:
-        key, tensors = self._key(x, states)
+    def __call__(self, x: Any, states: Any, lengths: Any = None) -> Tuple[Any, Any]:
+        """y, states for x [T, B, I]. With `lengths` ([B] integers in [1, T]),
+        row b runs steps 0 .. lengths[b] - 1 as a packed batch does in
+        PyTorch: its y is zero past its length and its final states are those
+        after its own last step."""
+        from ._compile import _sequence_lengths
+        key, tensors = self._key(x, states, lengths)
+        if lengths is not None:
+            lengths = _sequence_lengths(lengths, x.shape[1])
         model = self._compiled(key)[0]
-        outputs = model.run(x, *[v for values in tensors for v in values])
+        inputs = [x] + ([lengths] if lengths is not None else [])
+        outputs = model.run(*inputs, *[v for values in tensors for v in values])
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         y, rest, result = outputs[0], list(outputs[1:]), []
         for values, is_tuple in zip(tensors, key[2]):
@@ -997,7 +1012,8 @@ def compile_rnn(cells: Any, target: str = "cpu", fusion: Optional[str] = None,
     of them, one per layer, each layer's h_t the next one's x_t. A cell's
     `forward(x_t, state)` returns `(h_t, new_state)`, the state a tensor or
     a tuple of tensors. Returns a CompiledCells, `y, states = f(x,
-    states)`. target: "cpu", "cuda" or "cuda-emulator"; fusion: recur-compile
+    states)`, or `f(x, states, lengths=lengths)` for sequences of different
+    lengths in one batch (PyTorch's packed semantics). target: "cpu", "cuda" or "cuda-emulator"; fusion: recur-compile
     --fusion (default: the target's)."""
     import torch
     single = isinstance(cells, torch.nn.Module)

@@ -225,6 +225,20 @@ def _recognise(module: Any) -> "_LanguageModel":
                           **tail)
 
 
+def _sequence_lengths(lengths: Any, batch: int) -> Any:
+    """`lengths` as a model's `lengths` input: an int64 CPU tensor of
+    `batch` entries (each in [1, T], which the runtime checks, naming the
+    row)."""
+    import torch
+    if not isinstance(lengths, torch.Tensor):
+        lengths = torch.as_tensor(lengths)
+    if lengths.dim() != 1 or lengths.shape[0] != batch or \
+            lengths.dtype.is_floating_point or lengths.dtype.is_complex:
+        raise RecurError(f"lengths must be [B] integers with B = {batch} (the input's "
+                         f"batch), got {lengths.dtype} of shape {list(lengths.shape)}")
+    return lengths.to(device="cpu", dtype=torch.int64)
+
+
 class _Compiled:
     """A compiled module with its parameters bound. `model` is the runtime's
     Model; `library` the compiled file; `cache_hit` whether it came from the
@@ -256,10 +270,8 @@ class _Compiled:
         order, and the final state in the rows' original order."""
         import torch
         from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
-        if self._lengths_model is None:
-            self._lengths_model = self._with_lengths()
         padded, lengths = pad_packed_sequence(packed, batch_first=self._batch_first)
-        output, state = self._run(padded, hx, lengths=lengths.to(torch.int64))
+        output, state = self._run(padded, hx, lengths=lengths)
         steps = output.transpose(0, 1) if self._batch_first else output
         if packed.sorted_indices is not None:
             steps = steps.index_select(1, packed.sorted_indices.to(steps.device))
@@ -274,13 +286,20 @@ class _Compiled:
         lengths variant. Returns the result and the final state stacked as
         torch returns it."""
         passed = "(h0, c0)" if self._cell_state else "h0"
+        batch = first.shape[0 if self._batch_first else 1]
+        model = self.model
+        if lengths is not None:
+            lengths = _sequence_lengths(lengths, batch)
+            if self._lengths_model is None:
+                self._lengths_model = self._with_lengths()
+            model = self._lengths_model
+        inputs = [first] + ([lengths] if lengths is not None else [])
         if not self._state:
             if hx is not None:
                 raise RecurError(f"this model was compiled without the recurrent layers' "
                                  f"state: compile with state=True to pass {passed}")
-            return self._shaped(self.model.run(first))
+            return self._shaped(model.run(*inputs))
         import torch
-        batch = first.shape[0 if self._batch_first else 1]
         sizes = [("h0", self._output, "proj_size or hidden")]
         if self._cell_state:
             sizes.append(("c0", self._hidden, "hidden"))
@@ -300,10 +319,8 @@ class _Compiled:
                 raise RecurError(f"{name} has shape {list(value.shape)}, expected "
                                  f"{list(expected)} (layers × directions, batch, {what})")
         # The model's state inputs come by layer, then direction: nn.LSTM's order.
-        inputs = [first] + ([lengths] if lengths is not None else [])
         for index in range(self._states):
             inputs += [value[index] for value in hx]
-        model = self.model if lengths is None else self._lengths_model
         result, *state = model.run(*inputs)
         if not self._cell_state:
             return self._shaped(result), torch.stack(state)
@@ -319,10 +336,18 @@ class CompiledLM(_Compiled):
     [B, T, V] for batch_first layers); compiled with state=True,
     `logits, (h_n, c_n) = compiled(tokens, (h0, c0))` (an LSTM's; `h_n`
     and `h0` for a GRU or RNN) carries the state from one batch of a long
-    text to the next."""
+    text to the next.
 
-    def __call__(self, tokens: Any, hx: Optional[Any] = None) -> Any:
-        return self._run(tokens, hx)
+    `compiled(tokens, lengths=lengths)` runs a batch of sentences of
+    different lengths ([B] integers in [1, T]) as the module would with its
+    recurrent layers on a PackedSequence (pack_padded_sequence, then
+    pad_packed_sequence before the projection): row b's recurrence stops
+    at its length, its state is the one after its last token, and its
+    logits past the length are the projection of zeros (the bias), for a
+    loss to mask."""
+
+    def __call__(self, tokens: Any, hx: Optional[Any] = None, lengths: Any = None) -> Any:
+        return self._run(tokens, hx, lengths)
 
 
 def _is_packed(value: Any) -> bool:
@@ -458,9 +483,10 @@ def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
     compiling the same architecture again is instant.
 
     An nn.LSTM, nn.GRU or nn.RNN also takes a PackedSequence (sorted or
-    not) and returns one, as torch's modules do: the first such call
-    compiles the model's variant that takes each row's length (cached too),
-    bound with the parameters as they were at this call."""
+    not) and returns one, as torch's modules do, and an LM takes
+    `lengths=` (CompiledLM): the first such call compiles the model's
+    variant that takes each row's length (cached too), bound with the
+    parameters as they were at this call."""
     plan = _plan(module, state, seq, batch)
     flags = [f"--target={target}"] + ([f"--fusion={fusion}"] if fusion else []) + \
         list(extra_flags)
@@ -477,9 +503,7 @@ def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
     # The parameters as they are now: a packed call's variant binds the same.
     parameters = _parameters(module, plan.names)
     model, library, cache_hit = build(plan.gen, parameters)
-    with_lengths = None
-    if plan.result is not CompiledLM:
-        snapshot = {name: value.detach().clone() for name, value in parameters.items()}
-        with_lengths = lambda: build(plan.gen + ["--lengths"], snapshot)[0]  # noqa: E731
+    snapshot = {name: value.detach().clone() for name, value in parameters.items()}
+    with_lengths = lambda: build(plan.gen + ["--lengths"], snapshot)[0]  # noqa: E731
     return plan.result(model, library, cache_hit, plan.lstm, plan.state, plan.flatten,
                        with_lengths)

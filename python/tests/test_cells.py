@@ -295,3 +295,46 @@ def test_compiled_modules_take_packed_sequences(kind, options, enforce_sorted):
     with torch.no_grad():
         want_padded, _ = module(x, state)
     assert_close(got_padded, want_padded)
+
+
+class PackedLM(nn.Module):
+    """Embedding -> LSTM/GRU/RNN on a PackedSequence -> Linear: the padded
+    positions' logits are the projection of zeros."""
+
+    def __init__(self, kind, vocab, embed, hidden, layers):
+        super().__init__()
+        self.encoder = nn.Embedding(vocab, embed)
+        self.rnn = LENGTHS_MODULES[kind](input_size=embed, hidden_size=hidden,
+                                         num_layers=layers)
+        self.decoder = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens, lengths, hidden=None):
+        packed = nn.utils.rnn.pack_padded_sequence(self.encoder(tokens), lengths,
+                                                   enforce_sorted=False)
+        output, hidden = self.rnn(packed, hidden)
+        output, _ = nn.utils.rnn.pad_packed_sequence(output, total_length=tokens.shape[0])
+        return self.decoder(output), hidden
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_lm_takes_lengths_as_a_packed_sequence(kind):
+    torch.manual_seed(31)
+    module = PackedLM(kind, 17, 5, 8, 2).eval()
+    # The same layers called on the padded tokens: what recur.compile reads.
+    plain = StatefulCellLM("gru", 17, 5, 8, 2)
+    plain.encoder, plain.rnn, plain.decoder = module.encoder, module.rnn, module.decoder
+    compiled = recur.compile(plain.eval(), state=True)
+    tokens = torch.randint(0, 17, (6, 4))
+    lengths = torch.tensor([3, 6, 1, 4])
+    layers = 2
+    state = torch.randn(layers, 4, 8)
+    hx = (state, torch.randn(layers, 4, 8)) if kind == "lstm" else state
+    with torch.no_grad():
+        want, want_state = module(tokens, lengths, hx)
+    got, got_state = compiled(tokens, hx, lengths=lengths)
+    assert_close(got, want)
+    for got_value, want_value in zip(got_state if kind == "lstm" else (got_state,),
+                                     want_state if kind == "lstm" else (want_state,)):
+        assert_close(got_value, want_value)
+    with pytest.raises(recur.RecurError, match=r"lengths must be \[B\] integers with B = 4"):
+        compiled(tokens, hx, lengths=[1, 2])

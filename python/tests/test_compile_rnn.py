@@ -316,6 +316,65 @@ def test_refresh_binds_new_parameter_values():
     assert_close(got, run_eager(cell, x, h)[0])
 
 
+def run_eager_packed(cells, x, states, lengths):
+    """The cells run step by step with PyTorch's packed semantics: a row
+    past its length keeps its state and its output is zero."""
+    single = isinstance(cells, nn.Module)
+    cells, states = ([cells], [states]) if single else (cells, list(states))
+
+    def keep(active, new, old):
+        if isinstance(new, torch.Tensor):
+            return torch.where(active, new, old)
+        return tuple(keep(active, n, o) for n, o in zip(new, old))
+    with torch.no_grad():
+        layer_input = x
+        for k, cell in enumerate(cells):
+            outputs = []
+            for t in range(layer_input.shape[0]):
+                active = (t < lengths)[:, None]
+                h, new = cell(layer_input[t], states[k])
+                states[k] = keep(active, new, states[k])
+                outputs.append(torch.where(active, h, torch.zeros_like(h)))
+            layer_input = torch.stack(outputs)
+    return layer_input, (states[0] if single else states)
+
+
+# Rows of different lengths, unsorted, with 1 and T among them, through a
+# stack of different cells (states of one and two tensors), and B = 1.
+@pytest.mark.parametrize("options", PIPELINES)
+def test_lengths_give_pytorchs_packed_semantics(options):
+    torch.manual_seed(12)
+    gru = nn.GRU(8, 16)
+    cells = [LayerNormLSTMCell(6, 8), GRUCell(gru), PeepholeLSTMCell(16, 16)]
+    compiled = recur.compile_rnn(cells, **options)
+    for lengths in ([3, 7, 1, 7, 5], [4]):
+        batch, steps = len(lengths), max(lengths)
+        x = torch.randn(steps, batch, 6)
+        states = [(torch.randn(batch, 8), torch.randn(batch, 8)), torch.randn(batch, 16),
+                  (torch.randn(batch, 16), torch.randn(batch, 16))]
+        lengths = torch.tensor(lengths)
+        want_y, want_states = run_eager_packed(cells, x, states, lengths)
+        got_y, got_states = compiled(x, states, lengths=lengths)
+        assert_close(got_y, want_y)
+        assert_states_close(got_states, want_states)
+    assert "lengths(%lengths)" in compiled.ir(x, states, lengths=lengths)
+
+
+def test_lengths_that_do_not_fit_are_refused():
+    cell = GRUCell(nn.GRU(4, 6))
+    compiled = recur.compile_rnn(cell)
+    x, h = torch.zeros(3, 2, 4), torch.zeros(2, 6)
+    with pytest.raises(recur.RecurError, match=r"lengths must be \[B\] integers with B = 2 "
+                                               r"\(the input's batch\), got torch.int64 of "
+                                               r"shape \[3\]"):
+        compiled(x, h, lengths=[1, 2, 3])
+    with pytest.raises(recur.RecurError, match=r"got torch.float32"):
+        compiled(x, h, lengths=torch.tensor([1.0, 2.0]))
+    with pytest.raises(recur.RecurError, match=r"input 'lengths' holds 4 for row 1; each "
+                                               r"row's length must lie in \[1, T\] = \[1, 3\]"):
+        compiled(x, h, lengths=[3, 4])
+
+
 class Sorting(nn.Module):
     def __init__(self):
         super().__init__()

@@ -174,6 +174,8 @@ static LogicalResult verifyRecurrenceTypes(Operation *op, Value x,
 LogicalResult RNNOp::verify() {
   if (failed(verifyLengths(*this, getLengths(), getInput())))
     return failure();
+  if (getLengthsSorted() && !getLengths())
+    return emitOpError("is marked lengths_sorted but takes no lengths");
   return verifyRecurrenceTypes(*this, getInput(), getInit(), getFinalStates());
 }
 

@@ -30,6 +30,11 @@ def Recur_RNNOp : Recur_Op<"rnn", [AttrSizedOperandSegments, IsolatedFromAbove,
     and its final state is the state after its own last step. Each length
     lies in 1 … T; the runtime checks it before a run.
 
+    `sorted` (`lengths_sorted`) promises that `lengths` does not increase from row to
+    row, so that the rows with a step at time t are a prefix: the lowering
+    then runs each step on those rows only. `recur-sort-by-length` orders
+    the rows so and sets it; nothing checks the promise at run time.
+
     The body holds tensor ops without side effects (`recur`, `linalg`,
     `tensor`, `arith`, `math`): products with a weight (`recur.linear`),
     elementwise math, reductions over the feature dimension, slices and
@@ -54,12 +59,14 @@ def Recur_RNNOp : Recur_Op<"rnn", [AttrSizedOperandSegments, IsolatedFromAbove,
   }];
   let arguments = (ins AnyTensor:$input, Variadic<AnyTensor>:$init,
                        Variadic<AnyTensor>:$captures,
-                       Optional<AnyTensor>:$lengths, UnitAttr:$reverse);
+                       Optional<AnyTensor>:$lengths, UnitAttr:$reverse,
+                       UnitAttr:$lengths_sorted);
   let results = (outs AnyTensor:$y, Variadic<AnyTensor>:$final_states);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $input (`init` `(` $init^ `)`)? (`captures` `(` $captures^ `)`)?
-    (`lengths` `(` $lengths^ `)`)? (`reverse` $reverse^)? attr-dict `:`
+    (`lengths` `(` $lengths^ `)`)? (`sorted` $lengths_sorted^)?
+    (`reverse` $reverse^)? attr-dict `:`
     functional-type(operands, results) $body
   }];
   let hasVerifier = 1;

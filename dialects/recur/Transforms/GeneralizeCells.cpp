@@ -69,7 +69,8 @@ std::pair<RNNOp, Block *> createRecurrence(RewriterBase &rewriter,
                                            Value lengths, bool reverse) {
   Location loc = op->getLoc();
   auto rnn = RNNOp::create(rewriter, loc, op->getResult(0).getType(),
-                           stateTypes, input, init, captures, lengths, reverse);
+                           stateTypes, input, init, captures, lengths, reverse,
+                           /*lengths_sorted=*/false);
   auto inputType = cast<RankedTensorType>(input.getType());
   SmallVector<Type> argumentTypes = {
       RankedTensorType::get({inputType.getDimSize(1), inputType.getDimSize(2)},

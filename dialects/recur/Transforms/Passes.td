@@ -185,6 +185,35 @@ def GeneralizeCells : Pass<"recur-generalize-cells"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def SortByLength : Pass<"recur-sort-by-length"> {
+  let summary = "Run each recur.rnn with sequence lengths on its rows ordered by length";
+  let description = [{
+    Orders a packed batch's rows by length, longest first (ties by row, as
+    `pack_padded_sequence(enforce_sorted=False)`), so that the rows with a
+    step at time t are a prefix: the recurrence runs on its input, state
+    and lengths gathered into that order and is marked `sorted`, which
+    lets the lowering run each step on the active rows only; y and the
+    final states are gathered back into the rows' order. The order is
+    computed once per lengths value (B² comparisons). A layer fed by the
+    previous one's y with the same lengths takes its rows in order as they
+    are, and an embedding's rows are gathered by sorting its ids, so a
+    stack or an LM reorders once each way.
+
+    ```mlir
+    %y, %h = recur.rnn %x init(%h0) lengths(%len) ...
+    // becomes
+    %ys, %hs = recur.rnn %x_sorted init(%h0_sorted) lengths(%len_sorted) sorted ...
+    %y = ... gather of %ys by each row's rank ...
+    ```
+
+    A cell whose batch is static (a model compiled for one B) is left as
+    it is, with a remark: its steps run every row, masked.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FuseCellPointwise : Pass<"recur-fuse-cell-pointwise"> {
   let summary = "Fuse the pointwise ops of each recur.rnn cell into few loop nests";
   let description = [{

@@ -17,7 +17,9 @@ def LowerCopiesToLinalg : Pass<"recur-lower-copies-to-linalg"> {
     `h_t` into the `t`-th slice of an LSTM's output sequence) to a call of
     `memrefCopy` from MLIR's C runner-utils library. A compiled model must not
     depend on MLIR libraries, so copies become `linalg.copy`, which lowers to
-    plain (parallel) loops with everything else.
+    plain (parallel) loops with everything else. A copy from a subview onto
+    an identical one (bufferization's, for a slice updated in place and
+    inserted back where it came from) is erased.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
@@ -33,6 +35,20 @@ def HoistConditionalBuffers : Pass<"recur-hoist-conditional-buffers",
     (`buffer-loop-hoisting`), which runs on one thread team only if it
     allocates nothing (`recur-persistent-parallel-loops`). Runs before
     deallocation is placed: moving an allocation up keeps it valid.
+  }];
+}
+
+def AllocateAtBound : Pass<"recur-allocate-at-bound", "::mlir::func::FuncOp"> {
+  let summary = "Allocate a loop's buffers of a bounded row count at their bound";
+  let description = [{
+    A `memref.alloc` in an `scf.for` whose one dynamic size, its rows, is
+    `arith.minui(n, b)` with `b` defined outside the loop (a packed batch's
+    step on its active rows: n ≤ B) becomes a view of its n rows
+    (`memref.reinterpret_cast`, identity layout) of a buffer of b rows, the
+    view placed right after n. `buffer-loop-hoisting` then moves the buffer
+    out of the loop, which allocates nothing at its steps and can run on
+    one thread team (`recur-persistent-parallel-loops`). Runs before
+    deallocation is placed.
   }];
 }
 

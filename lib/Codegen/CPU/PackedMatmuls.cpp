@@ -195,8 +195,7 @@ std::optional<FusedCell> matchFusedCell(const PackedMatmul &matmul,
     Value buffer = splitLastSource(operand.get(), 2);
     // An output allocated as [d..., Q, K] (bufferization's for an empty
     // tensor expanded so): the kernel views it as [d..., Q * K].
-    if (!buffer && op.isDpsInit(&operand) &&
-        operand.get().getDefiningOp<memref::AllocOp>() &&
+    if (!buffer && op.isDpsInit(&operand) && ownAllocation(operand.get()) &&
         type.getLayout().isIdentity())
       buffer = operand.get();
     if (!buffer || (map != identity && !column) ||
@@ -451,9 +450,8 @@ mlir::recur::cpu::matchPackedMatmul(linalg::GenericOp op, int64_t vectorWidth,
     // A fresh C cannot alias the source it was copied from.
     Value source = copy.getInputs()[0];
     auto sourceType = dyn_cast<MemRefType>(source.getType());
-    if (copy.getOutputs()[0] == matmul.output &&
-        matmul.output.getDefiningOp<memref::AllocOp>() && sourceType &&
-        sourceType.getShape() == outputType.getShape() &&
+    if (copy.getOutputs()[0] == matmul.output && ownAllocation(matmul.output) &&
+        sourceType && sourceType.getShape() == outputType.getShape() &&
         sourceType.getElementType() == outputType.getElementType() &&
         sourceType.isLastDimUnitStride()) {
       matmul.initial = source;

@@ -7,6 +7,8 @@
 
 #include "LoweringUtils.h"
 
+#include "recur/Utils/GatherRows.h"
+
 using namespace mlir;
 using namespace mlir::recur;
 using namespace mlir::recur::to_linalg;
@@ -17,41 +19,87 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(EmbeddingOp op,
                                 PatternRewriter &rewriter) const override {
-    Emitter emit(rewriter, op.getLoc());
-    auto resultType = cast<RankedTensorType>(op.getType());
-    unsigned rank = resultType.getRank();
-    SmallVector<OpFoldResult> sizes =
-        tensor::getMixedSizes(rewriter, op.getLoc(), op.getIds());
-    sizes.push_back(rewriter.getIndexAttr(resultType.getShape().back()));
-    Value init = emit.empty(sizes, resultType.getElementType());
-    Value table = op.getTable();
     // The runtime checks that ids lie in [0, vocab) before running.
     Value result =
-        linalg::GenericOp::create(
-            rewriter, op.getLoc(), TypeRange{init.getType()},
-            ValueRange{op.getIds()}, ValueRange{init},
-            ArrayRef<AffineMap>{
-                emit.leadingMap(rank),
-                AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())},
-            SmallVector<IteratorType>(rank, IteratorType::parallel),
-            [&](OpBuilder &nested, Location loc, ValueRange args) {
-              Value row = arith::IndexCastOp::create(
-                  nested, loc, nested.getIndexType(), args[0]);
-              Value column = linalg::IndexOp::create(nested, loc, rank - 1);
-              Value element = tensor::ExtractOp::create(
-                  nested, loc, table, ValueRange{row, column});
-              linalg::YieldOp::create(nested, loc, element);
-            })
-            .getResult(0);
+        gatherRows(rewriter, op.getLoc(), op.getTable(), op.getIds());
     replaceWithCasts(rewriter, op, result);
     return success();
   }
 };
 
+/// The recurrence with lengths `sorted` that alone reads `op`'s [T, B, N]
+/// rows as its input (a product hoisted out of its cell), or null.
+RNNOp sortedRecurrenceReading(LinearOp op) {
+  if (!op->hasOneUse() ||
+      cast<RankedTensorType>(op.getInput().getType()).getRank() != 3)
+    return {};
+  auto rnn = dyn_cast<RNNOp>(*op->user_begin());
+  return rnn && rnn.getLengthsSorted() && rnn.getInput() == op.getResult()
+             ? rnn
+             : RNNOp();
+}
+
+/// `op`'s product for the rows `rnn` reads only: at each step t, its
+/// active rows (a prefix, the batch sorted by length), one GEMM of those
+/// rows per step, written in place into the [T, B, N] result. The other
+/// rows stay unset: the recurrence never reads them.
+Value activeRowsProduct(PatternRewriter &rewriter, LinearOp op, RNNOp rnn) {
+  Location loc = op.getLoc();
+  Emitter emit(rewriter, loc);
+  auto resultType = cast<RankedTensorType>(op.getType());
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(rewriter, loc, op.getInput());
+  sizes.back() = rewriter.getIndexAttr(resultType.getShape().back());
+  Value counts = activeRowCounts(rewriter, loc, rnn.getLengths(), sizes[0]);
+  Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[0]);
+  Value result = emit.empty(sizes, resultType.getElementType());
+  auto loop = scf::ForOp::create(
+      rewriter, loc, emit.constantIndex(0), steps, emit.constantIndex(1),
+      ValueRange{result},
+      [&](OpBuilder &b, Location loc, Value t, ValueRange carried) {
+        Emitter emit(b, loc);
+        Value rows = activeRows(b, loc, counts, t, sizes[1]);
+        Value x = leadingRows(b, loc, op.getInput(), rows, t);
+        Value target = leadingRows(b, loc, carried[0], rows, t);
+        Value init;
+        if (Value bias = op.getBias()) {
+          MLIRContext *context = b.getContext();
+          init = linalg::GenericOp::create(
+                     b, loc, TypeRange{target.getType()}, ValueRange{bias},
+                     ValueRange{target},
+                     ArrayRef<AffineMap>{
+                         AffineMap::get(2, 0, getAffineDimExpr(1, context),
+                                        context),
+                         AffineMap::getMultiDimIdentityMap(2, context)},
+                     SmallVector<IteratorType>(2, IteratorType::parallel),
+                     [](OpBuilder &nested, Location loc, ValueRange args) {
+                       linalg::YieldOp::create(nested, loc, args[0]);
+                     })
+                     .getResult(0);
+        } else {
+          init = linalg::FillOp::create(b, loc,
+                                        ValueRange{emit.constantFloat(
+                                            resultType.getElementType(), 0.0)},
+                                        ValueRange{target})
+                     .getResult(0);
+        }
+        Value rowsProduct = emit.accumulateMatmulTransposed(
+            emit.productInput(x, op.getWeight()), op.getWeight(), init);
+        scf::YieldOp::create(b, loc,
+                             insertRows(b, loc, rowsProduct, carried[0],
+                                        b.getIndexAttr(0), rows, t));
+      });
+  return loop.getResult(0);
+}
+
 struct LowerLinear : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
+    if (RNNOp rnn = sortedRecurrenceReading(op)) {
+      replaceWithCasts(rewriter, op, activeRowsProduct(rewriter, op, rnn));
+      return success();
+    }
     Emitter emit(rewriter, op.getLoc());
     auto resultType = cast<RankedTensorType>(op.getType());
     SmallVector<OpFoldResult> sizes =

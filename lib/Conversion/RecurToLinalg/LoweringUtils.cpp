@@ -344,6 +344,88 @@ void replaceWithCasts(PatternRewriter &rewriter, Operation *op,
   rewriter.replaceOp(op, results);
 }
 
+Value activeRowCounts(OpBuilder &b, Location loc, Value lengths,
+                      OpFoldResult steps) {
+  Type element = cast<RankedTensorType>(lengths.getType()).getElementType();
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+  Value init = tensor::EmptyOp::create(b, loc, SmallVector<OpFoldResult>{steps},
+                                       element);
+  init = linalg::FillOp::create(b, loc, zero, init).getResult(0);
+  MLIRContext *context = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{lengths},
+             ValueRange{init},
+             ArrayRef<AffineMap>{
+                 AffineMap::get(2, 0, getAffineDimExpr(1, context), context),
+                 AffineMap::get(2, 0, getAffineDimExpr(0, context), context)},
+             ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                           utils::IteratorType::reduction},
+             [&](OpBuilder &nb, Location loc, ValueRange args) {
+               Value time = arith::IndexCastOp::create(
+                   nb, loc, element, linalg::IndexOp::create(nb, loc, 0));
+               Value active = arith::CmpIOp::create(
+                   nb, loc, arith::CmpIPredicate::slt, time, args[0]);
+               Value one = arith::ExtUIOp::create(nb, loc, element, active);
+               linalg::YieldOp::create(
+                   nb, loc,
+                   ValueRange{arith::AddIOp::create(nb, loc, args[1], one)});
+             })
+      .getResult(0);
+}
+
+Value activeRows(OpBuilder &b, Location loc, Value counts, Value t,
+                 OpFoldResult batch) {
+  Value count = tensor::ExtractOp::create(b, loc, counts, t);
+  return arith::MinUIOp::create(
+      b, loc, arith::IndexCastOp::create(b, loc, b.getIndexType(), count),
+      getValueOrCreateConstantIndexOp(b, loc, batch));
+}
+
+Value leadingRows(OpBuilder &b, Location loc, Value value, Value rows,
+                  Value t) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t width = type.getShape().back();
+  auto sliceType = RankedTensorType::get({ShapedType::kDynamic, width},
+                                         type.getElementType());
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> offsets = {zero, zero},
+                            sizes = {rows, b.getIndexAttr(width)},
+                            strides = {one, one};
+  if (t) {
+    offsets.insert(offsets.begin(), t);
+    sizes.insert(sizes.begin(), one);
+    strides.push_back(one);
+  }
+  return tensor::ExtractSliceOp::create(b, loc, sliceType, value, offsets,
+                                        sizes, strides);
+}
+
+Value insertRows(OpBuilder &b, Location loc, Value value, Value dest,
+                 OpFoldResult start, Value rows, Value t) {
+  int64_t width = cast<RankedTensorType>(dest.getType()).getShape().back();
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  SmallVector<OpFoldResult> offsets = {start, zero},
+                            sizes = {rows, b.getIndexAttr(width)},
+                            strides = {one, one};
+  if (t) {
+    offsets.insert(offsets.begin(), t);
+    sizes.insert(sizes.begin(), one);
+    strides.push_back(one);
+  }
+  if (value.getType() !=
+      RankedTensorType::get(
+          {ShapedType::kDynamic, width},
+          cast<RankedTensorType>(dest.getType()).getElementType()))
+    value = tensor::CastOp::create(
+        b, loc,
+        RankedTensorType::get(
+            {ShapedType::kDynamic, width},
+            cast<RankedTensorType>(dest.getType()).getElementType()),
+        value);
+  return tensor::InsertSliceOp::create(b, loc, value, dest, offsets, sizes,
+                                       strides);
+}
+
 Value timeSlice(OpBuilder &b, Location loc, Value sequence, Value t,
                 OpFoldResult batch, int64_t offset, int64_t width) {
   auto type = cast<RankedTensorType>(sequence.getType());

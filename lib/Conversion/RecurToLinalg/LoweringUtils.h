@@ -131,6 +131,26 @@ void replaceWithCasts(PatternRewriter &rewriter, Operation *op,
 Value timeSlice(OpBuilder &b, Location loc, Value sequence, Value t,
                 OpFoldResult batch, int64_t offset, int64_t width);
 
+/// The number of rows with a step at each time, [T] of `lengths`' type:
+/// active[t] = #{b : t < lengths[b]}. With lengths sorted (recur.rnn's
+/// `sorted`), those rows are the first ones.
+Value activeRowCounts(OpBuilder &b, Location loc, Value lengths,
+                      OpFoldResult steps);
+
+/// The rows with a step at time `t` of a batch sorted by length: their
+/// count, min(counts[t], B) (the bound recur-allocate-at-bound needs).
+Value activeRows(OpBuilder &b, Location loc, Value counts, Value t,
+                 OpFoldResult batch);
+
+/// Rows [0, rows) of `value` ([B, n]), or of row `t` of `value` ([T, B, n]).
+Value leadingRows(OpBuilder &b, Location loc, Value value, Value rows,
+                  Value t = Value());
+
+/// `dest` ([B, n], or [T, B, n] at row `t`) with rows [start, start +
+/// rows) set to `value`.
+Value insertRows(OpBuilder &b, Location loc, Value value, Value dest,
+                 OpFoldResult start, Value rows, Value t = Value());
+
 /// `y` with row `t` set to `h` ([B, H]).
 Value insertStep(OpBuilder &b, Location loc, Value h, Value y, Value t,
                  OpFoldResult batch, int64_t hidden);

@@ -353,11 +353,63 @@ Value maskRowsPastLength(OpBuilder &b, Location loc, Value value, Value lengths,
       .getResult(0);
 }
 
+/// The step of a recur.rnn whose rows are sorted by length (`sorted`): the
+/// cell runs on the rows with a step at time `t`, a prefix of `rows`
+/// (activeRowCounts), read from x_t and the carried state; the new state
+/// is written over the carried one in those rows, y_t in them and zeros
+/// in the others. `iterArgs` are {y, the state...}; returns the values to
+/// yield.
+SmallVector<Value> activeRowsStep(PatternRewriter &rewriter, Location loc,
+                                  RNNOp op, Block *body, Value t, Value counts,
+                                  OpFoldResult batch, ValueRange iterArgs) {
+  Value rows = activeRows(rewriter, loc, counts, t, batch);
+  Value batchSize = getValueOrCreateConstantIndexOp(rewriter, loc, batch);
+  SmallVector<Value> arguments = {
+      leadingRows(rewriter, loc, op.getInput(), rows, t)};
+  for (Value state : iterArgs.drop_front())
+    arguments.push_back(leadingRows(rewriter, loc, state, rows));
+  llvm::append_range(arguments, op.getCaptures());
+  auto yType = cast<RankedTensorType>(op.getY().getType());
+  auto rowType = RankedTensorType::get(
+      {ShapedType::kDynamic, yType.getDimSize(2)}, yType.getElementType());
+  SmallVector<Value> yielded =
+      inlineCell(rewriter, loc, op.getCell(), body, arguments, rowType);
+  OpFoldResult zeroIndex = rewriter.getIndexAttr(0);
+  Value y =
+      insertRows(rewriter, loc, yielded[0], iterArgs[0], zeroIndex, rows, t);
+  // The finished rows' y_t: zeros, written in place.
+  Value finished = arith::SubIOp::create(rewriter, loc, batchSize, rows);
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  Value padding = tensor::ExtractSliceOp::create(
+      rewriter, loc,
+      RankedTensorType::get({ShapedType::kDynamic, yType.getDimSize(2)},
+                            yType.getElementType()),
+      y, ArrayRef<OpFoldResult>{t, rows, zero},
+      ArrayRef<OpFoldResult>{one, finished,
+                             rewriter.getIndexAttr(yType.getDimSize(2))},
+      ArrayRef<OpFoldResult>{one, one, one});
+  padding =
+      linalg::FillOp::create(
+          rewriter, loc,
+          ValueRange{arith::ConstantOp::create(
+              rewriter, loc, rewriter.getZeroAttr(yType.getElementType()))},
+          ValueRange{padding})
+          .getResult(0);
+  SmallVector<Value> next = {
+      insertRows(rewriter, loc, padding, y, rows, finished, t)};
+  for (auto [value, carried] :
+       llvm::zip_equal(ArrayRef(yielded).drop_front(), iterArgs.drop_front()))
+    next.push_back(insertRows(rewriter, loc, value, carried, zeroIndex, rows));
+  return next;
+}
+
 /// A recurrence of any cell: the time loop carries y [T, B, Y] and the
 /// state; its body is the cell, inlined with x_t, the state and the
 /// captures for its arguments, and y_t stored into row t of y. With
 /// `lengths`, a row past its length keeps its state and outputs zeros
 /// (maskRowsPastLength): in reverse, a row's steps start at its own last.
+/// With lengths `sorted`, each step runs on its active rows only
+/// (activeRowsStep).
 struct LowerRNN : OpRewritePattern<RNNOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RNNOp op,
@@ -375,12 +427,23 @@ struct LowerRNN : OpRewritePattern<RNNOp> {
                    yType.getElementType())};
     llvm::append_range(inits, op.getInit());
     Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[0]);
+    Value counts;
+    if (op.getLengthsSorted())
+      counts = activeRowCounts(rewriter, loc, op.getLengths(), sizes[0]);
     auto loop = scf::ForOp::create(rewriter, loc, emit.constantIndex(0), steps,
                                    emit.constantIndex(1), inits);
     Block *body = loop.getBody();
     rewriter.setInsertionPointToStart(body);
     Value t =
         stepTime(rewriter, loc, loop.getInductionVar(), steps, op.getReverse());
+    if (counts) {
+      scf::YieldOp::create(rewriter, loc,
+                           activeRowsStep(rewriter, loc, op, body, t, counts,
+                                          batch, loop.getRegionIterArgs()));
+      rewriter.setInsertionPointAfter(loop);
+      replaceWithCasts(rewriter, op, loop.getResults());
+      return success();
+    }
     SmallVector<Value> arguments = {timeSlice(
         rewriter, loc, op.getInput(), t, batch, 0, inputType.getDimSize(2))};
     llvm::append_range(arguments, loop.getRegionIterArgs().drop_front());

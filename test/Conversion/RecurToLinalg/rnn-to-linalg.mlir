@@ -144,3 +144,51 @@ func.func @rnn_lengths(%x: tensor<?x?x5xf32>, %h0: tensor<?x5xf32>, %lengths: te
   }
   return %y, %h : tensor<?x?x5xf32>, tensor<?x5xf32>
 }
+
+// With lengths `sorted` (recur-sort-by-length), the rows with a step at
+// time t are the first active[t] = #{b : t < lengths[b]}: the hoisted
+// product computes only those rows at each step (one GEMM each, written in
+// place; the others stay unset, never read), and the step runs the cell on
+// them, writes its new state over theirs, y_t into them and zeros into the
+// rest. The row count is min(active[t], B): the bound of the step's
+// buffers (recur-allocate-at-bound).
+// CHECK-LABEL: func.func @rnn_sorted
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x5xf32>, %[[W:[^:]*]]: tensor<7x5xf32>, %[[BIAS:[^:]*]]: tensor<7xf32>, %[[H0:[^:]*]]: tensor<?x7xf32>, %[[L:[^:]*]]: tensor<?xi64>)
+// CHECK: %[[T:.*]] = tensor.dim %[[X]], %c0
+// CHECK: %[[B:.*]] = tensor.dim %[[X]], %c1
+// CHECK: %[[ACTIVE:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[L]] : tensor<?xi64>)
+// CHECK: arith.cmpi slt
+// CHECK: %[[P:.*]] = scf.for %[[S:.*]] = %{{.*}} to %[[T]] step %{{.*}} iter_args(%[[PA:.*]] = %{{.*}}) -> (tensor<?x?x7xf32>)
+// CHECK: %[[COUNT:.*]] = tensor.extract %[[ACTIVE]][%[[S]]]
+// CHECK: %[[COUNTI:.*]] = arith.index_cast %[[COUNT]]
+// CHECK: %[[N:.*]] = arith.minui %[[COUNTI]], %[[B]] : index
+// CHECK: %[[XS:.*]] = tensor.extract_slice %[[X]][%[[S]], 0, 0] [1, %[[N]], 5] [1, 1, 1] : tensor<?x?x5xf32> to tensor<?x5xf32>
+// CHECK: %[[PS:.*]] = tensor.extract_slice %[[PA]][%[[S]], 0, 0] [1, %[[N]], 7] [1, 1, 1]
+// CHECK: %[[WITHBIAS:.*]] = linalg.generic {{.*}} ins(%[[BIAS]] : tensor<7xf32>) outs(%[[PS]] : tensor<?x7xf32>)
+// CHECK: %[[PRODUCT:.*]] = linalg.generic {{.*}} ins(%[[XS]], %[[W]] : tensor<?x5xf32>, tensor<7x5xf32>) outs(%[[WITHBIAS]] : tensor<?x7xf32>)
+// CHECK: tensor.insert_slice %[[PRODUCT]] into %[[PA]][%[[S]], 0, 0] [1, %[[N]], 7]
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[Y:.*]] = %{{.*}}, %[[H:.*]] = %[[H0]])
+// CHECK: %[[M:.*]] = arith.minui %{{.*}}, %[[B2:.*]] : index
+// CHECK: %[[XT:.*]] = tensor.extract_slice %[[P]][%[[I]], 0, 0] [1, %[[M]], 7] [1, 1, 1] : tensor<?x?x7xf32> to tensor<?x7xf32>
+// CHECK: %[[HP:.*]] = tensor.extract_slice %[[H]][0, 0] [%[[M]], 7] [1, 1] : tensor<?x7xf32> to tensor<?x7xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[XT]], %[[HP]] : tensor<?x7xf32>
+// CHECK: %[[HT:.*]] = math.tanh %[[SUM]] : tensor<?x7xf32>
+// CHECK: %[[Y1:.*]] = tensor.insert_slice %[[HT]] into %[[Y]][%[[I]], 0, 0] [1, %[[M]], 7]
+// CHECK: %[[DONE:.*]] = arith.subi %[[B2]], %[[M]] : index
+// CHECK: %[[PAD:.*]] = tensor.extract_slice %[[Y1]][%[[I]], %[[M]], 0] [1, %[[DONE]], 7]
+// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[PAD]] : tensor<?x7xf32>)
+// CHECK: %[[Y2:.*]] = tensor.insert_slice %[[ZEROS]] into %[[Y1]][%[[I]], %[[M]], 0] [1, %[[DONE]], 7]
+// CHECK: %[[HN:.*]] = tensor.insert_slice %[[HT]] into %[[H]][0, 0] [%[[M]], 7] [1, 1]
+// CHECK: scf.yield %[[Y2]], %[[HN]]
+func.func @rnn_sorted(%x: tensor<?x?x5xf32>, %w: tensor<7x5xf32>, %b: tensor<7xf32>, %h0: tensor<?x7xf32>, %lengths: tensor<?xi64>)
+    -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  %p = recur.linear %x, %w bias(%b) : (tensor<?x?x5xf32>, tensor<7x5xf32>, tensor<7xf32>) -> tensor<?x?x7xf32>
+  %y, %h = recur.rnn %p init(%h0) lengths(%lengths) sorted
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+    %s = arith.addf %xt, %hp : tensor<?x7xf32>
+    %ht = math.tanh %s : tensor<?x7xf32>
+    recur.yield %ht, %ht : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return %y, %h : tensor<?x?x7xf32>, tensor<?x7xf32>
+}

@@ -216,3 +216,15 @@ func.func @wavefront_y(%x: tensor<4x2x5xf32>, %h0: tensor<2x5xf32>, %h1: tensor<
   }
   return
 }
+
+// -----
+
+func.func @sorted_without_lengths(%x: tensor<?x?x5xf32>, %h0: tensor<?x5xf32>) -> tensor<?x?x5xf32> {
+  // expected-error @+1 {{'recur.rnn' op is marked lengths_sorted but takes no lengths}}
+  %y, %h = recur.rnn %x init(%h0) {lengths_sorted}
+      : (tensor<?x?x5xf32>, tensor<?x5xf32>) -> (tensor<?x?x5xf32>, tensor<?x5xf32>) {
+  ^bb0(%xt: tensor<?x5xf32>, %hp: tensor<?x5xf32>):
+    recur.yield %xt, %hp : tensor<?x5xf32>, tensor<?x5xf32>
+  }
+  return %y : tensor<?x?x5xf32>
+}

@@ -1,0 +1,115 @@
+// RUN: recur-opt %s -split-input-file --recur-sort-by-length | FileCheck %s
+// RUN: recur-opt %s -split-input-file --recur-sort-by-length --remarks-filter-missed=recur-sort-by-length -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+
+// Rows are ranked by length, longest first, ties by row (B x B compares),
+// and the row at each rank found from the ranks. The recurrence runs on
+// its input's rows ([T, B, I] as [T*B, I], row t*B + order[b] at (t, b)),
+// its state's and its lengths in that order, marked `sorted`; y and the
+// final state are gathered back by rank.
+// CHECK-LABEL: func.func @one_layer
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x7xf32>, %[[H0:[^:]*]]: tensor<?x7xf32>, %[[L:[^:]*]]: tensor<?xi64>)
+// CHECK: %[[RANK:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[L]], %[[L]] : tensor<?xi64>, tensor<?xi64>)
+// CHECK: %[[I:.*]] = linalg.index 0
+// CHECK: %[[J:.*]] = linalg.index 1
+// CHECK: arith.cmpi sgt
+// CHECK: arith.cmpi eq
+// CHECK: arith.cmpi ult, %[[J]], %[[I]] : index
+// CHECK: %[[ORDER:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[RANK]], %[[RANK]] : tensor<?xi64>, tensor<?xi64>)
+// CHECK: %[[LS:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<?x1xi64> into tensor<?xi64>
+// CHECK: %[[XROWS:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x?x7xf32> into tensor<?x7xf32>
+// CHECK: %[[XIDS:.*]] = linalg.generic {{.*}} ins(%[[ORDER]] : tensor<?xi64>) outs(%{{.*}} : tensor<?x?xi64>)
+// CHECK: arith.muli
+// CHECK: %[[XS:.*]] = linalg.generic {{.*}} ins(%[[XIDS]] : tensor<?x?xi64>) outs(%{{.*}} : tensor<?x?x7xf32>)
+// CHECK: tensor.extract %[[XROWS]]
+// CHECK: %[[HS:.*]] = linalg.generic {{.*}} ins(%[[ORDER]] : tensor<?xi64>) outs(%{{.*}} : tensor<?x7xf32>)
+// CHECK: tensor.extract %[[H0]]
+// CHECK: %[[YS:.*]], %[[HN:.*]] = recur.rnn %[[XS]] init(%[[HS]]) lengths(%[[LS]]) sorted reverse
+// CHECK: %[[YROWS:.*]] = tensor.collapse_shape %[[YS]]
+// CHECK: %[[YIDS:.*]] = linalg.generic {{.*}} ins(%[[RANK]] : tensor<?xi64>)
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[YIDS]] : tensor<?x?xi64>)
+// CHECK: tensor.extract %[[YROWS]]
+// CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%[[RANK]] : tensor<?xi64>)
+// CHECK: tensor.extract %[[HN]]
+// CHECK: return %[[Y]], %[[H]]
+func.func @one_layer(%x: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>, %lengths: tensor<?xi64>)
+    -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  %y, %h = recur.rnn %x init(%h0) lengths(%lengths) reverse
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+    %s = arith.addf %xt, %hp : tensor<?x7xf32>
+    %ht = math.tanh %s : tensor<?x7xf32>
+    recur.yield %ht, %ht : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return %y, %h : tensor<?x?x7xf32>, tensor<?x7xf32>
+}
+
+// -----
+
+// Two layers with the same lengths: the order is computed once, the second
+// layer reads the first one's rows in order as they are, and only the last
+// y is gathered back (the first one's restored y is left unused). The
+// first layer's input comes from an embedding: its ids are sorted, not the
+// rows it gathers.
+// CHECK-LABEL: func.func @stack
+// CHECK-SAME: (%[[TABLE:[^:]*]]: tensor<11x7xf32>, %[[TOKENS:[^:]*]]: tensor<?x?xi64>, %[[H0:[^:]*]]: tensor<?x7xf32>, %[[L:[^:]*]]: tensor<?xi64>)
+// CHECK-COUNT-2: iterator_types = ["parallel", "reduction"]
+// CHECK-NOT: iterator_types = ["parallel", "reduction"]
+// CHECK: %[[IDS:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2]] : tensor<?x?x1xi64> into tensor<?x?xi64>
+// CHECK: %[[X:.*]] = recur.embedding %[[TABLE]][%[[IDS]]]
+// CHECK: %[[Y0:.*]], %{{.*}} = recur.rnn %[[X]] init(%{{.*}}) lengths(%[[LS:.*]]) sorted
+// CHECK: %[[Y1:.*]], %{{.*}} = recur.rnn %[[Y0]] init(%{{.*}}) lengths(%[[LS]]) sorted
+// CHECK-NOT: recur.rnn
+// CHECK: tensor.collapse_shape %[[Y1]]
+func.func @stack(%table: tensor<11x7xf32>, %tokens: tensor<?x?xi64>, %h0: tensor<?x7xf32>, %lengths: tensor<?xi64>)
+    -> tensor<?x?x7xf32> {
+  %x = recur.embedding %table[%tokens] : (tensor<11x7xf32>, tensor<?x?xi64>) -> tensor<?x?x7xf32>
+  %y0, %h_0 = recur.rnn %x init(%h0) lengths(%lengths)
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+    %s = arith.addf %xt, %hp : tensor<?x7xf32>
+    recur.yield %s, %s : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  %y1, %h_1 = recur.rnn %y0 init(%h0) lengths(%lengths)
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+    %s = arith.mulf %xt, %hp : tensor<?x7xf32>
+    recur.yield %s, %s : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return %y1 : tensor<?x?x7xf32>
+}
+
+// -----
+
+// A cell compiled for one batch size cannot run on fewer rows: left as it
+// is, masked, with a remark. Without lengths, and already sorted, there is
+// nothing to do.
+// CHECK-LABEL: func.func @left_alone
+// CHECK: recur.rnn %{{.*}} init(%{{.*}}) lengths(%{{.*}}) :
+// CHECK: recur.rnn %{{.*}} init(%{{.*}}) :
+// CHECK: recur.rnn %{{.*}} init(%{{.*}}) lengths(%{{.*}}) sorted :
+// CHECK-NOT: linalg.generic
+// REMARK: remark: [Missed] every step runs all rows, masked | Category:recur-sort-by-length | Reason="the cell's batch is static"
+// REMARK-NOT: remark
+func.func @left_alone(%x: tensor<5x3x7xf32>, %h0: tensor<3x7xf32>, %lengths: tensor<3xi64>,
+                      %xd: tensor<?x?x7xf32>, %hd: tensor<?x7xf32>, %ld: tensor<?xi64>)
+    -> (tensor<5x3x7xf32>, tensor<?x?x7xf32>, tensor<?x?x7xf32>) {
+  %y, %h = recur.rnn %x init(%h0) lengths(%lengths)
+      : (tensor<5x3x7xf32>, tensor<3x7xf32>, tensor<3xi64>) -> (tensor<5x3x7xf32>, tensor<3x7xf32>) {
+  ^bb0(%xt: tensor<3x7xf32>, %hp: tensor<3x7xf32>):
+    %s = arith.addf %xt, %hp : tensor<3x7xf32>
+    recur.yield %s, %s : tensor<3x7xf32>, tensor<3x7xf32>
+  }
+  %y1, %h1 = recur.rnn %xd init(%hd)
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+    %s = arith.addf %xt, %hp : tensor<?x7xf32>
+    recur.yield %s, %s : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  %y2, %h2 = recur.rnn %xd init(%hd) lengths(%ld) sorted
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+    %s = arith.addf %xt, %hp : tensor<?x7xf32>
+    recur.yield %s, %s : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return %y, %y1, %y2 : tensor<5x3x7xf32>, tensor<?x?x7xf32>, tensor<?x?x7xf32>
+}
