@@ -70,6 +70,8 @@ def make_inputs(workload):
     else:
         value = rng.uniform(-1, 1, shape + (workload.model["input"],)).astype(np.float32)
     inputs = {workload.input_name: value}
+    if workload.varlen:
+        inputs["lengths"] = workload.lengths()
     if workload.traced:  # each layer's (h0, c0), zeros as nn.LSTM's default
         for layer in range(workload.model["layers"]):
             for index in range(2):

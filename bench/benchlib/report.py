@@ -141,8 +141,11 @@ def markdown(result, plots):
         timed = [r for r in entry["results"] if r["status"] in TIMED]
         title = f"## {entry['name']}"
         model = ", ".join(f"{k} {v}" for k, v in entry["model"].items() if k != "kind")
-        describe = (f"{entry['model']['kind']} ({model}), T={entry['seq']}, B={entry['batch']}, "
-                    f"{entry['precision']}, {entry['mode']}, {entry['warmup']} warm-up + "
+        lengths = entry.get("lengths")
+        packed = (f", lengths U[{lengths['min']}, {entry['seq']}] ({lengths['fraction']:.1%} of "
+                  f"the tokens)" if lengths else "")
+        describe = (f"{entry['model']['kind']} ({model}), T={entry['seq']}, B={entry['batch']}"
+                    f"{packed}, {entry['precision']}, {entry['mode']}, {entry['warmup']} warm-up + "
                     f"{entry['iters']} timed batches, {entry['gflop_per_batch']:.3g} GFLOP/batch")
         if not timed:
             reasons = sorted({f"{r['status']}: {r['reason']}" for r in entry["results"]})

@@ -38,6 +38,9 @@ class System:
     modes: tuple = ("forward",)
     # The cells of the models it runs (workloads.GATES).
     cells: tuple = ("lstm",)
+    # The batches it runs: "full" rectangles, and "packed" ones, whose rows
+    # have lengths of their own (a workload's "lengths").
+    batches: tuple = ("full",)
 
 
 BOTH_MODES = ("forward", "train")
@@ -47,6 +50,8 @@ BOTH_MODES = ("forward", "train")
 ALL_CELLS = ("lstm", "gru", "lnlstm")
 NN_CELLS = ("lstm", "gru")
 LOOP_CELLS = ("lstm", "lnlstm")
+# Recur's models take sequence lengths (recur-gen --lengths).
+ANY_BATCH = ("full", "packed")
 
 
 # Debian's torch runs aten's OpenMP pool next to OpenBLAS's pthread pool; with
@@ -60,17 +65,21 @@ SYSTEMS = [
     # sums): AVX512-BF16 dot products on the CPU, tensor cores on the GPU.
     System("recur-cpu", "cpu", "recur",
            "Recur, compiled for this CPU (recur-compile --target=cpu; its default fusion level)",
-           target="cpu", precisions=("fp32", "bf16"), modes=BOTH_MODES, cells=ALL_CELLS),
+           target="cpu", precisions=("fp32", "bf16"), modes=BOTH_MODES, cells=ALL_CELLS,
+           batches=ANY_BATCH),
     # The staged table: each fusion level on its own (recur-compile --fusion).
     System("recur-cpu-none", "cpu", "recur", "Recur, CPU, unfused (--fusion=none)",
-           target="cpu", fusion="none", precisions=("fp32",), modes=BOTH_MODES, cells=ALL_CELLS),
+           target="cpu", fusion="none", precisions=("fp32",), modes=BOTH_MODES, cells=ALL_CELLS,
+           batches=ANY_BATCH),
     System("recur-cpu-hoist", "cpu", "recur", "Recur, CPU, input GEMM hoisted (--fusion=hoist)",
-           target="cpu", fusion="hoist", precisions=("fp32",), modes=BOTH_MODES, cells=ALL_CELLS),
+           target="cpu", fusion="hoist", precisions=("fp32",), modes=BOTH_MODES, cells=ALL_CELLS,
+           batches=ANY_BATCH),
     System("recur-cpu-cell", "cpu", "recur", "Recur, CPU, + fused cell (--fusion=cell)",
-           target="cpu", fusion="cell", precisions=("fp32",), modes=BOTH_MODES, cells=ALL_CELLS),
+           target="cpu", fusion="cell", precisions=("fp32",), modes=BOTH_MODES, cells=ALL_CELLS,
+           batches=ANY_BATCH),
     System("recur-cpu-wavefront", "cpu", "recur", "Recur, CPU, + layer wavefront (--fusion=wavefront)",
            target="cpu", fusion="wavefront", precisions=("fp32",), modes=BOTH_MODES,
-           cells=ALL_CELLS),
+           cells=ALL_CELLS, batches=ANY_BATCH),
     System("onednn-cpu", "cpu", "binary",
            "oneDNN lstm_forward (GRU: lbr_gru_forward) + inner_product (C++); train: + "
            "lstm_backward, "
@@ -80,6 +89,18 @@ SYSTEMS = [
     System("torch-nn-lstm", "cpu", "python", "PyTorch nn.LSTM (nn.GRU for a GRU) (aten, BLAS)",
            script="torch_lstm.py", variant="nn-lstm", env=TORCH_CPU_ENV, modes=BOTH_MODES,
            cells=NN_CELLS),
+    # A packed batch as PyTorch users run one: nn.LSTM (nn.GRU) on a
+    # PackedSequence (pack_padded_sequence, enforce_sorted=False), and on
+    # the padded rectangle, every row for T steps (its outputs past a row's
+    # length zeroed before the projection, so that they check).
+    System("torch-nn-lstm-packed", "cpu", "python",
+           "PyTorch nn.LSTM (nn.GRU) on a PackedSequence (aten, BLAS)",
+           script="torch_lstm.py", variant="nn-packed", env=TORCH_CPU_ENV, cells=NN_CELLS,
+           batches=("packed",)),
+    System("torch-nn-lstm-padded", "cpu", "python",
+           "PyTorch nn.LSTM (nn.GRU) on the padded batch, every row for T steps",
+           script="torch_lstm.py", variant="nn-padded", env=TORCH_CPU_ENV, cells=NN_CELLS,
+           batches=("packed",)),
     System("torch-eager-cell", "cpu", "python", "PyTorch eager fine-grained LSTM cell loop",
            script="torch_lstm.py", variant="eager-cell", env=TORCH_CPU_ENV, modes=BOTH_MODES,
            cells=LOOP_CELLS),
@@ -91,17 +112,23 @@ SYSTEMS = [
     # tf32: recur-compile --precision=tf32 (tensor cores for the GEMMs and
     # the recurrence's products); bf16: a bf16 model, bf16 tensor cores.
     System("recur-cuda", "cuda", "recur", "Recur, compiled for the GPU (recur-compile --target=cuda)",
-           target="cuda", modes=BOTH_MODES, cells=ALL_CELLS),
+           target="cuda", modes=BOTH_MODES, cells=ALL_CELLS,
+           batches=ANY_BATCH),
     System("recur-cuda-none", "cuda", "recur", "Recur, GPU, unfused (--fusion=none)",
-           target="cuda", fusion="none", modes=BOTH_MODES, cells=ALL_CELLS),
+           target="cuda", fusion="none", modes=BOTH_MODES, cells=ALL_CELLS,
+           batches=ANY_BATCH),
     System("recur-cuda-cublaslt", "cuda", "recur",
            "Recur, GPU, GEMMs outside the recurrence by cuBLASLt (--gemm=cublaslt)",
-           target="cuda-cublaslt", modes=BOTH_MODES, cells=ALL_CELLS),
+           target="cuda-cublaslt", modes=BOTH_MODES, cells=ALL_CELLS,
+           batches=ANY_BATCH),
     System("cudnn", "cuda", "binary", "cuDNN cudnnRNNForward + cuBLASLt projection (C++)",
            # bf16: the row reports whether this cuDNN takes a bf16 LSTM.
            binary="bench-cudnn-lm", precisions=("fp32", "tf32", "bf16"), modes=BOTH_MODES),
     System("torch-cudnn", "cuda", "python", "PyTorch nn.LSTM (nn.GRU) on the GPU (cuDNN)",
            script="torch_lstm.py", variant="nn-lstm", modes=BOTH_MODES, cells=NN_CELLS),
+    System("torch-cudnn-packed", "cuda", "python",
+           "PyTorch nn.LSTM (nn.GRU) on a PackedSequence on the GPU (cuDNN)",
+           script="torch_lstm.py", variant="nn-packed", cells=NN_CELLS, batches=("packed",)),
     System("torch-eager-cell-cuda", "cuda", "python", "PyTorch eager fine-grained LSTM cell loop",
            script="torch_lstm.py", variant="eager-cell", modes=BOTH_MODES),
     System("torch-script-cuda", "cuda", "python", "TorchScript-scripted fine-grained LSTM (fused)",

@@ -38,7 +38,7 @@ DEVICES = ("cpu", "cuda")
 REFERENCES = ("recur", "torch-fp64")
 FIELDS = {"name", "description", "model", "seq", "batch", "precision", "mode",
           "warmup", "iters", "devices", "seed", "reference", "sweep", "lr", "clip_norm",
-          "tolerance"}
+          "tolerance", "lengths"}
 # Name suffixes of swept fields: deepbench-h512-b16-t50.
 LABELS = {"model.hidden": "h", "model.input": "i", "model.embed": "e", "model.vocab": "v",
           "model.layers": "l", "batch": "b", "seq": "t"}
@@ -71,6 +71,25 @@ class Workload:
         # says by how much).
         self.tolerance = float(spec.get("tolerance", TOLERANCES[self.precision]))
         _, self.input_name, self.output_name = KINDS[self.kind]
+        # A packed batch: each row's length drawn from [min, T] (recur-gen
+        # --lengths; PyTorch's PackedSequence).
+        self.min_length = spec["lengths"]["min"] if "lengths" in spec else None
+
+    @property
+    def varlen(self):
+        """A batch of sequences of different lengths (an input "lengths")."""
+        return self.min_length is not None
+
+    def lengths(self):
+        """Each row's length, uniform in [min, T], from a stream of its own
+        (fixed by the seed, as fastrnns' vl_* benchmarks draw theirs)."""
+        import numpy as np
+        rng = np.random.default_rng([self.seed, 3])
+        return rng.integers(self.min_length, self.seq + 1, self.batch, dtype=np.int64)
+
+    def tokens(self):
+        """The tokens the batch computes: T x B, or the sum of the lengths."""
+        return int(self.lengths().sum()) if self.varlen else self.seq * self.batch
 
     @property
     def lm(self):
@@ -100,7 +119,9 @@ class Workload:
         precision = "" if self.precision == "fp32" else f"-{self.precision}"
         # A training step compiles its optimizer in.
         train = f"-train-lr{self.lr:g}-clip{self.clip_norm:g}" if self.training else ""
-        return f"{arch}-t{self.seq}-b{self.batch}{precision}{train}"
+        # A packed batch's model takes the lengths (another compiled model).
+        lengths = "-lengths" if self.varlen else ""
+        return f"{arch}-t{self.seq}-b{self.batch}{precision}{train}{lengths}"
 
     @property
     def training(self):
@@ -125,13 +146,18 @@ class Workload:
         dtype = ["--dtype", "bf16"] if self.precision == "bf16" else []
         train = (["--train", "--lr", repr(self.lr), "--clip-norm", repr(self.clip_norm)]
                  if self.training else [])
-        return args + ["--seq", str(self.seq), "--batch", str(self.batch)] + dtype + train
+        # A packed batch's model keeps B dynamic: its steps run on their
+        # active rows only, fewer than B (recur-sort-by-length).
+        shape = ["--seq", str(self.seq)] + ([] if self.varlen else ["--batch", str(self.batch)])
+        lengths = ["--lengths"] if self.varlen else []
+        return args + shape + dtype + train + lengths
 
     def flops(self):
-        """Multiply-adds x 2 of one forward batch (pointwise work left out);
-        a training step counts three times that (the forward, and the input
-        and the weight gradients of every product)."""
-        m, tokens = self.model, self.seq * self.batch
+        """Multiply-adds x 2 of one forward batch (pointwise work left out),
+        over its real tokens (a packed batch's lengths summed); a training
+        step counts three times that (the forward, and the input and the
+        weight gradients of every product)."""
+        m, tokens = self.model, self.tokens()
         first = m["embed"] if self.lm else m["input"]
         total = 0
         for layer in range(m["layers"]):
@@ -146,8 +172,11 @@ class Workload:
         sizes = ", ".join(f"{k} {m[k]}" for k in KINDS[self.kind][0])
         mode = (f"train (SGD lr {self.lr:g}, clip_grad_norm {self.clip_norm:g})"
                 if self.training else self.mode)
-        return (f"{self.kind} ({sizes}), T={self.seq}, B={self.batch}, {self.precision}, "
-                f"{mode}, {self.warmup} warm-up + {self.iters} timed batches")
+        lengths = (f", lengths U[{self.min_length}, {self.seq}] "
+                   f"({self.tokens() / (self.seq * self.batch):.1%} of the tokens)"
+                   if self.varlen else "")
+        return (f"{self.kind} ({sizes}), T={self.seq}, B={self.batch}{lengths}, "
+                f"{self.precision}, {mode}, {self.warmup} warm-up + {self.iters} timed batches")
 
     def to_json(self):
         return {"name": self.name, "key": self.key, "file": self.path, "model": self.model,
@@ -156,6 +185,9 @@ class Workload:
                 "devices": self.devices, "seed": self.seed, "reference": self.reference,
                 **({"lr": self.lr, "clip_norm": self.clip_norm} if self.training else {}),
                 **({"tolerance": self.tolerance} if "tolerance" in self.spec else {}),
+                **({"lengths": {"min": self.min_length, "tokens": self.tokens(),
+                                "fraction": self.tokens() / (self.seq * self.batch)}}
+                   if self.varlen else {}),
                 "gflop_per_batch": self.flops() / 1e9,
                 "description": self.spec.get("description", "")}
 
@@ -220,6 +252,17 @@ def _check(spec, where):
         fail(f"'tolerance' must be a number in (0, 1), got {json.dumps(tolerance)}")
     if spec.get("reference", "recur") not in REFERENCES:
         fail(f"'reference' must be one of {list(REFERENCES)}")
+    if "lengths" in spec:
+        lengths = spec["lengths"]
+        if not isinstance(lengths, dict) or set(lengths) != {"min"}:
+            fail("'lengths' must be {\"min\": L}: each row's length drawn from [L, seq]")
+        positive_int(lengths["min"], "lengths.min")
+        if lengths["min"] > spec["seq"]:
+            fail(f"'lengths.min' is {lengths['min']}, more than seq {spec['seq']}")
+        if model["kind"] in TRACED or mode != "forward" or \
+                spec.get("reference", "recur") != "recur":
+            fail("'lengths' takes a forward workload of nn.LSTM/nn.GRU layers or an LM "
+                 "with the reference 'recur'")
 
 
 def _expand(spec, where):

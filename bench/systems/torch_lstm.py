@@ -1,6 +1,7 @@
-"""PyTorch runners: nn.LSTM (aten on CPU, cuDNN on GPU), the fine-grained
-cell loop eager, scripted (TorchScript) and compiled (torch.compile), and the
-float64 reference for workloads too large for recur-run's.
+"""PyTorch runners: nn.LSTM (aten on CPU, cuDNN on GPU), on a PackedSequence
+or the padded rectangle for a packed batch, the fine-grained cell loop
+eager, scripted (TorchScript) and compiled (torch.compile), and the float64
+reference for workloads too large for recur-run's.
 
     torch_lstm.py SPEC.json   (written by bench/run; prints one JSON result)
 """
@@ -42,6 +43,35 @@ class LanguageModel(nn.Module):
     def forward(self, tokens):
         y, _ = getattr(self, self.cell)(self.embedding(tokens))
         return self.proj(y)
+
+
+class PackedLstm(nn.Module):
+    """A packed batch as PyTorch users run one: the LM's or the stack's
+    layers on a PackedSequence of the rows' `lengths` (unsorted:
+    enforce_sorted=False), padded back to T before the projection; or,
+    `padded`, on the whole rectangle, the outputs past a row's length
+    zeroed (what the packed call returns there)."""
+
+    def __init__(self, module, lengths, padded):
+        super().__init__()
+        self.module, self.lengths, self.padded = module, lengths, padded
+        self.layers = getattr(module, module.cell if isinstance(module, LanguageModel)
+                              else "lstm")
+
+    def forward(self, x):
+        lm = isinstance(self.module, LanguageModel)
+        x = self.module.embedding(x) if lm else x
+        steps = x.shape[0]
+        if self.padded:
+            y, _ = self.layers(x)
+            active = torch.arange(steps, device=x.device)[:, None] < \
+                self.lengths.to(x.device)[None, :]
+            y = y * active[:, :, None].to(y.dtype)
+        else:
+            packed = nn.utils.rnn.pack_padded_sequence(x, self.lengths, enforce_sorted=False)
+            y, _ = self.layers(packed)
+            y, _ = nn.utils.rnn.pad_packed_sequence(y, total_length=steps)
+        return self.module.proj(y) if lm else y
 
 
 class BareLstm(nn.Module):
@@ -259,7 +289,7 @@ def main():
         targets = torch.from_numpy(inputs["targets"].copy()).to(device)
         train(spec, variant, weights, x, targets, result)
         return
-    if variant in ("nn-lstm", "fp64-reference"):
+    if variant in ("nn-lstm", "fp64-reference", "nn-packed", "nn-padded"):
         module = (LanguageModel(model["vocab"], model["embed"], model["hidden"], model["layers"],
                                 cell)
                   if lm else BareLstm(model["input"], model["hidden"], model["layers"], cell))
@@ -267,6 +297,13 @@ def main():
         state = {name if lm else f"lstm.{name}": tensor for name, tensor in weights.items()}
         module.load_state_dict(state, strict=True)
         forward = module
+        if variant in ("nn-packed", "nn-padded"):
+            if "lengths" not in inputs:
+                runner.unavailable(f"variant {variant} runs packed batches (a workload with "
+                                   "'lengths') only")
+            # pack_padded_sequence takes the lengths on the CPU.
+            lengths = torch.from_numpy(inputs["lengths"].copy())
+            forward = PackedLstm(module, lengths, padded=variant == "nn-padded")
     else:
         params = lstm_params(weights, prefix, model["layers"])
         fn, args = ((cell_lm, (weights["embedding.weight"], params, weights["proj.weight"],

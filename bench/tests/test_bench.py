@@ -42,7 +42,8 @@ def smoke(args):
         print(f"skipped: torch is not installed for {sys.executable}")
         return SKIP
     systems = ["recur-cpu", "onednn-cpu", "torch-nn-lstm", "torch-eager-cell", "torch-script"]
-    code, report = run_bench(args, "--systems", ",".join(systems + ["cuda"]))
+    packed = ["torch-nn-lstm-packed", "torch-nn-lstm-padded"]
+    code, report = run_bench(args, "--systems", ",".join(systems + packed + ["cuda"]))
     assert code == 0, f"bench/run exited {code}"
     for name in ("smoke.md", "smoke.json"):
         assert os.path.exists(os.path.join(args.out, name)), name
@@ -86,6 +87,23 @@ def smoke(args):
         else:
             assert row["status"] == "unavailable", ("smoke-lnlstm", system, row)
             assert row["reason"].startswith("no LNLSTM models"), row
+    # Packed batches: Recur, and nn.LSTM/nn.GRU on a PackedSequence and on
+    # the padded rectangle, agree with the reference (zeros past each row's
+    # length, the LM's logits there the bias); the systems without lengths
+    # say so, and the packed rows run packed batches only.
+    for workload in ("smoke-lm-varlen", "smoke-gru-varlen"):
+        for system in systems + packed:
+            row = found[(workload, system)]
+            if system in ["recur-cpu"] + packed:
+                assert row["status"] == "ok", (workload, system, row)
+                assert row["check"]["max_abs_error"] <= 1e-5, row["check"]
+            elif not (system == "onednn-cpu" and row["reason"].startswith("not built")):
+                assert row["status"] == "unavailable", (workload, system, row)
+                assert row["reason"].startswith("takes no sequence lengths"), row
+    for system in packed:
+        row = found[("smoke-lstm", system)]
+        assert row["status"] == "unavailable" and \
+            row["reason"].startswith("runs packed batches only"), row
     # A training step: every row's first-step loss and updated weights agree
     # with the reference's.
     for system in systems:
@@ -150,7 +168,13 @@ def check_workload_errors(out):
              ({"name": "x", "model": {"kind": "lstm-lm", "vocab": 3, "embed": 2, "hidden": 2,
                                       "layers": 1},
                "seq": 1, "batch": 1, "warmup": 0, "iters": 1, "lr": 1},
-              "'lr' and 'clip_norm' belong to mode 'train'")]
+              "'lr' and 'clip_norm' belong to mode 'train'"),
+             ({"name": "x", "model": {"kind": "lstm", "input": 2, "hidden": 2, "layers": 1},
+               "seq": 4, "batch": 1, "warmup": 0, "iters": 1, "lengths": {"min": 5}},
+              "'lengths.min' is 5, more than seq 4"),
+             ({"name": "x", "model": {"kind": "lstm", "input": 2, "hidden": 2, "layers": 1},
+               "seq": 4, "batch": 1, "warmup": 0, "iters": 1, "lengths": 2},
+              "'lengths' must be {\"min\": L}")]
     for spec, message in cases:
         path = os.path.join(out, "bad.json")
         with open(path, "w") as f:

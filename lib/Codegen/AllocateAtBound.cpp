@@ -28,9 +28,38 @@ using namespace mlir;
 
 namespace {
 
+/// The size of `memref`'s first dimension as the value it was made with,
+/// through views that keep that dimension (an allocation, a reshape of one
+/// or of such a view, a view of leading rows), or null.
+Value leadingSize(Value memref) {
+  Operation *definition = memref.getDefiningOp();
+  if (auto alloc = dyn_cast_or_null<memref::AllocOp>(definition))
+    return alloc.getType().isDynamicDim(0) ? alloc.getDynamicSizes()[0]
+                                           : Value();
+  if (auto view = dyn_cast_or_null<memref::ReinterpretCastOp>(definition))
+    return dyn_cast<Value>(view.getMixedSizes()[0]);
+  if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(definition))
+    return collapse.getReassociationIndices()[0].size() == 1
+               ? leadingSize(collapse.getSrc())
+               : Value();
+  if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(definition))
+    return expand.getReassociationIndices()[0].size() == 1
+               ? leadingSize(expand.getSrc())
+               : Value();
+  return {};
+}
+
 /// The loop-invariant bound of `size` in `loop`: b where size = minui(a, b)
-/// (either operand) and b is defined outside the loop.
+/// (either operand), or the first dimension of a buffer made with such a
+/// size, and b is defined outside the loop.
 Value boundIn(Value size, scf::ForOp loop) {
+  while (auto dim = size.getDefiningOp<memref::DimOp>()) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    Value leading = index == 0 ? leadingSize(dim.getSource()) : Value();
+    if (!leading)
+      return {};
+    size = leading;
+  }
   auto minimum = size.getDefiningOp<arith::MinUIOp>();
   if (!minimum)
     return {};
@@ -64,7 +93,8 @@ struct AllocateAtBoundPass
     Value rows = alloc.getDynamicSizes()[0];
     Value bound = boundIn(rows, loop);
     Operation *rowsDefinition = rows.getDefiningOp();
-    if (!bound || rowsDefinition->getBlock() != alloc->getBlock())
+    if (!bound || !rowsDefinition ||
+        rowsDefinition->getBlock() != alloc->getBlock())
       return;
     rewriter.setInsertionPointAfter(rowsDefinition);
     Location loc = alloc.getLoc();

@@ -119,8 +119,8 @@ void mlir::recur::buildBufferizePipeline(OpPassManager &pm,
   // a wavefront layer's step leave its condition (scf.if) first.
   if (hoistStepBuffers) {
     pm.addPass(createCanonicalizerPass());
-    pm.addNestedPass<func::FuncOp>(createHoistConditionalBuffers());
     pm.addNestedPass<func::FuncOp>(createAllocateAtBound());
+    pm.addNestedPass<func::FuncOp>(createHoistConditionalBuffers());
     pm.addNestedPass<func::FuncOp>(
         bufferization::createBufferLoopHoistingPass());
   }

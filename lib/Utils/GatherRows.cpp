@@ -9,14 +9,16 @@
 using namespace mlir;
 
 Value mlir::recur::gatherRows(OpBuilder &b, Location loc, Value table,
-                              Value ids) {
+                              Value ids, Value into) {
   auto tableType = cast<RankedTensorType>(table.getType());
   auto idsType = cast<RankedTensorType>(ids.getType());
   unsigned rank = idsType.getRank() + 1;
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, ids);
-  sizes.push_back(tensor::getMixedSize(b, loc, table, 1));
-  Value init =
-      tensor::EmptyOp::create(b, loc, sizes, tableType.getElementType());
+  Value init = into;
+  if (!init) {
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, ids);
+    sizes.push_back(tensor::getMixedSize(b, loc, table, 1));
+    init = tensor::EmptyOp::create(b, loc, sizes, tableType.getElementType());
+  }
   MLIRContext *context = b.getContext();
   SmallVector<AffineExpr> leading;
   for (unsigned dim = 0; dim + 1 < rank; ++dim)

@@ -349,7 +349,8 @@ OpOperand *RNNWavefrontOp::getCapturedOperand(Value value) {
 /// The types as recur.rnn's, and the layers' counts: one per layer, summing
 /// to the operands'.
 LogicalResult RNNWavefrontOp::verify() {
-  if (failed(verifyRecurrenceTypes(*this, getInput(), getInit(),
+  if (failed(verifyLengths(*this, getLengths(), getInput())) ||
+      failed(verifyRecurrenceTypes(*this, getInput(), getInit(),
                                    getFinalStates())))
     return failure();
   int64_t layers = getLayers().size();

@@ -114,6 +114,11 @@ def Recur_RNNWavefrontOp : Recur_Op<"rnn_wavefront", [AttrSizedOperandSegments,
     the other. Results: the last layer's `y [T, B, Y]`, then every layer's
     final state, in `init`'s order. The layers run forward.
 
+    `lengths [B]` (integers), optional, gives each row's length as
+    `recur.rnn`'s does, for every layer, with the rows sorted by it,
+    longest first (a stack of `recur.rnn`s marked `sorted`): each layer's
+    step runs on the rows with a step at its time only.
+
     ```mlir
     %y, %h:2 = recur.rnn_wavefront %x init(%h0, %h1) captures(%w0, %u1, %w1)
         states [1, 1] captures [1, 2]
@@ -132,12 +137,14 @@ def Recur_RNNWavefrontOp : Recur_Op<"rnn_wavefront", [AttrSizedOperandSegments,
   }];
   let arguments = (ins AnyTensor:$input, Variadic<AnyTensor>:$init,
                        Variadic<AnyTensor>:$captures,
+                       Optional<AnyTensor>:$lengths,
                        DenseI64ArrayAttr:$state_counts,
                        DenseI64ArrayAttr:$capture_counts);
   let results = (outs AnyTensor:$y, Variadic<AnyTensor>:$final_states);
   let regions = (region VariadicRegion<SizedRegion<1>>:$layers);
   let assemblyFormat = [{
     $input (`init` `(` $init^ `)`)? (`captures` `(` $captures^ `)`)?
+    (`lengths` `(` $lengths^ `)`)?
     `states` $state_counts `captures` $capture_counts attr-dict `:`
     functional-type(operands, results) $layers
   }];

@@ -197,7 +197,11 @@ def SortByLength : Pass<"recur-sort-by-length"> {
     computed once per lengths value (B² comparisons). A layer fed by the
     previous one's y with the same lengths takes its rows in order as they
     are, and an embedding's rows are gathered by sorting its ids, so a
-    stack or an LM reorders once each way.
+    stack or an LM reorders once each way. A `recur.linear` that alone
+    reads the last y (an LM's output layer) runs step by step on the active
+    rows of the sorted y and one padded row past them (zeros: its product
+    is the bias), and each step's rows gather their products in the rows'
+    order while they are in cache: the product's work shrinks too.
 
     ```mlir
     %y, %h = recur.rnn %x init(%h0) lengths(%len) ...

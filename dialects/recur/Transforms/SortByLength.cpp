@@ -25,10 +25,12 @@
 #include "recur/Transforms/Passes.h"
 #include "recur/Utils/GatherRows.h"
 #include "recur/Utils/Remarks.h"
+#include "recur/Utils/SequenceLengths.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -182,6 +184,85 @@ Value gatherIdRows(OpBuilder &b, Location loc, Value ids, Value rows) {
       b, loc, picked, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
 }
 
+/// `projection` (a recur.linear of the rows of `sorted`, the y [T, B, H] of
+/// a recurrence on rows sorted by length, once gathered back into the rows'
+/// order: an LM's output layer) computed step by step on the active rows of
+/// `sorted` and one row past them, which is zeros (the product: the bias),
+/// then gathered into the rows' order while in cache: row b of step t reads
+/// the row of its rank, or that padded row past its length. Returns the
+/// [T, B, V] result.
+Value projectActiveRows(RewriterBase &rewriter, LinearOp projection,
+                        Value sorted, const LengthOrder &order) {
+  Location loc = projection.getLoc();
+  auto type = cast<RankedTensorType>(projection.getType());
+  int64_t width = type.getDimSize(2),
+          inputWidth = cast<RankedTensorType>(sorted.getType()).getDimSize(2);
+  SmallVector<OpFoldResult> sizes = {
+      tensor::getMixedSize(rewriter, loc, sorted, 0),
+      tensor::getMixedSize(rewriter, loc, sorted, 1),
+      rewriter.getIndexAttr(width)};
+  Value counts = activeRowCounts(rewriter, loc, order.sorted, sizes[0]);
+  Value result =
+      tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[0]);
+  Value batch = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[1]);
+  auto loop = scf::ForOp::create(
+      rewriter, loc, zero, steps, one, ValueRange{result},
+      [&](OpBuilder &b, Location loc, Value t, ValueRange carried) {
+        Value active = activeRows(b, loc, counts, t, batch);
+        // The active rows and the first padded one, if any.
+        Value rows = arith::MinUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, active, one), batch);
+        OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
+        Value input = tensor::ExtractSliceOp::create(
+            b, loc,
+            RankedTensorType::get({ShapedType::kDynamic, inputWidth},
+                                  type.getElementType()),
+            sorted, ArrayRef<OpFoldResult>{t, zeroAttr, zeroAttr},
+            ArrayRef<OpFoldResult>{oneAttr, rows, b.getIndexAttr(inputWidth)},
+            ArrayRef<OpFoldResult>{oneAttr, oneAttr, oneAttr});
+        Value products = LinearOp::create(b, loc, input, projection.getWeight(),
+                                          projection.getBias());
+        // Row b's: its rank's product, or the padded row's (the bias).
+        Type element =
+            cast<RankedTensorType>(order.rank.getType()).getElementType();
+        Value last = arith::IndexCastOp::create(b, loc, element, active);
+        Value idsInit = tensor::EmptyOp::create(
+            b, loc, tensor::getMixedSizes(b, loc, order.rank), element);
+        MLIRContext *context = b.getContext();
+        Value ids =
+            linalg::GenericOp::create(
+                b, loc, TypeRange{idsInit.getType()}, ValueRange{order.rank},
+                ValueRange{idsInit},
+                ArrayRef<AffineMap>{
+                    AffineMap::getMultiDimIdentityMap(1, context),
+                    AffineMap::getMultiDimIdentityMap(1, context)},
+                ArrayRef<IteratorType>{IteratorType::parallel},
+                [&](OpBuilder &nb, Location loc, ValueRange args) {
+                  linalg::YieldOp::create(nb, loc,
+                                          ValueRange{arith::MinSIOp::create(
+                                              nb, loc, args[0], last)});
+                })
+                .getResult(0);
+        SmallVector<OpFoldResult> offsets = {t, zeroAttr, zeroAttr},
+                                  stepSizes = {oneAttr, sizes[1], sizes[2]},
+                                  strides = {oneAttr, oneAttr, oneAttr};
+        Value step = tensor::ExtractSliceOp::create(
+            b, loc,
+            RankedTensorType::get({ShapedType::kDynamic, width},
+                                  type.getElementType()),
+            carried[0], offsets, stepSizes, strides);
+        step = gatherRows(b, loc, products, ids, step);
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{tensor::InsertSliceOp::create(
+                b, loc, step, carried[0], offsets, stepSizes, strides)});
+      });
+  return loop.getResult(0);
+}
+
 Value castTo(OpBuilder &b, Location loc, Value value, Type type) {
   return value.getType() == type
              ? value
@@ -255,15 +336,44 @@ struct SortByLengthPass
         /*lengths_sorted=*/true);
     rewriter.inlineRegionBefore(op.getBody(), sorted.getBody(),
                                 sorted.getBody().end());
-    SmallVector<Value> results = {castTo(
-        rewriter, loc, gatherStepRows(rewriter, loc, sorted.getY(), order.rank),
-        op.getY().getType())};
-    for (Value state : sorted.getFinalStates())
-      results.push_back(castTo(rewriter, loc,
-                               gatherRows(rewriter, loc, state, order.rank),
-                               state.getType()));
-    restored[results[0]] = {lengths, sorted.getY()};
-    rewriter.replaceOp(op, results);
+    Value y = castTo(rewriter, loc,
+                     gatherStepRows(rewriter, loc, sorted.getY(), order.rank),
+                     op.getY().getType());
+    // Each final state back in the rows' order right before its first
+    // reader, so that the next layer of a stack can follow this one at once
+    // (recur-wavefront).
+    for (auto [state, sortedState] :
+         llvm::zip_equal(op.getFinalStates(), sorted.getFinalStates())) {
+      Operation *first = nullptr;
+      for (Operation *user : state.getUsers()) {
+        Operation *reader = op->getBlock()->findAncestorOpInBlock(*user);
+        if (reader && (!first || reader->isBeforeInBlock(first)))
+          first = reader;
+      }
+      if (!first)
+        continue;
+      rewriter.setInsertionPoint(first);
+      rewriter.replaceAllUsesWith(
+          state, castTo(rewriter, loc,
+                        gatherRows(rewriter, loc, sortedState, order.rank),
+                        state.getType()));
+    }
+    rewriter.replaceAllUsesWith(op.getY(), y);
+    rewriter.eraseOp(op);
+    restored[y] = {lengths, sorted.getY()};
+    // An LM's output layer reads y: its product runs on the active rows.
+    if (!y.hasOneUse())
+      return;
+    auto projection = dyn_cast<LinearOp>(*y.getUsers().begin());
+    if (!projection || projection.getInput() != y ||
+        cast<RankedTensorType>(projection.getType()).isDynamicDim(2))
+      return;
+    rewriter.setInsertionPoint(projection);
+    rewriter.replaceOp(
+        projection,
+        castTo(rewriter, projection.getLoc(),
+               projectActiveRows(rewriter, projection, sorted.getY(), order),
+               projection.getType()));
   }
 };
 

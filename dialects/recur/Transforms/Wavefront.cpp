@@ -244,8 +244,14 @@ std::optional<RNNLink> nextLayer(RNNOp first, RNNOp last,
     return fail("the layer before's output reaches it through other ops");
   if (first.getReverse() || next.getReverse())
     return fail("the layers run in reverse");
-  if (first.getLengths() || next.getLengths())
-    return fail("the layers take sequence lengths");
+  // Layers with lengths: on rows sorted by them (recur-sort-by-length),
+  // the same for all.
+  if (first.getLengths() != next.getLengths())
+    return fail("the layers take different sequence lengths");
+  if (first.getLengths() &&
+      (!first.getLengthsSorted() || !next.getLengthsSorted()))
+    return fail("the layers take sequence lengths, their rows not sorted "
+                "by them (recur-sort-by-length)");
   for (RNNOp layer : layers)
     if (!allUsesAfter(layer.getFinalStates(), next))
       return fail("an earlier layer's final state is read before this layer");
@@ -315,7 +321,7 @@ void formWavefront(RNNOp head, ArrayRef<RNNLink> links) {
   }
   auto wavefront = RNNWavefrontOp::create(
       builder, loc, resultTypes, head.getInput(), inits, captures,
-      builder.getDenseI64ArrayAttr(stateCounts),
+      head.getLengths(), builder.getDenseI64ArrayAttr(stateCounts),
       builder.getDenseI64ArrayAttr(captureCounts), layers.size());
   for (auto [index, layer] : llvm::enumerate(layers))
     moveCell(layer, index > 0 ? links[index - 1].projection : LinearOp(),

@@ -15,8 +15,10 @@
 namespace mlir::recur {
 
 /// Rows of `table` ([V, E]) gathered by `ids` (integers of any shape [d...]):
-/// a [d..., E] tensor. Ids out of [0, V) are the caller's to exclude.
-Value gatherRows(OpBuilder &b, Location loc, Value table, Value ids);
+/// a [d..., E] tensor, written into `into` if given (of that shape). Ids
+/// out of [0, V) are the caller's to exclude.
+Value gatherRows(OpBuilder &b, Location loc, Value table, Value ids,
+                 Value into = Value());
 
 } // namespace mlir::recur
 

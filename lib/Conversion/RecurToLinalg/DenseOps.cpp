@@ -27,30 +27,36 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
   }
 };
 
-/// The recurrence with lengths `sorted` that alone reads `op`'s [T, B, N]
-/// rows as its input (a product hoisted out of its cell), or null.
-RNNOp sortedRecurrenceReading(LinearOp op) {
+/// The lengths of the recurrence (a recur.rnn marked `sorted`, or a
+/// wavefront of them) that alone reads `op`'s [T, B, N] rows as its input
+/// (a product hoisted out of its cell), or null: its rows are sorted by
+/// them, and it reads the active rows of each step only.
+Value sortedLengthsOfReader(LinearOp op) {
   if (!op->hasOneUse() ||
       cast<RankedTensorType>(op.getInput().getType()).getRank() != 3)
     return {};
-  auto rnn = dyn_cast<RNNOp>(*op->user_begin());
-  return rnn && rnn.getLengthsSorted() && rnn.getInput() == op.getResult()
-             ? rnn
-             : RNNOp();
+  Operation *user = *op->user_begin();
+  if (auto rnn = dyn_cast<RNNOp>(user);
+      rnn && rnn.getLengthsSorted() && rnn.getInput() == op.getResult())
+    return rnn.getLengths();
+  if (auto wavefront = dyn_cast<RNNWavefrontOp>(user);
+      wavefront && wavefront.getInput() == op.getResult())
+    return wavefront.getLengths();
+  return {};
 }
 
-/// `op`'s product for the rows `rnn` reads only: at each step t, its
-/// active rows (a prefix, the batch sorted by length), one GEMM of those
+/// `op`'s product for the rows its reader reads only: at each step t, its
+/// active rows (a prefix, the batch sorted by `lengths`), one GEMM of those
 /// rows per step, written in place into the [T, B, N] result. The other
 /// rows stay unset: the recurrence never reads them.
-Value activeRowsProduct(PatternRewriter &rewriter, LinearOp op, RNNOp rnn) {
+Value activeRowsProduct(PatternRewriter &rewriter, LinearOp op, Value lengths) {
   Location loc = op.getLoc();
   Emitter emit(rewriter, loc);
   auto resultType = cast<RankedTensorType>(op.getType());
   SmallVector<OpFoldResult> sizes =
       tensor::getMixedSizes(rewriter, loc, op.getInput());
   sizes.back() = rewriter.getIndexAttr(resultType.getShape().back());
-  Value counts = activeRowCounts(rewriter, loc, rnn.getLengths(), sizes[0]);
+  Value counts = activeRowCounts(rewriter, loc, lengths, sizes[0]);
   Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[0]);
   Value result = emit.empty(sizes, resultType.getElementType());
   auto loop = scf::ForOp::create(
@@ -96,8 +102,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
-    if (RNNOp rnn = sortedRecurrenceReading(op)) {
-      replaceWithCasts(rewriter, op, activeRowsProduct(rewriter, op, rnn));
+    if (Value lengths = sortedLengthsOfReader(op)) {
+      replaceWithCasts(rewriter, op, activeRowsProduct(rewriter, op, lengths));
       return success();
     }
     Emitter emit(rewriter, op.getLoc());

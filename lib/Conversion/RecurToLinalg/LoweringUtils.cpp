@@ -344,43 +344,6 @@ void replaceWithCasts(PatternRewriter &rewriter, Operation *op,
   rewriter.replaceOp(op, results);
 }
 
-Value activeRowCounts(OpBuilder &b, Location loc, Value lengths,
-                      OpFoldResult steps) {
-  Type element = cast<RankedTensorType>(lengths.getType()).getElementType();
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
-  Value init = tensor::EmptyOp::create(b, loc, SmallVector<OpFoldResult>{steps},
-                                       element);
-  init = linalg::FillOp::create(b, loc, zero, init).getResult(0);
-  MLIRContext *context = b.getContext();
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{lengths},
-             ValueRange{init},
-             ArrayRef<AffineMap>{
-                 AffineMap::get(2, 0, getAffineDimExpr(1, context), context),
-                 AffineMap::get(2, 0, getAffineDimExpr(0, context), context)},
-             ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
-                                           utils::IteratorType::reduction},
-             [&](OpBuilder &nb, Location loc, ValueRange args) {
-               Value time = arith::IndexCastOp::create(
-                   nb, loc, element, linalg::IndexOp::create(nb, loc, 0));
-               Value active = arith::CmpIOp::create(
-                   nb, loc, arith::CmpIPredicate::slt, time, args[0]);
-               Value one = arith::ExtUIOp::create(nb, loc, element, active);
-               linalg::YieldOp::create(
-                   nb, loc,
-                   ValueRange{arith::AddIOp::create(nb, loc, args[1], one)});
-             })
-      .getResult(0);
-}
-
-Value activeRows(OpBuilder &b, Location loc, Value counts, Value t,
-                 OpFoldResult batch) {
-  Value count = tensor::ExtractOp::create(b, loc, counts, t);
-  return arith::MinUIOp::create(
-      b, loc, arith::IndexCastOp::create(b, loc, b.getIndexType(), count),
-      getValueOrCreateConstantIndexOp(b, loc, batch));
-}
-
 Value leadingRows(OpBuilder &b, Location loc, Value value, Value rows,
                   Value t) {
   auto type = cast<RankedTensorType>(value.getType());
@@ -423,6 +386,32 @@ Value insertRows(OpBuilder &b, Location loc, Value value, Value dest,
             cast<RankedTensorType>(dest.getType()).getElementType()),
         value);
   return tensor::InsertSliceOp::create(b, loc, value, dest, offsets, sizes,
+                                       strides);
+}
+
+Value insertActiveStep(OpBuilder &b, Location loc, Value value, Value y,
+                       Value t, Value rows, OpFoldResult batch) {
+  auto type = cast<RankedTensorType>(y.getType());
+  int64_t width = type.getDimSize(2);
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  y = insertRows(b, loc, value, y, zero, rows, t);
+  Value finished = arith::SubIOp::create(
+      b, loc, getValueOrCreateConstantIndexOp(b, loc, batch), rows);
+  SmallVector<OpFoldResult> offsets = {t, rows, zero},
+                            sizes = {one, finished, b.getIndexAttr(width)},
+                            strides = {one, one, one};
+  Value padding = tensor::ExtractSliceOp::create(
+      b, loc,
+      RankedTensorType::get({ShapedType::kDynamic, width},
+                            type.getElementType()),
+      y, offsets, sizes, strides);
+  padding =
+      linalg::FillOp::create(b, loc,
+                             ValueRange{arith::ConstantOp::create(
+                                 b, loc, b.getZeroAttr(type.getElementType()))},
+                             ValueRange{padding})
+          .getResult(0);
+  return tensor::InsertSliceOp::create(b, loc, padding, y, offsets, sizes,
                                        strides);
 }
 

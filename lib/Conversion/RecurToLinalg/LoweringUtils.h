@@ -10,6 +10,7 @@
 
 #include "recur/IR/CellMath.h"
 #include "recur/IR/RecurOps.h"
+#include "recur/Utils/SequenceLengths.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -131,17 +132,6 @@ void replaceWithCasts(PatternRewriter &rewriter, Operation *op,
 Value timeSlice(OpBuilder &b, Location loc, Value sequence, Value t,
                 OpFoldResult batch, int64_t offset, int64_t width);
 
-/// The number of rows with a step at each time, [T] of `lengths`' type:
-/// active[t] = #{b : t < lengths[b]}. With lengths sorted (recur.rnn's
-/// `sorted`), those rows are the first ones.
-Value activeRowCounts(OpBuilder &b, Location loc, Value lengths,
-                      OpFoldResult steps);
-
-/// The rows with a step at time `t` of a batch sorted by length: their
-/// count, min(counts[t], B) (the bound recur-allocate-at-bound needs).
-Value activeRows(OpBuilder &b, Location loc, Value counts, Value t,
-                 OpFoldResult batch);
-
 /// Rows [0, rows) of `value` ([B, n]), or of row `t` of `value` ([T, B, n]).
 Value leadingRows(OpBuilder &b, Location loc, Value value, Value rows,
                   Value t = Value());
@@ -154,6 +144,12 @@ Value insertRows(OpBuilder &b, Location loc, Value value, Value dest,
 /// `y` with row `t` set to `h` ([B, H]).
 Value insertStep(OpBuilder &b, Location loc, Value h, Value y, Value t,
                  OpFoldResult batch, int64_t hidden);
+
+/// `y` ([T, B, Y]) with row `t`'s first `rows` rows set to `value` and
+/// the others to zeros (in place): a step of a batch sorted by length, whose
+/// rows past their length output zeros.
+Value insertActiveStep(OpBuilder &b, Location loc, Value value, Value y,
+                       Value t, Value rows, OpFoldResult batch);
 
 /// Inlines a recurrence cell (a recur.rnn's, or a layer's of a
 /// recur.rnn_wavefront) at the end of `dest`, with `arguments` for its

@@ -363,7 +363,6 @@ SmallVector<Value> activeRowsStep(PatternRewriter &rewriter, Location loc,
                                   RNNOp op, Block *body, Value t, Value counts,
                                   OpFoldResult batch, ValueRange iterArgs) {
   Value rows = activeRows(rewriter, loc, counts, t, batch);
-  Value batchSize = getValueOrCreateConstantIndexOp(rewriter, loc, batch);
   SmallVector<Value> arguments = {
       leadingRows(rewriter, loc, op.getInput(), rows, t)};
   for (Value state : iterArgs.drop_front())
@@ -374,29 +373,9 @@ SmallVector<Value> activeRowsStep(PatternRewriter &rewriter, Location loc,
       {ShapedType::kDynamic, yType.getDimSize(2)}, yType.getElementType());
   SmallVector<Value> yielded =
       inlineCell(rewriter, loc, op.getCell(), body, arguments, rowType);
-  OpFoldResult zeroIndex = rewriter.getIndexAttr(0);
-  Value y =
-      insertRows(rewriter, loc, yielded[0], iterArgs[0], zeroIndex, rows, t);
-  // The finished rows' y_t: zeros, written in place.
-  Value finished = arith::SubIOp::create(rewriter, loc, batchSize, rows);
-  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
-  Value padding = tensor::ExtractSliceOp::create(
-      rewriter, loc,
-      RankedTensorType::get({ShapedType::kDynamic, yType.getDimSize(2)},
-                            yType.getElementType()),
-      y, ArrayRef<OpFoldResult>{t, rows, zero},
-      ArrayRef<OpFoldResult>{one, finished,
-                             rewriter.getIndexAttr(yType.getDimSize(2))},
-      ArrayRef<OpFoldResult>{one, one, one});
-  padding =
-      linalg::FillOp::create(
-          rewriter, loc,
-          ValueRange{arith::ConstantOp::create(
-              rewriter, loc, rewriter.getZeroAttr(yType.getElementType()))},
-          ValueRange{padding})
-          .getResult(0);
   SmallVector<Value> next = {
-      insertRows(rewriter, loc, padding, y, rows, finished, t)};
+      insertActiveStep(rewriter, loc, yielded[0], iterArgs[0], t, rows, batch)};
+  OpFoldResult zeroIndex = rewriter.getIndexAttr(0);
   for (auto [value, carried] :
        llvm::zip_equal(ArrayRef(yielded).drop_front(), iterArgs.drop_front()))
     next.push_back(insertRows(rewriter, loc, value, carried, zeroIndex, rows));

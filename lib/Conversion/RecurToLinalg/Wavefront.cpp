@@ -370,6 +370,15 @@ struct LowerRNNWavefront : OpRewritePattern<RNNWavefrontOp> {
           {batch, rewriter.getIndexAttr(rowTypes[layer].getDimSize(1))},
           elementType));
     Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[0]);
+    // With lengths (rows sorted by them), each layer's step runs on the
+    // rows with a step at its time.
+    Value counts;
+    if (Value lengths = op.getLengths()) {
+      counts = activeRowCounts(rewriter, loc, lengths, sizes[0]);
+      for (RankedTensorType &type : rowTypes)
+        type = RankedTensorType::get({ShapedType::kDynamic, type.getDimSize(1)},
+                                     elementType);
+    }
     scf::ForOp loop = emitDiagonalLoop(
         rewriter, loc, steps, layers, inits,
         [&](OpBuilder &b, Location, Value s, ValueRange carried) {
@@ -393,25 +402,43 @@ struct LowerRNNWavefront : OpRewritePattern<RNNWavefrontOp> {
             Value t = arith::SubIOp::create(
                 rewriter, loc, s,
                 arith::ConstantIndexOp::create(rewriter, loc, layer));
+            Value rows =
+                counts ? activeRows(rewriter, loc, counts, t, batch) : Value();
+            // The rows the step reads and writes: all, or the active ones.
+            auto active = [&](Value value, Value time = Value()) {
+              return rows ? leadingRows(rewriter, loc, value, rows, time)
+                          : value;
+            };
             SmallVector<Value> arguments = {
-                layer == 0 ? timeSlice(rewriter, loc, op.getInput(), t, batch,
-                                       0, inputType.getDimSize(2))
-                           : carried[firstRow + layer - 1]};
-            llvm::append_range(arguments,
-                               carried.slice(firstState[layer], states));
+                layer == 0
+                    ? (rows ? active(op.getInput(), t)
+                            : timeSlice(rewriter, loc, op.getInput(), t, batch,
+                                        0, inputType.getDimSize(2)))
+                    : active(carried[firstRow + layer - 1])};
+            for (Value state : carried.slice(firstState[layer], states))
+              arguments.push_back(active(state));
             llvm::append_range(arguments, op.getLayerCaptures(layer));
             SmallVector<Value> yielded =
                 inlineCell(rewriter, loc, op.getCell(layer), step.thenBlock(),
                            arguments, rowTypes[layer]);
+            auto store = [&](Value value, Value buffer) {
+              return rows ? insertRows(rewriter, loc, value, buffer,
+                                       rewriter.getIndexAttr(0), rows)
+                          : copyInto(rewriter, loc, value, buffer);
+            };
             SmallVector<Value> updated;
             for (auto [value, buffer] :
                  llvm::zip_equal(ArrayRef(yielded).drop_front(),
                                  ArrayRef(kept).drop_back()))
-              updated.push_back(copyInto(rewriter, loc, value, buffer));
-            updated.push_back(
-                last ? insertStep(rewriter, loc, yielded[0], carried[0], t,
-                                  batch, outputSize)
-                     : copyInto(rewriter, loc, yielded[0], kept.back()));
+              updated.push_back(store(value, buffer));
+            if (!last)
+              updated.push_back(store(yielded[0], kept.back()));
+            else if (rows)
+              updated.push_back(insertActiveStep(rewriter, loc, yielded[0],
+                                                 carried[0], t, rows, batch));
+            else
+              updated.push_back(insertStep(rewriter, loc, yielded[0],
+                                           carried[0], t, batch, outputSize));
             scf::YieldOp::create(rewriter, loc, updated);
             rewriter.setInsertionPointAfter(step);
             for (int64_t index = 0; index < states; ++index)

@@ -145,6 +145,60 @@ func.func @rnn_lengths(%x: tensor<?x?x5xf32>, %h0: tensor<?x5xf32>, %lengths: te
   return %y, %h : tensor<?x?x5xf32>, tensor<?x5xf32>
 }
 
+// A wavefront with lengths (its rows sorted by them): each layer's step
+// runs on the rows active at its own time t = s - l, read from its input
+// row (x_t, or the layer before's carried y_t, written for those rows at the
+// diagonal before) and its state, and written back into them; the last
+// layer's y_t rows past them are zeros.
+// CHECK-LABEL: func.func @rnn_wavefront_sorted
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x5xf32>, %{{[^:]*}}: tensor<?x7xf32>, %{{[^:]*}}: tensor<?x3xf32>, %{{[^:]*}}: tensor<7x5xf32>, %{{[^:]*}}: tensor<3x7xf32>, %[[L:[^:]*]]: tensor<?xi64>)
+// CHECK: %[[B:.*]] = tensor.dim %[[X]], %c1
+// CHECK: %[[ACTIVE:.*]] = linalg.generic {{.*}} ins(%[[L]] : tensor<?xi64>)
+// CHECK: scf.for %[[S:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[Y:.*]] = %{{.*}}, %[[HA:.*]] = %{{.*}}, %[[HB:.*]] = %{{.*}}, %[[ROW:.*]] = %{{.*}})
+// CHECK: scf.if
+// CHECK: %[[T1:.*]] = arith.subi %[[S]], %c1
+// CHECK: tensor.extract %[[ACTIVE]][%[[T1]]]
+// CHECK: %[[N1:.*]] = arith.minui %{{.*}}, %[[B]] : index
+// CHECK: %[[IN1:.*]] = tensor.extract_slice %[[ROW]][0, 0] [%[[N1]], 7] [1, 1]
+// CHECK: %[[S1:.*]] = tensor.extract_slice %[[HB]][0, 0] [%[[N1]], 3] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[IN1]], %{{.*}} :
+// CHECK: %[[OUT1:.*]] = math.tanh
+// CHECK: %[[NEW1:.*]] = tensor.insert_slice %[[OUT1]] into %[[HB]][0, 0] [%[[N1]], 3]
+// CHECK: %[[Y1:.*]] = tensor.insert_slice %[[OUT1]] into %[[Y]][%[[T1]], 0, 0] [1, %[[N1]], 3]
+// CHECK: linalg.fill
+// CHECK: %[[Y2:.*]] = tensor.insert_slice %{{.*}} into %[[Y1]][%[[T1]], %[[N1]], 0]
+// CHECK: scf.yield %[[NEW1]], %[[Y2]]
+// CHECK: scf.if
+// CHECK: %[[T0:.*]] = arith.subi %[[S]], %c0
+// CHECK: tensor.extract %[[ACTIVE]][%[[T0]]]
+// CHECK: %[[N0:.*]] = arith.minui %{{.*}}, %[[B]] : index
+// CHECK: tensor.extract_slice %[[X]][%[[T0]], 0, 0] [1, %[[N0]], 5] [1, 1, 1]
+// CHECK: %[[OUT0:.*]] = math.tanh
+// CHECK: %[[NEW0:.*]] = tensor.insert_slice %[[OUT0]] into %[[HA]][0, 0] [%[[N0]], 7]
+// CHECK: %[[ROW0:.*]] = tensor.insert_slice %[[OUT0]] into %[[ROW]][0, 0] [%[[N0]], 7]
+// CHECK: scf.yield %[[NEW0]], %[[ROW0]]
+func.func @rnn_wavefront_sorted(%x: tensor<?x?x5xf32>, %h0: tensor<?x7xf32>, %h1: tensor<?x3xf32>,
+    %w0: tensor<7x5xf32>, %w1: tensor<3x7xf32>, %lengths: tensor<?xi64>)
+    -> (tensor<?x?x3xf32>, tensor<?x7xf32>, tensor<?x3xf32>) {
+  %y, %s:2 = recur.rnn_wavefront %x init(%h0, %h1) captures(%w0, %w1) lengths(%lengths)
+      states [1, 1] captures [1, 1]
+      : (tensor<?x?x5xf32>, tensor<?x7xf32>, tensor<?x3xf32>, tensor<7x5xf32>, tensor<3x7xf32>, tensor<?xi64>)
+      -> (tensor<?x?x3xf32>, tensor<?x7xf32>, tensor<?x3xf32>) {
+  ^bb0(%xt: tensor<?x5xf32>, %h: tensor<?x7xf32>, %wt: tensor<7x5xf32>):
+    %p = recur.linear %xt, %wt : (tensor<?x5xf32>, tensor<7x5xf32>) -> tensor<?x7xf32>
+    %sum = arith.addf %p, %h : tensor<?x7xf32>
+    %hn = math.tanh %sum : tensor<?x7xf32>
+    recur.yield %hn, %hn : tensor<?x7xf32>, tensor<?x7xf32>
+  }, {
+  ^bb0(%in: tensor<?x7xf32>, %h: tensor<?x3xf32>, %wt: tensor<3x7xf32>):
+    %p = recur.linear %in, %wt : (tensor<?x7xf32>, tensor<3x7xf32>) -> tensor<?x3xf32>
+    %sum = arith.addf %p, %h : tensor<?x3xf32>
+    %hn = math.tanh %sum : tensor<?x3xf32>
+    recur.yield %hn, %hn : tensor<?x3xf32>, tensor<?x3xf32>
+  }
+  return %y, %s#0, %s#1 : tensor<?x?x3xf32>, tensor<?x7xf32>, tensor<?x3xf32>
+}
+
 // With lengths `sorted` (recur-sort-by-length), the rows with a step at
 // time t are the first active[t] = #{b : t < lengths[b]}: the hoisted
 // product computes only those rows at each step (one GEMM each, written in

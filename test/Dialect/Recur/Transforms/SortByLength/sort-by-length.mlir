@@ -113,3 +113,44 @@ func.func @left_alone(%x: tensor<5x3x7xf32>, %h0: tensor<3x7xf32>, %lengths: ten
   }
   return %y, %y1, %y2 : tensor<5x3x7xf32>, tensor<?x?x7xf32>, tensor<?x?x7xf32>
 }
+
+// -----
+
+// An LM's output layer reads the last layer's y: its product runs step by
+// step on the sorted rows, the active ones and one past them (a padded row
+// of zeros, whose product is the bias), and each row of the step gathers
+// the product of its rank, or the padded row's past its length
+// (min(rank, active)). The gather of y back into the rows' order is left
+// unused (canonicalization erases it).
+// CHECK-LABEL: func.func @projection
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x7xf32>, %[[H0:[^:]*]]: tensor<?x7xf32>, %[[L:[^:]*]]: tensor<?xi64>, %[[W:[^:]*]]: tensor<11x7xf32>, %[[BIAS:[^:]*]]: tensor<11xf32>)
+// CHECK: %[[RANK:.*]] = linalg.generic {{.*}} ins(%[[L]], %[[L]] :
+// CHECK: %[[YS:.*]], %{{.*}} = recur.rnn {{.*}} sorted
+// CHECK: %[[ACTIVE:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]}
+// CHECK: %[[LOGITS:.*]] = scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<?x?x11xf32>)
+// CHECK: %[[COUNT:.*]] = tensor.extract %[[ACTIVE]][%[[T]]]
+// CHECK: %[[N:.*]] = arith.minui %{{.*}}, %[[B:.*]] : index
+// CHECK: %[[N1:.*]] = arith.addi %[[N]], %c1
+// CHECK: %[[ROWS:.*]] = arith.minui %[[N1]], %[[B]] : index
+// CHECK: %[[YT:.*]] = tensor.extract_slice %[[YS]][%[[T]], 0, 0] [1, %[[ROWS]], 7] [1, 1, 1]
+// CHECK: %[[P:.*]] = recur.linear %[[YT]], %[[W]] bias(%[[BIAS]]) : (tensor<?x7xf32>, tensor<11x7xf32>, tensor<11xf32>) -> tensor<?x11xf32>
+// CHECK: %[[LAST:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK: %[[IDS:.*]] = linalg.generic {{.*}} ins(%[[RANK]] : tensor<?xi64>)
+// CHECK: arith.minsi %{{.*}}, %[[LAST]] : i64
+// CHECK: %[[STEP:.*]] = tensor.extract_slice %[[ACC]][%[[T]], 0, 0] [1, %{{.*}}, 11] [1, 1, 1]
+// CHECK: %[[GATHERED:.*]] = linalg.generic {{.*}} ins(%[[IDS]] : tensor<?xi64>) outs(%[[STEP]] : tensor<?x11xf32>)
+// CHECK: tensor.extract %[[P]]
+// CHECK: tensor.insert_slice %[[GATHERED]] into %[[ACC]][%[[T]], 0, 0]
+// CHECK-NOT: recur.linear
+// CHECK: return %[[LOGITS]]
+func.func @projection(%x: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>, %lengths: tensor<?xi64>,
+                      %w: tensor<11x7xf32>, %b: tensor<11xf32>) -> tensor<?x?x11xf32> {
+  %y, %h = recur.rnn %x init(%h0) lengths(%lengths)
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+    %s = arith.addf %xt, %hp : tensor<?x7xf32>
+    recur.yield %s, %s : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  %logits = recur.linear %y, %w bias(%b) : (tensor<?x?x7xf32>, tensor<11x7xf32>, tensor<11xf32>) -> tensor<?x?x11xf32>
+  return %logits : tensor<?x?x11xf32>
+}

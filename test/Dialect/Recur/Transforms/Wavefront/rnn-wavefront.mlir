@@ -164,3 +164,44 @@ func.func @not_stacked(%x: tensor<?x?x8xf32>, %s: tensor<?x8xf32>)
   }
   return %y2, %y3, %y5, %h5 : tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x8xf32>
 }
+
+// -----
+
+// Layers with the same lengths, their rows sorted by them
+// (recur-sort-by-length), form a wavefront that takes the lengths; layers
+// whose rows are not sorted, or with lengths of their own, stay apart.
+// CHECK-LABEL: func.func @sorted_lengths
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x8xf32>, %[[H:[^:]*]]: tensor<?x8xf32>, %[[L:[^:]*]]: tensor<?xi64>, %[[M:[^:]*]]: tensor<?xi64>)
+// CHECK: %[[Y:.*]], %{{.*}}:2 = recur.rnn_wavefront %[[X]] init(%[[H]], %[[H]]) lengths(%[[L]]) states [1, 1] captures [0, 0]
+// CHECK: recur.rnn %[[Y]] init(%[[H]]) lengths(%[[L]]) :
+// CHECK: recur.rnn %{{.*}} init(%[[H]]) lengths(%[[M]]) sorted :
+// REMARK: rnn-wavefront.mlir:[[# @LINE + 16]]:15: remark: [Missed] this layer runs as a time loop of its own, not in one wavefront with the layer before it | Category:recur-wavefront | Reason="the layers take sequence lengths, their rows not sorted by them (recur-sort-by-length)"
+// REMARK: rnn-wavefront.mlir:[[# @LINE + 21]]:15: remark: [Missed] this layer runs as a time loop of its own, not in one wavefront with the layer before it | Category:recur-wavefront | Reason="the layers take different sequence lengths"
+func.func @sorted_lengths(%x: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>, %lengths: tensor<?xi64>,
+                          %other: tensor<?xi64>) -> tensor<?x?x8xf32> {
+  %y0, %h_0 = recur.rnn %x init(%h0) lengths(%lengths) sorted
+      : (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<?xi64>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x8xf32>, %h: tensor<?x8xf32>):
+    %s = arith.addf %xt, %h : tensor<?x8xf32>
+    recur.yield %s, %s : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  %y1, %h_1 = recur.rnn %y0 init(%h0) lengths(%lengths) sorted
+      : (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<?xi64>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x8xf32>, %h: tensor<?x8xf32>):
+    %s = arith.mulf %xt, %h : tensor<?x8xf32>
+    recur.yield %s, %s : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  %y2, %h_2 = recur.rnn %y1 init(%h0) lengths(%lengths)
+      : (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<?xi64>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x8xf32>, %h: tensor<?x8xf32>):
+    %s = arith.subf %xt, %h : tensor<?x8xf32>
+    recur.yield %s, %s : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  %y3, %h_3 = recur.rnn %y2 init(%h0) lengths(%other) sorted
+      : (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<?xi64>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x8xf32>, %h: tensor<?x8xf32>):
+    %s = arith.addf %xt, %h : tensor<?x8xf32>
+    recur.yield %s, %s : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  return %y3 : tensor<?x?x8xf32>
+}
