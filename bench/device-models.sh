@@ -16,7 +16,8 @@ dir=$1 bin=$2 arch=${3:-sm_90}
   "$bench/workloads/lm-reference-b1-tf32.json" "$bench/workloads/fastrnns-tf32.json" \
   "$bench/workloads/lm-reference-bf16.json" "$bench/workloads/lm-reference-b16-bf16.json" \
   "$bench/workloads/lm-reference-b1-bf16.json" "$bench/workloads/fastrnns-bf16.json" \
-  "$bench/workloads/lm-reference-train.json"
+  "$bench/workloads/lm-reference-train.json" "$bench/workloads/lm-reference-varlen.json" \
+  "$bench/workloads/fastrnns-varlen.json"
 if [[ -x $bin/bench-cudnn-lm ]]; then
   cp "$bin/bench-cudnn-lm" "$dir/"
 else

@@ -18,7 +18,9 @@
 #                  the GEMMs outside the recurrence by cuBLASLt (cublaslt)
 #   bench          bench/run --systems cuda on the LM workloads, fastrnns and
 #                  lstm10-b1, at fp32, tf32 and bf16, and the LM's training
-#                  step (lm-reference-train: Recur, cuDNN, PyTorch's rows)
+#                  step (lm-reference-train: Recur, cuDNN, PyTorch's rows),
+#                  and packed batches (lm-reference-varlen, fastrnns-varlen:
+#                  Recur, PyTorch's cuDNN on a PackedSequence)
 #                  (RECUR_DEVICE_BENCH: other workload files, e.g. deepbench;
 #                  RECUR_DEVICE_SYSTEMS: bench/run --systems, default cuda),
 #                  one step per workload file so that each report survives
@@ -124,7 +126,7 @@ bench_workload() {
     --name "$(basename "$1" .json)" "$1"
 }
 odd=$bundle/gpu-suite/liblm_odd_a
-workloads=(${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json bench/workloads/lstm10-b1.json bench/workloads/lm-reference-tf32.json bench/workloads/lm-reference-b16-tf32.json bench/workloads/lm-reference-b1-tf32.json bench/workloads/fastrnns-tf32.json bench/workloads/lm-reference-bf16.json bench/workloads/lm-reference-b16-bf16.json bench/workloads/lm-reference-b1-bf16.json bench/workloads/fastrnns-bf16.json bench/workloads/lm-reference-train.json})
+workloads=(${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json bench/workloads/lstm10-b1.json bench/workloads/lm-reference-tf32.json bench/workloads/lm-reference-b16-tf32.json bench/workloads/lm-reference-b1-tf32.json bench/workloads/fastrnns-tf32.json bench/workloads/lm-reference-bf16.json bench/workloads/lm-reference-b16-bf16.json bench/workloads/lm-reference-b1-bf16.json bench/workloads/fastrnns-bf16.json bench/workloads/lm-reference-train.json bench/workloads/lm-reference-varlen.json bench/workloads/fastrnns-varlen.json})
 # In order of what a short lease most needs: the persistent kernels under
 # each sanitizer, the first workload's benchmark, then the rest.
 sanitize memcheck odd-wavefront "$odd-wavefront.so" 9 6 --check

@@ -477,7 +477,8 @@ def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
     and returns the recurrent layers' state too).
 
     target: "cpu" or "cuda" (recur-compile --target); fusion: recur-compile
-    --fusion (default: the target's); seq/batch: fix T and B (else dynamic);
+    --fusion (default: the target's); seq/batch: fix T and B (else dynamic;
+    the variant for packed batches keeps B dynamic);
     threads: CPU threads for the runs. The library is cached by the content
     of its IR and flags (RECUR_CACHE_DIR, default ~/.cache/recur), so
     compiling the same architecture again is instant.
@@ -504,6 +505,11 @@ def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
     parameters = _parameters(module, plan.names)
     model, library, cache_hit = build(plan.gen, parameters)
     snapshot = {name: value.detach().clone() for name, value in parameters.items()}
-    with_lengths = lambda: build(plan.gen + ["--lengths"], snapshot)[0]  # noqa: E731
+    # The lengths variant keeps B dynamic even when `batch` fixes it: its
+    # steps run on the rows still active, fewer than B.
+    gen = list(plan.gen)
+    if "--batch" in gen:
+        del gen[gen.index("--batch"):gen.index("--batch") + 2]
+    with_lengths = lambda: build(gen + ["--lengths"], snapshot)[0]  # noqa: E731
     return plan.result(model, library, cache_hit, plan.lstm, plan.state, plan.flatten,
                        with_lengths)

@@ -338,3 +338,20 @@ def test_lm_takes_lengths_as_a_packed_sequence(kind):
         assert_close(got_value, want_value)
     with pytest.raises(recur.RecurError, match=r"lengths must be \[B\] integers with B = 4"):
         compiled(tokens, hx, lengths=[1, 2])
+
+
+def test_a_fixed_batch_still_takes_packed_sequences():
+    """recur.compile(..., batch=B): the model for packed batches keeps B
+    dynamic (its steps run on the active rows), and matches torch."""
+    torch.manual_seed(41)
+    module = nn.GRU(input_size=5, hidden_size=6, num_layers=2).eval()
+    compiled = recur.compile(module, batch=4)
+    lengths = torch.tensor([3, 6, 1, 4])
+    packed = nn.utils.rnn.pack_padded_sequence(torch.randn(6, 4, 5), lengths,
+                                               enforce_sorted=False)
+    h0 = torch.randn(2, 4, 6)
+    with torch.no_grad():
+        want, want_h = module(packed, h0)
+    got, got_h = compiled(packed, h0)
+    assert_close(got.data, want.data)
+    assert_close(got_h, want_h)
