@@ -195,13 +195,15 @@ def SortByLength : Pass<"recur-sort-by-length"> {
     lets the lowering run each step on the active rows only; y and the
     final states are gathered back into the rows' order. The order is
     computed once per lengths value (B² comparisons). A layer fed by the
-    previous one's y with the same lengths takes its rows in order as they
-    are, and an embedding's rows are gathered by sorting its ids, so a
-    stack or an LM reorders once each way. A `recur.linear` that alone
-    reads the last y (an LM's output layer) runs step by step on the active
-    rows of the sorted y and one padded row past them (zeros: its product
-    is the bias), and each step's rows gather their products in the rows'
-    order while they are in cache: the product's work shrinks too.
+    previous one's y with the same lengths (or both directions' y,
+    concatenated) takes its rows in order as they are, and an embedding's
+    rows are gathered by sorting its ids, so a stack or an LM reorders once
+    each way. A `recur.linear` that alone reads the last y (or both
+    directions', concatenated: an LM's output layer) runs step by step on
+    the active rows of the sorted y and one padded row past them (zeros:
+    its product is the bias), and each step's rows gather their products
+    in the rows' order while they are in cache: the product's work shrinks
+    too.
 
     ```mlir
     %y, %h = recur.rnn %x init(%h0) lengths(%len) ...

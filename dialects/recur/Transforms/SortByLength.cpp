@@ -278,16 +278,71 @@ struct SortByLengthPass
         recurrences.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    // Per lengths value, its order; per restored y, the rows in order.
-    DenseMap<Value, LengthOrder> orders;
-    DenseMap<Value, std::pair<Value, Value>> restored;
     for (RNNOp op : recurrences)
-      sort(rewriter, op, orders, restored);
+      sort(rewriter, op);
+    // An LM's output layer reads the last y (or both directions' y,
+    // concatenated) alone: its product runs on the active rows.
+    SmallVector<LinearOp> projections;
+    getOperation()->walk([&](LinearOp linear) {
+      Value input = linear.getInput();
+      if (input.hasOneUse() &&
+          !cast<RankedTensorType>(linear.getType()).isDynamicDim(2) &&
+          cast<RankedTensorType>(input.getType()).getRank() == 3)
+        projections.push_back(linear);
+    });
+    for (LinearOp projection : projections) {
+      rewriter.setInsertionPoint(projection);
+      std::optional<SortedRows> rows =
+          sortedRows(rewriter, projection.getInput());
+      if (!rows)
+        continue;
+      rewriter.replaceOp(
+          projection,
+          castTo(rewriter, projection.getLoc(),
+                 projectActiveRows(rewriter, projection, rows->value,
+                                   orders.lookup(rows->lengths)),
+                 projection.getType()));
+    }
   }
 
-  void sort(IRRewriter &rewriter, RNNOp op,
-            DenseMap<Value, LengthOrder> &orders,
-            DenseMap<Value, std::pair<Value, Value>> &restored) {
+  /// A value in the rows' order whose rows in length order exist too.
+  struct SortedRows {
+    Value value;   // the rows in length order
+    Value lengths; // the lengths they are ordered by
+  };
+
+  /// `value`'s rows in length order: a recurrence's y gathered back into
+  /// the rows' order (its sorted y), or a concatenation of such along the
+  /// features (the concatenation of theirs, built at the insertion point).
+  std::optional<SortedRows> sortedRows(OpBuilder &b, Value value) {
+    if (auto known = restored.find(value); known != restored.end())
+      return known->second;
+    auto concat = value.getDefiningOp<tensor::ConcatOp>();
+    auto type = cast<RankedTensorType>(value.getType());
+    if (!concat || concat.getDim() != uint64_t(type.getRank() - 1))
+      return std::nullopt;
+    SmallVector<Value> parts;
+    Value lengths;
+    for (Value part : concat.getInputs()) {
+      auto rows = restored.find(part);
+      if (rows == restored.end() ||
+          (lengths && rows->second.lengths != lengths))
+        return std::nullopt;
+      lengths = rows->second.lengths;
+      parts.push_back(
+          castTo(b, concat.getLoc(), rows->second.value, part.getType()));
+    }
+    return SortedRows{
+        tensor::ConcatOp::create(b, concat.getLoc(), concat.getDim(), parts),
+        lengths};
+  }
+
+  // Per lengths value, its order; per y gathered back into the rows' order,
+  // its rows in length order.
+  DenseMap<Value, LengthOrder> orders;
+  DenseMap<Value, SortedRows> restored;
+
+  void sort(IRRewriter &rewriter, RNNOp op) {
     Block &cell = op.getCell();
     // The cell runs on the prefix: its row count must be dynamic.
     for (BlockArgument argument :
@@ -311,9 +366,9 @@ struct SortByLengthPass
 
     Value input = op.getInput();
     Value sortedInput;
-    if (auto previous = restored.find(input);
-        previous != restored.end() && previous->second.first == lengths)
-      sortedInput = previous->second.second;
+    if (std::optional<SortedRows> rows = sortedRows(rewriter, input);
+        rows && rows->lengths == lengths)
+      sortedInput = rows->value;
     else if (auto embedding = input.getDefiningOp<EmbeddingOp>();
              embedding &&
              cast<RankedTensorType>(embedding.getIds().getType()).getRank() ==
@@ -360,20 +415,7 @@ struct SortByLengthPass
     }
     rewriter.replaceAllUsesWith(op.getY(), y);
     rewriter.eraseOp(op);
-    restored[y] = {lengths, sorted.getY()};
-    // An LM's output layer reads y: its product runs on the active rows.
-    if (!y.hasOneUse())
-      return;
-    auto projection = dyn_cast<LinearOp>(*y.getUsers().begin());
-    if (!projection || projection.getInput() != y ||
-        cast<RankedTensorType>(projection.getType()).isDynamicDim(2))
-      return;
-    rewriter.setInsertionPoint(projection);
-    rewriter.replaceOp(
-        projection,
-        castTo(rewriter, projection.getLoc(),
-               projectActiveRows(rewriter, projection, sorted.getY(), order),
-               projection.getType()));
+    restored[y] = {sorted.getY(), lengths};
   }
 };
 

@@ -154,3 +154,41 @@ func.func @projection(%x: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>, %lengths: ten
   %logits = recur.linear %y, %w bias(%b) : (tensor<?x?x7xf32>, tensor<11x7xf32>, tensor<11xf32>) -> tensor<?x?x11xf32>
   return %logits : tensor<?x?x11xf32>
 }
+
+// -----
+
+// A bidirectional layer: both directions run on the sorted rows; the next
+// layer, and the output layer, read the concatenation of their sorted y's
+// (a tensor.concat of the sorted rows), not the rows gathered back.
+// CHECK-LABEL: func.func @bidirectional
+// CHECK: %[[F:.*]], %{{.*}} = recur.rnn {{.*}} sorted :
+// CHECK: %[[R:.*]], %{{.*}} = recur.rnn {{.*}} sorted reverse :
+// CHECK: %[[BOTH:.*]] = tensor.concat dim(2) %[[F]], %[[R]] : (tensor<?x?x7xf32>, tensor<?x?x7xf32>) -> tensor<?x?x14xf32>
+// CHECK: %[[NEXT:.*]], %{{.*}} = recur.rnn %[[BOTH]] {{.*}} sorted :
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[NEXT]]
+// CHECK: recur.linear
+func.func @bidirectional(%x: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>, %h1: tensor<?x14xf32>,
+                         %lengths: tensor<?xi64>, %w: tensor<11x14xf32>) -> tensor<?x?x11xf32> {
+  %f, %hf = recur.rnn %x init(%h0) lengths(%lengths)
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+    %s = arith.addf %xt, %hp : tensor<?x7xf32>
+    recur.yield %s, %s : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  %r, %hr = recur.rnn %x init(%h0) lengths(%lengths) reverse
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+    %s = arith.mulf %xt, %hp : tensor<?x7xf32>
+    recur.yield %s, %s : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  %both = tensor.concat dim(2) %f, %r : (tensor<?x?x7xf32>, tensor<?x?x7xf32>) -> tensor<?x?x14xf32>
+  %y, %h = recur.rnn %both init(%h1) lengths(%lengths)
+      : (tensor<?x?x14xf32>, tensor<?x14xf32>, tensor<?xi64>) -> (tensor<?x?x14xf32>, tensor<?x14xf32>) {
+  ^bb0(%xt: tensor<?x14xf32>, %hp: tensor<?x14xf32>):
+    %s = arith.addf %xt, %hp : tensor<?x14xf32>
+    recur.yield %s, %s : tensor<?x14xf32>, tensor<?x14xf32>
+  }
+  %logits = recur.linear %y, %w : (tensor<?x?x14xf32>, tensor<11x14xf32>) -> tensor<?x?x11xf32>
+  return %logits : tensor<?x?x11xf32>
+}
