@@ -4,14 +4,20 @@
 #include "BufferViews.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 
 namespace {
-/// Whether nothing in `loop` may write the buffer `memref` is a view of.
+/// Whether nothing in `loop` may write the buffer `memref` is a view of:
+/// an allocation of its own, which no write in the loop reaches. A write to
+/// another allocation or to a function's argument cannot; one to a buffer
+/// of unknown origin (a select's, a loop's) might.
 bool readOnlyIn(Value memref, scf::ForOp loop) {
   Value root = recur::rootBuffer(memref);
+  if (!root.getDefiningOp<memref::AllocOp>())
+    return false;
   WalkResult result = loop.getBody()->walk([&](Operation *op) {
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
     if (!effects)
@@ -20,12 +26,20 @@ bool readOnlyIn(Value memref, scf::ForOp loop) {
                  : WalkResult::interrupt();
     SmallVector<MemoryEffects::EffectInstance> instances;
     effects.getEffects(instances);
-    for (MemoryEffects::EffectInstance &instance : instances)
-      if (isa<MemoryEffects::Write, MemoryEffects::Free>(
-              instance.getEffect()) &&
-          (!instance.getValue() ||
-           recur::rootBuffer(instance.getValue()) == root))
+    for (MemoryEffects::EffectInstance &instance : instances) {
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(instance.getEffect()))
+        continue;
+      Value written = instance.getValue()
+                          ? recur::rootBuffer(instance.getValue())
+                          : Value();
+      auto argument = dyn_cast_or_null<BlockArgument>(written);
+      bool functionArgument =
+          argument &&
+          isa<FunctionOpInterface>(argument.getOwner()->getParentOp());
+      if (!written || written == root ||
+          (!written.getDefiningOp<memref::AllocOp>() && !functionArgument))
         return WalkResult::interrupt();
+    }
     return WalkResult::advance();
   });
   return !result.wasInterrupted();

@@ -11,7 +11,8 @@ using namespace mlir;
 
 Value mlir::recur::activeRowCounts(OpBuilder &b, Location loc, Value lengths,
                                    OpFoldResult steps) {
-  Type element = cast<RankedTensorType>(lengths.getType()).getElementType();
+  // Counted in i64, whatever the lengths' width.
+  Type element = b.getI64Type();
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
   Value init = tensor::EmptyOp::create(b, loc, SmallVector<OpFoldResult>{steps},
                                        element);
@@ -26,10 +27,13 @@ Value mlir::recur::activeRowCounts(OpBuilder &b, Location loc, Value lengths,
              ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
                                            utils::IteratorType::reduction},
              [&](OpBuilder &nb, Location loc, ValueRange args) {
+               Value length = args[0];
+               if (length.getType() != element)
+                 length = arith::ExtSIOp::create(nb, loc, element, length);
                Value time = arith::IndexCastOp::create(
                    nb, loc, element, linalg::IndexOp::create(nb, loc, 0));
                Value active = arith::CmpIOp::create(
-                   nb, loc, arith::CmpIPredicate::slt, time, args[0]);
+                   nb, loc, arith::CmpIPredicate::slt, time, length);
                Value one = arith::ExtUIOp::create(nb, loc, element, active);
                linalg::YieldOp::create(
                    nb, loc,

@@ -87,7 +87,13 @@ Value sumOverRows(
 }
 
 LengthOrder orderByLength(OpBuilder &b, Location loc, Value lengths) {
-  Type element = cast<RankedTensorType>(lengths.getType()).getElementType();
+  // Ranks, rows and row ids in i64, whatever the lengths' width.
+  auto lengthsType = cast<RankedTensorType>(lengths.getType());
+  Type element = b.getI64Type();
+  if (lengthsType.getElementType() != element)
+    lengths = arith::ExtSIOp::create(
+        b, loc, RankedTensorType::get(lengthsType.getShape(), element),
+        lengths);
   auto constant = [&](OpBuilder &nb, Location loc, int64_t value) -> Value {
     return arith::ConstantOp::create(nb, loc,
                                      nb.getIntegerAttr(element, value));
@@ -296,19 +302,19 @@ struct SortByLengthPass
           sortedRows(rewriter, projection.getInput());
       if (!rows)
         continue;
-      rewriter.replaceOp(
-          projection,
-          castTo(rewriter, projection.getLoc(),
-                 projectActiveRows(rewriter, projection, rows->value,
-                                   orders.lookup(rows->lengths)),
-                 projection.getType()));
+      rewriter.replaceOp(projection,
+                         castTo(rewriter, projection.getLoc(),
+                                projectActiveRows(rewriter, projection,
+                                                  rows->value, rows->order),
+                                projection.getType()));
     }
   }
 
   /// A value in the rows' order whose rows in length order exist too.
   struct SortedRows {
-    Value value;   // the rows in length order
-    Value lengths; // the lengths they are ordered by
+    Value value;       // the rows in length order
+    Value lengths;     // the lengths they are ordered by
+    LengthOrder order; // that order
   };
 
   /// `value`'s rows in length order: a recurrence's y gathered back into
@@ -322,19 +328,21 @@ struct SortByLengthPass
     if (!concat || concat.getDim() != uint64_t(type.getRank() - 1))
       return std::nullopt;
     SmallVector<Value> parts;
-    Value lengths;
+    std::optional<SortedRows> first;
     for (Value part : concat.getInputs()) {
       auto rows = restored.find(part);
       if (rows == restored.end() ||
-          (lengths && rows->second.lengths != lengths))
+          (first && (rows->second.lengths != first->lengths ||
+                     rows->second.order.rank != first->order.rank)))
         return std::nullopt;
-      lengths = rows->second.lengths;
+      if (!first)
+        first = rows->second;
       parts.push_back(
           castTo(b, concat.getLoc(), rows->second.value, part.getType()));
     }
     return SortedRows{
         tensor::ConcatOp::create(b, concat.getLoc(), concat.getDim(), parts),
-        lengths};
+        first->lengths, first->order};
   }
 
   // Per lengths value, its order; per y gathered back into the rows' order,
@@ -350,6 +358,15 @@ struct SortByLengthPass
       if (!cast<RankedTensorType>(argument.getType()).isDynamicDim(0)) {
         remarkMissed(op, getArgument(), "every step runs all rows, masked",
                      "the cell's batch is static");
+        return;
+      }
+    // A capture with a row per batch row would have to be reordered too.
+    for (Value capture : op.getCaptures())
+      if (auto type = dyn_cast<RankedTensorType>(capture.getType());
+          type && type.getRank() > 0 && type.isDynamicDim(0)) {
+        remarkMissed(op, getArgument(), "every step runs all rows, masked",
+                     "a capture has a dynamic leading dimension (a value per "
+                     "row, which the order would have to follow)");
         return;
       }
     Location loc = op.getLoc();
@@ -384,11 +401,10 @@ struct SortByLengthPass
       init.push_back(castTo(rewriter, loc,
                             gatherRows(rewriter, loc, state, order.order),
                             state.getType()));
-    auto sorted = RNNOp::create(
-        rewriter, loc, op.getY().getType(), op.getFinalStates().getTypes(),
-        sortedInput, init, op.getCaptures(),
-        castTo(rewriter, loc, order.sorted, lengths.getType()), op.getReverse(),
-        /*lengths_sorted=*/true);
+    auto sorted = RNNOp::create(rewriter, loc, op.getY().getType(),
+                                op.getFinalStates().getTypes(), sortedInput,
+                                init, op.getCaptures(), order.sorted,
+                                op.getReverse(), /*lengths_sorted=*/true);
     rewriter.inlineRegionBefore(op.getBody(), sorted.getBody(),
                                 sorted.getBody().end());
     Value y = castTo(rewriter, loc,
@@ -415,7 +431,7 @@ struct SortByLengthPass
     }
     rewriter.replaceAllUsesWith(op.getY(), y);
     rewriter.eraseOp(op);
-    restored[y] = {sorted.getY(), lengths};
+    restored[y] = {sorted.getY(), lengths, order};
   }
 };
 

@@ -13,8 +13,8 @@
 
 namespace mlir::recur {
 
-/// The number of rows with a step at each time, [T] of `lengths`' type:
-/// active[t] = #{b : t < lengths[b]}. With lengths sorted (recur.rnn's
+/// The number of rows with a step at each time, [T] i64: active[t] =
+/// #{b : t < lengths[b]}. With lengths sorted (recur.rnn's
 /// `sorted`), those rows are the first ones.
 Value activeRowCounts(OpBuilder &b, Location loc, Value lengths,
                       OpFoldResult steps);

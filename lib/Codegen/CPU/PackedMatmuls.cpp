@@ -447,11 +447,13 @@ mlir::recur::cpu::matchPackedMatmul(linalg::GenericOp op, int64_t vectorWidth,
     matmul.bias = bias;
     matmul.initialization = previous;
   } else if (auto copy = dyn_cast_or_null<linalg::CopyOp>(previous)) {
-    // A fresh C cannot alias the source it was copied from.
+    // A fresh C (an allocation, or a view of one's leading rows) cannot
+    // alias the source it was copied from, but for a view of its own buffer.
     Value source = copy.getInputs()[0];
     auto sourceType = dyn_cast<MemRefType>(source.getType());
     if (copy.getOutputs()[0] == matmul.output && ownAllocation(matmul.output) &&
-        sourceType && sourceType.getShape() == outputType.getShape() &&
+        rootBuffer(source) != rootBuffer(matmul.output) && sourceType &&
+        sourceType.getShape() == outputType.getShape() &&
         sourceType.getElementType() == outputType.getElementType() &&
         sourceType.isLastDimUnitStride()) {
       matmul.initial = source;

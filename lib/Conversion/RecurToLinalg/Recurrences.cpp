@@ -325,7 +325,8 @@ Value maskRowsPastLength(OpBuilder &b, Location loc, Value value, Value lengths,
                          Value t, Value kept) {
   Emitter emit(b, loc);
   auto type = cast<RankedTensorType>(value.getType());
-  Type lengthType = cast<RankedTensorType>(lengths.getType()).getElementType();
+  // Compared in i64, whatever the lengths' width.
+  Type lengthType = b.getI64Type();
   Value time = arith::IndexCastOp::create(b, loc, lengthType, t);
   MLIRContext *context = b.getContext();
   AffineMap rows = AffineMap::getMultiDimIdentityMap(2, context);
@@ -338,8 +339,11 @@ Value maskRowsPastLength(OpBuilder &b, Location loc, Value value, Value lengths,
              ArrayRef<AffineMap>{rows, perRow, rows},
              SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
              [&](OpBuilder &nb, Location loc, ValueRange args) {
+               Value length = args[1];
+               if (length.getType() != lengthType)
+                 length = arith::ExtSIOp::create(nb, loc, lengthType, length);
                Value active = arith::CmpIOp::create(
-                   nb, loc, arith::CmpIPredicate::slt, time, args[1]);
+                   nb, loc, arith::CmpIPredicate::slt, time, length);
                Value otherwise =
                    kept ? args[2]
                         : Value(arith::ConstantOp::create(

@@ -77,6 +77,51 @@ func.func @nested_loops(%buf: memref<8xf32>, %v: f32, %n: index) {
 
 // -----
 
+// A scalar read outside the parallel loops from an allocation nothing in
+// the loop writes (a packed batch's count of active rows): every worker
+// reads it, and the loop gets its team. Read from an argument (which a
+// write through another argument might reach) or from an allocation the
+// loop writes, it does not.
+// CHECK-LABEL: func.func @read_only_scalar(
+// CHECK: omp.parallel {
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: memref.load
+// CHECK: omp.wsloop
+// CHECK: omp.terminator
+// CHECK-NOT: omp.
+// CHECK: return
+func.func @read_only_scalar(%buf: memref<8xf32>, %counts: memref<?xindex>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %table = memref.alloc(%n) : memref<?xindex>
+  scf.for %a = %c0 to %n step %c1 {
+    %rows = memref.load %table[%a] : memref<?xindex>
+    scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+      memref.store %zero, %buf[%i] : memref<8xf32>
+      scf.reduce
+    }
+  }
+  scf.for %a = %c0 to %n step %c1 {
+    %rows = memref.load %counts[%a] : memref<?xindex>
+    scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+      memref.store %zero, %buf[%i] : memref<8xf32>
+      scf.reduce
+    }
+  }
+  scf.for %a = %c0 to %n step %c1 {
+    %rows = memref.load %table[%a] : memref<?xindex>
+    scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+      memref.store %c1, %table[%i] : memref<?xindex>
+      scf.reduce
+    }
+  }
+  memref.dealloc %table : memref<?xindex>
+  return
+}
+
+// -----
+
 // Left as they are: a load outside the parallel loops (every thread would
 // read while another's worksharing loop writes), a store, a call, a loop
 // with results, a parallel loop with a reduction, and a loop without

@@ -89,7 +89,6 @@ func.func @stack(%table: tensor<11x7xf32>, %tokens: tensor<?x?xi64>, %h0: tensor
 // CHECK: recur.rnn %{{.*}} init(%{{.*}}) lengths(%{{.*}}) sorted :
 // CHECK-NOT: linalg.generic
 // REMARK: remark: [Missed] every step runs all rows, masked | Category:recur-sort-by-length | Reason="the cell's batch is static"
-// REMARK-NOT: remark
 func.func @left_alone(%x: tensor<5x3x7xf32>, %h0: tensor<3x7xf32>, %lengths: tensor<3xi64>,
                       %xd: tensor<?x?x7xf32>, %hd: tensor<?x7xf32>, %ld: tensor<?xi64>)
     -> (tensor<5x3x7xf32>, tensor<?x?x7xf32>, tensor<?x?x7xf32>) {
@@ -190,5 +189,61 @@ func.func @bidirectional(%x: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>, %h1: tenso
     recur.yield %s, %s : tensor<?x14xf32>, tensor<?x14xf32>
   }
   %logits = recur.linear %y, %w : (tensor<?x?x14xf32>, tensor<11x14xf32>) -> tensor<?x?x11xf32>
+  return %logits : tensor<?x?x11xf32>
+}
+
+// -----
+
+// Lengths of a narrower type are ranked and counted in i64 (the sorted
+// recurrence takes them so), and a capture with a row per batch row (a
+// dynamic leading dimension) keeps the recurrence masked, with a remark.
+// CHECK-LABEL: func.func @narrow_lengths_and_row_captures
+// CHECK: %[[WIDE:.*]] = arith.extsi %{{.*}} : tensor<?xi32> to tensor<?xi64>
+// CHECK: recur.rnn {{.*}} lengths(%{{.*}}) sorted : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?xi64>)
+// CHECK: recur.rnn {{.*}} captures(%{{.*}}) lengths(%{{.*}}) :
+// REMARK: remark: [Missed] every step runs all rows, masked | Category:recur-sort-by-length | Reason="a capture has a dynamic leading dimension (a value per row, which the order would have to follow)"
+func.func @narrow_lengths_and_row_captures(%x: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>,
+    %lengths: tensor<?xi32>, %context: tensor<?x7xf32>) -> (tensor<?x?x7xf32>, tensor<?x?x7xf32>) {
+  %y, %h = recur.rnn %x init(%h0) lengths(%lengths)
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?xi32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+    %s = arith.addf %xt, %hp : tensor<?x7xf32>
+    recur.yield %s, %s : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  %y2, %h2 = recur.rnn %x init(%h0) captures(%context) lengths(%lengths)
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?x7xf32>, tensor<?xi32>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>, %c: tensor<?x7xf32>):
+    %s = arith.addf %xt, %c : tensor<?x7xf32>
+    recur.yield %s, %s : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  return %y, %y2 : tensor<?x?x7xf32>, tensor<?x?x7xf32>
+}
+
+// -----
+
+// The output layer takes the order of the recurrence it reads, not that of
+// another one with the same lengths in a nested region.
+// CHECK-LABEL: func.func @order_of_the_reader
+// CHECK: %[[RANK:.*]] = linalg.generic {{.*}} ins(%[[L:.*]], %[[L]] :
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: linalg.generic {{.*}} ins(%[[RANK]] : tensor<?xi64>)
+func.func @order_of_the_reader(%x: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>, %lengths: tensor<?xi64>,
+                               %w: tensor<11x7xf32>, %c: i1) -> tensor<?x?x11xf32> {
+  %y, %h = recur.rnn %x init(%h0) lengths(%lengths)
+      : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+  ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+    %s = arith.addf %xt, %hp : tensor<?x7xf32>
+    recur.yield %s, %s : tensor<?x7xf32>, tensor<?x7xf32>
+  }
+  scf.if %c {
+    %y2, %h2 = recur.rnn %x init(%h0) lengths(%lengths)
+        : (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?xi64>) -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
+    ^bb0(%xt: tensor<?x7xf32>, %hp: tensor<?x7xf32>):
+      %s = arith.mulf %xt, %hp : tensor<?x7xf32>
+      recur.yield %s, %s : tensor<?x7xf32>, tensor<?x7xf32>
+    }
+  }
+  %logits = recur.linear %y, %w : (tensor<?x?x7xf32>, tensor<11x7xf32>) -> tensor<?x?x11xf32>
   return %logits : tensor<?x?x11xf32>
 }
