@@ -10,6 +10,7 @@
 #include "recur/IR/CellMath.h"
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
+#include "recur/Utils/TensorCasts.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -129,13 +130,6 @@ SmallVector<Value> pointwise(
         linalg::YieldOp::create(b, loc, body(b, loc, args.drop_back(outputs)));
       });
   return generic.getResults();
-}
-
-/// `value` as `type` (a cast where they differ).
-Value castTo(RewriterBase &rewriter, Location loc, Value value, Type type) {
-  return value.getType() == type
-             ? value
-             : tensor::CastOp::create(rewriter, loc, type, value).getResult();
 }
 
 /// Replaces the named cell `op` by a recur.rnn whose cell computes

@@ -26,6 +26,7 @@
 #include "recur/Utils/GatherRows.h"
 #include "recur/Utils/Remarks.h"
 #include "recur/Utils/SequenceLengths.h"
+#include "recur/Utils/TensorCasts.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -267,12 +268,6 @@ Value projectActiveRows(RewriterBase &rewriter, LinearOp projection,
                 b, loc, step, carried[0], offsets, stepSizes, strides)});
       });
   return loop.getResult(0);
-}
-
-Value castTo(OpBuilder &b, Location loc, Value value, Type type) {
-  return value.getType() == type
-             ? value
-             : tensor::CastOp::create(b, loc, type, value).getResult();
 }
 
 struct SortByLengthPass

@@ -67,28 +67,14 @@ Value activeRowsProduct(PatternRewriter &rewriter, LinearOp op, Value lengths) {
         Value rows = activeRows(b, loc, counts, t, sizes[1]);
         Value x = leadingRows(b, loc, op.getInput(), rows, t);
         Value target = leadingRows(b, loc, carried[0], rows, t);
-        Value init;
-        if (Value bias = op.getBias()) {
-          MLIRContext *context = b.getContext();
-          init = linalg::GenericOp::create(
-                     b, loc, TypeRange{target.getType()}, ValueRange{bias},
-                     ValueRange{target},
-                     ArrayRef<AffineMap>{
-                         AffineMap::get(2, 0, getAffineDimExpr(1, context),
-                                        context),
-                         AffineMap::getMultiDimIdentityMap(2, context)},
-                     SmallVector<IteratorType>(2, IteratorType::parallel),
-                     [](OpBuilder &nested, Location loc, ValueRange args) {
-                       linalg::YieldOp::create(nested, loc, args[0]);
-                     })
-                     .getResult(0);
-        } else {
-          init = linalg::FillOp::create(b, loc,
-                                        ValueRange{emit.constantFloat(
-                                            resultType.getElementType(), 0.0)},
-                                        ValueRange{target})
-                     .getResult(0);
-        }
+        Value init =
+            op.getBias()
+                ? emit.broadcastLastInto(op.getBias(), target)
+                : linalg::FillOp::create(b, loc,
+                                         ValueRange{emit.constantFloat(
+                                             resultType.getElementType(), 0.0)},
+                                         ValueRange{target})
+                      .getResult(0);
         Value rowsProduct = emit.accumulateMatmulTransposed(
             emit.productInput(x, op.getWeight()), op.getWeight(), init);
         scf::YieldOp::create(b, loc,

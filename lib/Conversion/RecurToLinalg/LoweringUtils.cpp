@@ -7,6 +7,8 @@
 
 #include "LoweringUtils.h"
 
+#include "recur/Utils/TensorCasts.h"
+
 using namespace mlir;
 using namespace mlir::recur;
 using namespace mlir::recur::to_linalg;
@@ -39,14 +41,18 @@ Value Emitter::filled(ArrayRef<OpFoldResult> sizes, Type elementType,
 }
 
 Value Emitter::broadcastLast(Value vector, ArrayRef<OpFoldResult> sizes) {
-  Type elementType = cast<RankedTensorType>(vector.getType()).getElementType();
-  unsigned rank = sizes.size();
+  return broadcastLastInto(
+      vector,
+      empty(sizes, cast<RankedTensorType>(vector.getType()).getElementType()));
+}
+
+Value Emitter::broadcastLastInto(Value vector, Value target) {
+  unsigned rank = cast<RankedTensorType>(target.getType()).getRank();
   MLIRContext *context = b.getContext();
   AffineMap last = AffineMap::get(rank, 0, b.getAffineDimExpr(rank - 1));
-  Value init = empty(sizes, elementType);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{vector},
-             ValueRange{init},
+             b, loc, TypeRange{target.getType()}, ValueRange{vector},
+             ValueRange{target},
              ArrayRef<AffineMap>{
                  last, AffineMap::getMultiDimIdentityMap(rank, context)},
              SmallVector<IteratorType>(rank, IteratorType::parallel),
@@ -344,75 +350,65 @@ void replaceWithCasts(PatternRewriter &rewriter, Operation *op,
   rewriter.replaceOp(op, results);
 }
 
+/// Rows [start, start + rows) of a [B, width] tensor, or of row `t` of a
+/// [T, B, width] one, as a slice's offsets, sizes and strides.
+struct RowRange {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+
+static RowRange rowRange(OpBuilder &b, int64_t width, OpFoldResult start,
+                         OpFoldResult rows, Value t) {
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  RowRange range{{start, zero}, {rows, b.getIndexAttr(width)}, {one, one}};
+  if (t) {
+    range.offsets.insert(range.offsets.begin(), t);
+    range.sizes.insert(range.sizes.begin(), one);
+    range.strides.push_back(one);
+  }
+  return range;
+}
+
+/// The [?, width] type of rows of `of` ([B, width] or [T, B, width]).
+static RankedTensorType rowsType(Value of) {
+  auto type = cast<RankedTensorType>(of.getType());
+  return RankedTensorType::get({ShapedType::kDynamic, type.getShape().back()},
+                               type.getElementType());
+}
+
 Value leadingRows(OpBuilder &b, Location loc, Value value, Value rows,
                   Value t) {
-  auto type = cast<RankedTensorType>(value.getType());
-  int64_t width = type.getShape().back();
-  auto sliceType = RankedTensorType::get({ShapedType::kDynamic, width},
-                                         type.getElementType());
-  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-  SmallVector<OpFoldResult> offsets = {zero, zero},
-                            sizes = {rows, b.getIndexAttr(width)},
-                            strides = {one, one};
-  if (t) {
-    offsets.insert(offsets.begin(), t);
-    sizes.insert(sizes.begin(), one);
-    strides.push_back(one);
-  }
-  return tensor::ExtractSliceOp::create(b, loc, sliceType, value, offsets,
-                                        sizes, strides);
+  RankedTensorType type = rowsType(value);
+  RowRange range = rowRange(b, type.getDimSize(1), b.getIndexAttr(0), rows, t);
+  return tensor::ExtractSliceOp::create(b, loc, type, value, range.offsets,
+                                        range.sizes, range.strides);
 }
 
 Value insertRows(OpBuilder &b, Location loc, Value value, Value dest,
                  OpFoldResult start, Value rows, Value t) {
-  int64_t width = cast<RankedTensorType>(dest.getType()).getShape().back();
-  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-  SmallVector<OpFoldResult> offsets = {start, zero},
-                            sizes = {rows, b.getIndexAttr(width)},
-                            strides = {one, one};
-  if (t) {
-    offsets.insert(offsets.begin(), t);
-    sizes.insert(sizes.begin(), one);
-    strides.push_back(one);
-  }
-  if (value.getType() !=
-      RankedTensorType::get(
-          {ShapedType::kDynamic, width},
-          cast<RankedTensorType>(dest.getType()).getElementType()))
-    value = tensor::CastOp::create(
-        b, loc,
-        RankedTensorType::get(
-            {ShapedType::kDynamic, width},
-            cast<RankedTensorType>(dest.getType()).getElementType()),
-        value);
-  return tensor::InsertSliceOp::create(b, loc, value, dest, offsets, sizes,
-                                       strides);
+  RankedTensorType type = rowsType(dest);
+  RowRange range = rowRange(b, type.getDimSize(1), start, rows, t);
+  return tensor::InsertSliceOp::create(b, loc, castTo(b, loc, value, type),
+                                       dest, range.offsets, range.sizes,
+                                       range.strides);
 }
 
 Value insertActiveStep(OpBuilder &b, Location loc, Value value, Value y,
                        Value t, Value rows, OpFoldResult batch) {
-  auto type = cast<RankedTensorType>(y.getType());
-  int64_t width = type.getDimSize(2);
-  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-  y = insertRows(b, loc, value, y, zero, rows, t);
+  y = insertRows(b, loc, value, y, b.getIndexAttr(0), rows, t);
+  // The finished rows' y_t: zeros, written in place.
   Value finished = arith::SubIOp::create(
       b, loc, getValueOrCreateConstantIndexOp(b, loc, batch), rows);
-  SmallVector<OpFoldResult> offsets = {t, rows, zero},
-                            sizes = {one, finished, b.getIndexAttr(width)},
-                            strides = {one, one, one};
-  Value padding = tensor::ExtractSliceOp::create(
-      b, loc,
-      RankedTensorType::get({ShapedType::kDynamic, width},
-                            type.getElementType()),
-      y, offsets, sizes, strides);
+  RankedTensorType type = rowsType(y);
+  RowRange range = rowRange(b, type.getDimSize(1), rows, finished, t);
+  Value padding = tensor::ExtractSliceOp::create(b, loc, type, y, range.offsets,
+                                                 range.sizes, range.strides);
   padding =
       linalg::FillOp::create(b, loc,
                              ValueRange{arith::ConstantOp::create(
                                  b, loc, b.getZeroAttr(type.getElementType()))},
                              ValueRange{padding})
           .getResult(0);
-  return tensor::InsertSliceOp::create(b, loc, padding, y, offsets, sizes,
-                                       strides);
+  return insertRows(b, loc, padding, y, rows, finished, t);
 }
 
 Value timeSlice(OpBuilder &b, Location loc, Value sequence, Value t,

@@ -42,6 +42,8 @@ public:
 
   /// A tensor of `sizes` whose last dimension is `vector` (rank 1), repeated.
   Value broadcastLast(Value vector, ArrayRef<OpFoldResult> sizes);
+  /// The same, written into `target` (whose last dimension is `vector`'s).
+  Value broadcastLastInto(Value vector, Value target);
 
   /// `x` as the input of a product with `w`: rounded to bf16 (to nearest
   /// even) where `w` is packed in pairs of k for bf16 products, else `x`.
