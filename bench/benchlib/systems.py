@@ -101,6 +101,13 @@ SYSTEMS = [
            "PyTorch nn.LSTM (nn.GRU) on the padded batch, every row for T steps",
            script="torch_lstm.py", variant="nn-padded", env=TORCH_CPU_ENV, cells=NN_CELLS,
            batches=("packed",)),
+    # A training step as PyTorch users drive one, the model compiled:
+    # recur.compile(lm, train=True) under torch.autograd.
+    System("recur-cpu-autograd", "cpu", "python",
+           "Recur from PyTorch: the LM compiled for training (recur.compile(train=True)) "
+           "under torch.autograd; F.cross_entropy, clip_grad_norm_, torch.optim.SGD in PyTorch",
+           script="torch_lstm.py", variant="recur-autograd", env=TORCH_CPU_ENV,
+           precisions=("fp32",), modes=("train",)),
     System("torch-eager-cell", "cpu", "python", "PyTorch eager fine-grained LSTM cell loop",
            script="torch_lstm.py", variant="eager-cell", env=TORCH_CPU_ENV, modes=BOTH_MODES,
            cells=LOOP_CELLS),

@@ -201,6 +201,30 @@ def set_precision(precision):
     torch.backends.cudnn.allow_tf32 = allow
 
 
+def recur_autograd_lm(spec, module, result):
+    """The LM compiled by Recur for training (recur.compile(module,
+    train=True), from the bench's build: spec["bin"]): its forward and
+    backward run compiled under torch.autograd; the loss, the clipping and
+    the optimizer stay PyTorch's."""
+    bin_dir = os.path.abspath(spec["bin"])
+    os.environ.setdefault("RECUR_BIN", bin_dir)
+    os.environ.setdefault("RECUR_RUNTIME_LIBRARY",
+                          os.path.join(os.path.dirname(bin_dir), "lib", "librecur-runtime.so"))
+    os.environ.setdefault("RECUR_CACHE_DIR", os.path.join(os.path.dirname(spec["outputs"]),
+                                                          "recur-cache"))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.join(root, "python"))
+    import recur
+    start = time.perf_counter()
+    trainable = recur.compile(module, train=True, threads=spec["threads"])
+    result["compile_s"] = time.perf_counter() - start
+    result["notes"].append("the LM's compiled forward (which keeps each layer's output) and "
+                           "compiled backward (recur-differentiate's vector-Jacobian product) "
+                           "as one torch.autograd.Function; F.cross_entropy, clip_grad_norm_ "
+                           "and torch.optim.SGD are PyTorch's")
+    return trainable
+
+
 def train(spec, variant, weights, tokens, targets, result):
     """SGD steps of the LM as PyTorch users train it (word_language_model):
     forward, mean cross-entropy, backward, clip_grad_norm_, optimizer.step().
@@ -208,12 +232,14 @@ def train(spec, variant, weights, tokens, targets, result):
     the steps after it are timed."""
     workload, device = spec["workload"], spec["device"]
     m = workload["model"]
-    if variant == "nn-lstm":
+    if variant in ("nn-lstm", "recur-autograd"):
         module = LanguageModel(m["vocab"], m["embed"], m["hidden"], m["layers"])
         module = module.to(device, torch.float32).train()
         module.load_state_dict(weights, strict=True)
         parameters = dict(module.named_parameters())
         forward = module
+        if variant == "recur-autograd":
+            forward = recur_autograd_lm(spec, module, result)
     else:
         parameters = {name: value.clone().requires_grad_(True)
                       for name, value in weights.items()}

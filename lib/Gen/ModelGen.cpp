@@ -82,14 +82,39 @@ static std::string validateCell(const SequenceConfig &config) {
   return "";
 }
 
+/// What recur-differentiate's vector-Jacobian product covers so far.
+static std::string validateVjp(const SequenceConfig &config) {
+  if (!config.vjp)
+    return "";
+  if (config.cell != CellKind::lstm)
+    return "--vjp: only LSTM layers have gradients so far";
+  if (config.dtype != "f32")
+    return "--vjp needs --dtype f32: gradients are compiled in f32 only";
+  for (auto [set, flag] : {std::pair{config.lengths, "--lengths"},
+                           std::pair{config.bidirectional, "--bidirectional"},
+                           std::pair{config.projSize > 0, "--proj-size"},
+                           std::pair{config.batchFirst, "--batch-first"}})
+    if (set)
+      return std::string("--vjp with ") + flag +
+             ": not differentiated yet (recur.compile(train=True) runs each "
+             "direction as its own layer and transposes batch-first input "
+             "itself)";
+  return "";
+}
+
 std::string mlir::recur::validate(const LstmLmConfig &config) {
   for (const std::string &error :
        {checkSize("vocab", config.vocab), checkSize("embed", config.embed),
         checkSize("hidden", config.hidden), checkSize("layers", config.layers),
         validateSequence(config), validateProjection(config, config.hidden),
-        validateTraining(config), validateCell(config)})
+        validateTraining(config), validateCell(config), validateVjp(config)})
     if (!error.empty())
       return error;
+  if (config.vjp && config.train)
+    return "--vjp with --train: a training step derives its own backward";
+  if (config.vjp && config.logSoftmax)
+    return "--vjp with --log-softmax: log_softmax has no gradient rule yet; "
+           "take the logits and the loss in PyTorch";
   return "";
 }
 
@@ -97,7 +122,8 @@ std::string mlir::recur::validate(const LstmStackConfig &config) {
   for (const std::string &error :
        {checkSize("input", config.input), checkSize("hidden", config.hidden),
         checkSize("layers", config.layers), validateSequence(config),
-        validateProjection(config, config.hidden), validateCell(config)})
+        validateProjection(config, config.hidden), validateCell(config),
+        validateVjp(config)})
     if (!error.empty())
       return error;
   return "";
@@ -142,6 +168,8 @@ public:
   struct Output {
     std::string name;
     Value value;
+    /// An activation kept for a backward (`recur.kept`).
+    bool kept = false;
   };
 
   /// Build the module; `body` gets the arguments in the order they were added
@@ -167,8 +195,14 @@ public:
     for (auto [index, output] : llvm::enumerate(outputs))
       function.setResultAttr(index, RecurDialect::kOutputAttrName,
                              builder.getStringAttr(output.name));
+    for (auto [index, output] : llvm::enumerate(outputs))
+      if (output.kept)
+        function.setResultAttr(index, RecurDialect::kKeptAttrName,
+                               builder.getUnitAttr());
     if (trainAttr)
       function->setAttr(RecurDialect::kTrainAttrName, trainAttr);
+    if (config.vjp)
+      function->setAttr(RecurDialect::kVjpAttrName, builder.getUnitAttr());
     return module;
   }
 
@@ -292,12 +326,15 @@ static void addStateInputs(ModelBuilder &model, const SequenceConfig &config,
 /// and direction's weights in state_dict order and `state` (empty, or two
 /// per layer and direction) their h0 and c0, `lengths` (or null) each row's
 /// length. Returns the last layer's output
-/// sequence, then (with a state) each h_n and c_n as model outputs.
+/// sequence, then (with a state) each h_n and c_n as model outputs, then
+/// (config.keepActivations) each layer's output sequence, kept, the last
+/// layer's only with `keepLast` (a stack's is its output already).
 static SmallVector<ModelBuilder::Output>
 buildLstmLayers(OpBuilder &builder, Location loc, const SequenceConfig &config,
                 int64_t layers, Value x, ValueRange weights, ValueRange state,
-                Value lengths, StringRef outputName) {
+                Value lengths, StringRef outputName, bool keepLast) {
   SmallVector<ModelBuilder::Output> outputs = {{outputName.str(), Value()}};
+  SmallVector<ModelBuilder::Output> kept;
   size_t perDirection = (config.bias ? 4 : 2) + (config.projSize ? 1 : 0);
   int64_t states = statesOf(config.cell);
   SmallVector<StringRef, 2> directions = directionSuffixes(config);
@@ -344,8 +381,12 @@ buildLstmLayers(OpBuilder &builder, Location loc, const SequenceConfig &config,
     x = ys.size() == 1
             ? ys.front()
             : tensor::ConcatOp::create(builder, loc, /*dim=*/2, ys).getResult();
+    if ((config.keepActivations || config.vjp) &&
+        (keepLast || layer + 1 < layers))
+      kept.push_back({"y_l" + std::to_string(layer), x, /*kept=*/true});
   }
   outputs.front().value = x;
+  outputs.append(kept.begin(), kept.end());
   return outputs;
 }
 
@@ -409,7 +450,7 @@ OwningOpRef<ModuleOp> mlir::recur::buildLstmLm(MLIRContext &context,
     Value x = EmbeddingOp::create(builder, loc, table, tokens);
     SmallVector<ModelBuilder::Output> outputs =
         buildLstmLayers(builder, loc, config, config.layers, x, lstmWeights,
-                        state, lengths, "logits");
+                        state, lengths, "logits", /*keepLast=*/true);
     // Transposed before the projection, where rows are narrowest.
     Value y = outputs.front().value;
     if (config.batchFirst)
@@ -439,24 +480,27 @@ mlir::recur::buildLstmStack(MLIRContext &context,
   addRecurrentWeights(model, config, "", config.input, config.hidden,
                       config.layers);
 
-  return model.build(cellName(config.cell), [&](OpBuilder &builder,
-                                                ValueRange args) {
-    Location loc = builder.getUnknownLoc();
-    int64_t directions = directionSuffixes(config).size();
-    Value lengths = config.lengths ? args[1] : Value();
-    int64_t first = config.lengths ? 2 : 1;
-    ValueRange state = args.slice(
-        first,
-        config.state ? statesOf(config.cell) * directions * config.layers : 0);
-    Value x = args[0];
-    if (config.batchFirst)
-      x = swapTimeAndBatch(builder, loc, x);
-    SmallVector<ModelBuilder::Output> outputs = buildLstmLayers(
-        builder, loc, config, config.layers, x,
-        args.drop_front(first + state.size()), state, lengths, "output");
-    if (config.batchFirst)
-      outputs.front().value =
-          swapTimeAndBatch(builder, loc, outputs.front().value);
-    return outputs;
-  });
+  OwningOpRef<ModuleOp> module = model.build(
+      cellName(config.cell), [&](OpBuilder &builder, ValueRange args) {
+        Location loc = builder.getUnknownLoc();
+        int64_t directions = directionSuffixes(config).size();
+        Value lengths = config.lengths ? args[1] : Value();
+        int64_t first = config.lengths ? 2 : 1;
+        ValueRange state =
+            args.slice(first, config.state ? statesOf(config.cell) *
+                                                 directions * config.layers
+                                           : 0);
+        Value x = args[0];
+        if (config.batchFirst)
+          x = swapTimeAndBatch(builder, loc, x);
+        SmallVector<ModelBuilder::Output> outputs = buildLstmLayers(
+            builder, loc, config, config.layers, x,
+            args.drop_front(first + state.size()), state, lengths, "output",
+            /*keepLast=*/false);
+        if (config.batchFirst)
+          outputs.front().value =
+              swapTimeAndBatch(builder, loc, outputs.front().value);
+        return outputs;
+      });
+  return module;
 }

@@ -52,6 +52,15 @@ FailureOr<TargetConfig> mlir::recur::compileModel(ModuleOp module,
       return failure();
   }
 
+  // A vector-Jacobian product is described with its own signature (the
+  // gradients it takes and returns), so it is derived first.
+  if (entry->hasAttr(RecurDialect::kVjpAttrName)) {
+    PassManager differentiate(module.getContext());
+    differentiate.addNestedPass<func::FuncOp>(createDifferentiate());
+    if (failed(differentiate.run(module)))
+      return failure();
+  }
+
   // The model as written is described (its reference program included);
   // what fusion adds (tensors derived from weights, their prologue) is
   // described from the fused entry.

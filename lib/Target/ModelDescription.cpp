@@ -200,7 +200,8 @@ static bool isRecurrenceOperand(OpOperand &use,
                                 std::initializer_list<StringRef> names) {
   Operation *owner = use.getOwner();
   auto named = dyn_cast<NamedOperands>(owner);
-  if (!named || !isa<LSTMOp, GRUOp, RNNTanhOp, RNNReluOp, RNNOp>(owner))
+  if (!named ||
+      !isa<LSTMOp, GRUOp, RNNTanhOp, RNNReluOp, RNNOp, LSTMGradOp>(owner))
     return false;
   for (auto [index, name] : llvm::enumerate(named.getOperandNames()))
     if (llvm::is_contained(names, name)) {
@@ -216,9 +217,9 @@ static bool isRecurrenceOperand(OpOperand &use,
 }
 
 /// Whether `use` is a recurrence's initial state (h0, c0, or an init of a
-/// recur.rnn).
+/// recur.rnn), or a state or its gradient in a recurrence's backward.
 static bool isInitialState(OpOperand &use) {
-  return isRecurrenceOperand(use, {"h0", "c0", "init"});
+  return isRecurrenceOperand(use, {"h0", "c0", "init", "d_h_n", "d_c_n"});
 }
 
 /// Whether `use` is a recurrence's sequence lengths.
@@ -242,10 +243,14 @@ static SmallVector<StringRef, 2> leadingSymbols(Value value) {
   Value source = value;
   while (auto cast = source.getDefiningOp<tensor::CastOp>())
     source = cast.getSource();
-  // A recurrence's results after y are its final states.
+  // A recurrence's results after y are its final states, and the last two of
+  // an LSTM's backward the initial state's gradients.
   if (Operation *recurrence = source.getDefiningOp();
       isa_and_nonnull<LSTMOp, GRUOp, RNNTanhOp, RNNReluOp, RNNOp>(recurrence) &&
       source != recurrence->getResult(0))
+    return {"B"};
+  if (auto grad = source.getDefiningOp<LSTMGradOp>();
+      grad && (source == grad.getDH0() || source == grad.getDC0()))
     return {"B"};
   // Outputs: row-wise ops keep their input's leading dimensions.
   Operation *producer = value.getDefiningOp();
@@ -414,6 +419,8 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
     if (auto transpose = dyn_cast<TransposeOp>(op))
       description["permutation"] =
           llvm::json::Array(transpose.getPermutation());
+    if (auto embeddingGrad = dyn_cast<EmbeddingGradOp>(op))
+      description["rows"] = embeddingGrad.getRows();
     description["operands"] = std::move(operands);
     defineResults(std::move(description));
   }
@@ -532,6 +539,8 @@ mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
         /*dynamicAllowed=*/true, leadingSymbols(returned.getOperand(index)));
     if (failed(description))
       return failure();
+    if (entry.getResultAttr(index, RecurDialect::kKeptAttrName))
+      description->insert({"kept", true});
     outputs.push_back(std::move(*description));
   }
   if (outputs.empty())

@@ -384,9 +384,8 @@ class _Plan:
         self.names, self.state, self.flatten = names, state, flatten
 
 
-def _plan(module: Any, state: bool, seq: Optional[int], batch: Optional[int]) -> _Plan:
-    """Recognition: what to generate for `module` (an nn.LSTM, or an LM that
-    _recognise accepts); a RecurError says what does not fit."""
+def _check_float32_module(module: Any) -> None:
+    """What recur.compile takes: a torch.nn.Module with float32 parameters."""
     import torch
     if not isinstance(module, torch.nn.Module):
         raise RecurError(f"recur.compile takes a torch.nn.Module, got {type(module).__name__}")
@@ -394,6 +393,13 @@ def _plan(module: Any, state: bool, seq: Optional[int], batch: Optional[int]) ->
     if dtypes != {torch.float32}:
         raise RecurError(f"parameters of dtype {', '.join(sorted(map(str, dtypes)))}: "
                          f"recur.compile takes float32 modules for now")
+
+
+def _plan(module: Any, state: bool, seq: Optional[int], batch: Optional[int]) -> _Plan:
+    """Recognition: what to generate for `module` (an nn.LSTM, or an LM that
+    _recognise accepts); a RecurError says what does not fit."""
+    import torch
+    _check_float32_module(module)
     if isinstance(module, _RECURRENT_LAYERS()):
         _check_recurrent(module)
         lstm = module
@@ -469,7 +475,7 @@ def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
             seq: Optional[int] = None, batch: Optional[int] = None,
             threads: Optional[int] = None, state: bool = False,
             extra_flags: Sequence[str] = (),
-            verbose: bool = False) -> Union["CompiledLM", "CompiledLSTM", "CompiledRNN"]:
+            verbose: bool = False, train: bool = False) -> Any:
     """Compiles `module` with Recur and binds its current parameters: an
     nn.LSTM (returns a CompiledLSTM, called as the module), an nn.GRU or
     nn.RNN (a CompiledRNN, called as the module), or an Embedding
@@ -487,7 +493,20 @@ def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
     not) and returns one, as torch's modules do, and an LM takes
     `lengths=` (CompiledLM): the first such call compiles the model's
     variant that takes each row's length (cached too), bound with the
-    parameters as they were at this call."""
+    parameters as they were at this call.
+
+    train=True (an nn.LSTM) returns a recur.TrainableLSTM instead: a
+    torch.nn.Module whose outputs carry a grad_fn, so that any loss's
+    backward() fills the module's own parameters' .grad, for any
+    torch.optim optimizer, and under DistributedDataParallel
+    (docs/training.md)."""
+    if train:
+        from ._train import compile_for_training
+        if state:
+            raise RecurError("recur.compile(train=True) takes the state as nn.LSTM does "
+                             "(hx); state=True is for language models")
+        return compile_for_training(module, target, fusion, threads, extra_flags, verbose,
+                                    seq, batch)
     plan = _plan(module, state, seq, batch)
     flags = [f"--target={target}"] + ([f"--fusion={fusion}"] if fusion else []) + \
         list(extra_flags)

@@ -1,7 +1,9 @@
 //===- Interpreter.cpp - run a model's program on the reference ops -------===//
 
 #include "reference/Interpreter.h"
+#include "reference/Training.h"
 
+#include <optional>
 #include <stdexcept>
 
 using namespace recur::reference;
@@ -109,6 +111,48 @@ recur::reference::interpret(const json &program,
                       env.optionalIds(in.value("lengths", json())));
         for (size_t k = 0; k < results.size(); ++k)
           env.define(out.at(k), std::move(results[k]));
+      } else if (name == "lstm_grad") {
+        // In double precision, as the training reference computes.
+        auto optional = [&](const char *operand) {
+          const FloatTensor *value =
+              env.optionalFloats(in.value(operand, json()));
+          return value ? std::optional(toDouble(*value)) : std::nullopt;
+        };
+        auto pointer = [](const std::optional<DoubleTensor> &value) {
+          return value ? &*value : nullptr;
+        };
+        DoubleTensor input = toDouble(env.floats(in.at("input")));
+        DoubleTensor wIh = toDouble(env.floats(in.at("w_ih")));
+        DoubleTensor wHh = toDouble(env.floats(in.at("w_hh")));
+        DoubleTensor y = toDouble(env.floats(in.at("y")));
+        int64_t gates = wHh.dim(0);
+        std::optional<DoubleTensor> bIh = optional("b_ih"),
+                                    bHh = optional("b_hh"),
+                                    dY = optional("d_y"), h0 = optional("h0"),
+                                    c0 = optional("c0"),
+                                    dHN = optional("d_h_n"),
+                                    dCN = optional("d_c_n");
+        LstmGradients result =
+            lstmGrad(input, wIh, wHh, bIh ? *bIh : DoubleTensor({gates}),
+                     bHh ? *bHh : DoubleTensor({gates}), y,
+                     dY ? *dY : DoubleTensor(y.shape), pointer(h0), pointer(c0),
+                     pointer(dHN), pointer(dCN));
+        DoubleTensor *values[] = {&result.dInput, &result.dWIh, &result.dWHh,
+                                  &result.dBias,  &result.dH0,  &result.dC0};
+        for (size_t k = 0; k < std::size(values); ++k)
+          env.define(out.at(k), toFloat(*values[k]));
+      } else if (name == "linear_grad") {
+        LinearGradients result =
+            linearGrad(toDouble(env.floats(in.at("d_result"))),
+                       toDouble(env.floats(in.at("input"))),
+                       toDouble(env.floats(in.at("weight"))));
+        env.define(out.at(0), toFloat(result.dInput));
+        env.define(out.at(1), toFloat(result.dWeight));
+        env.define(out.at(2), toFloat(result.dBias));
+      } else if (name == "embedding_grad") {
+        env.define(out.at(0), toFloat(embeddingGrad(
+                                  toDouble(env.floats(in.at("d_result"))),
+                                  env.ids(in.at("ids")), op.at("rows"))));
       } else if (name == "linear") {
         env.define(out.at(0), linear(env.floats(in.at("input")),
                                      env.floats(in.at("weight")),

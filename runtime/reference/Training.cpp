@@ -41,12 +41,18 @@ struct LayerTrace {
   int64_t steps, batch, inputSize, hidden;
   std::vector<double> input; // [T, B, I]
   std::vector<double> gates; // [T, B, 4H]: i, f, g, o after activation
-  std::vector<double> c, h;  // [T + 1, B, H]: the zero initial state first
+  std::vector<double> c, h;  // [T + 1, B, H]: the initial state first
 };
 
+/// The layer's steps from the initial state `h0`, `c0` ([B, H] each, zero
+/// when null). With `y` ([T, B, H]), h_t is read from it instead of computed
+/// (recur.lstm_grad recomputes the gates from the forward's y).
 LayerTrace lstmForward(std::vector<double> input, int64_t steps, int64_t batch,
                        const DoubleTensor &wIh, const DoubleTensor &wHh,
-                       const DoubleTensor &bIh, const DoubleTensor &bHh) {
+                       const DoubleTensor &bIh, const DoubleTensor &bHh,
+                       const DoubleTensor *h0 = nullptr,
+                       const DoubleTensor *c0 = nullptr,
+                       const DoubleTensor *y = nullptr) {
   int64_t hidden = wHh.dim(1), inputSize = wIh.dim(1);
   LayerTrace trace{steps,
                    batch,
@@ -56,7 +62,11 @@ LayerTrace lstmForward(std::vector<double> input, int64_t steps, int64_t batch,
                    std::vector<double>(steps * batch * 4 * hidden),
                    std::vector<double>((steps + 1) * batch * hidden),
                    std::vector<double>((steps + 1) * batch * hidden)};
-  for (int64_t t = 0; t < steps; ++t)
+  if (h0)
+    std::copy(h0->data.begin(), h0->data.end(), trace.h.begin());
+  if (c0)
+    std::copy(c0->data.begin(), c0->data.end(), trace.c.begin());
+  for (int64_t t = 0; t < steps; ++t) {
     for (int64_t b = 0; b < batch; ++b) {
       int64_t row = t * batch + b;
       lstmCellStep(wIh.data.data(), wHh.data.data(), bIh.data.data(),
@@ -66,22 +76,29 @@ LayerTrace lstmForward(std::vector<double> input, int64_t steps, int64_t batch,
                    &trace.c[(row + batch) * hidden],
                    &trace.h[(row + batch) * hidden]);
     }
+    if (y)
+      std::copy_n(&y->data[t * batch * hidden], batch * hidden,
+                  &trace.h[(t + 1) * batch * hidden]);
+  }
   return trace;
 }
 
 /// Backward through time of one layer: adds the weights' gradients and
 /// returns d loss / d input [T, B, I], given d loss / d y `dy` [T, B, H].
-std::vector<double> lstmBackward(const LayerTrace &trace,
-                                 const std::vector<double> &dy,
-                                 const DoubleTensor &wIh,
-                                 const DoubleTensor &wHh, DoubleTensor &dWIh,
-                                 DoubleTensor &dWHh, DoubleTensor &dBIh,
-                                 DoubleTensor &dBHh) {
+/// `dhNext`, `dcNext` ([B, H]) hold the gradients of the final state on
+/// entry (zero if they are empty) and those of the initial state on return.
+std::vector<double>
+lstmBackward(const LayerTrace &trace, const std::vector<double> &dy,
+             const DoubleTensor &wIh, const DoubleTensor &wHh,
+             DoubleTensor &dWIh, DoubleTensor &dWHh, DoubleTensor &dBIh,
+             DoubleTensor &dBHh, std::vector<double> &dhNext,
+             std::vector<double> &dcNext) {
   int64_t steps = trace.steps, batch = trace.batch, hidden = trace.hidden,
           inputSize = trace.inputSize;
   std::vector<double> dInput(steps * batch * inputSize);
   // d loss / d h and d c flowing back from step t + 1.
-  std::vector<double> dhNext(batch * hidden), dcNext(batch * hidden);
+  dhNext.resize(batch * hidden);
+  dcNext.resize(batch * hidden);
   std::vector<double> dGates(4 * hidden); // before activation
   for (int64_t t = steps - 1; t >= 0; --t)
     for (int64_t b = 0; b < batch; ++b) {
@@ -226,18 +243,106 @@ LossGradients lstmLmLossGradients(const DoubleTensors &weights,
   // Backward through the layers, top first; then into the embedding rows.
   for (int64_t layer = layers - 1; layer >= 0; --layer) {
     std::string suffix = "_l" + std::to_string(layer);
+    std::vector<double> dhNext, dcNext;
     dy = lstmBackward(traces[layer], dy, layerWeight("weight_ih", layer),
                       layerWeight("weight_hh", layer),
                       result.gradients.at("lstm.weight_ih" + suffix),
                       result.gradients.at("lstm.weight_hh" + suffix),
                       result.gradients.at("lstm.bias_ih" + suffix),
-                      result.gradients.at("lstm.bias_hh" + suffix));
+                      result.gradients.at("lstm.bias_hh" + suffix), dhNext,
+                      dcNext);
   }
   DoubleTensor &dTable = result.gradients.at("embedding.weight");
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t e = 0; e < width; ++e)
       dTable.data[tokens.data[r] * width + e] += dy[r * width + e];
   return result;
+}
+
+LstmGradients lstmGrad(const DoubleTensor &input, const DoubleTensor &wIh,
+                       const DoubleTensor &wHh, const DoubleTensor &bIh,
+                       const DoubleTensor &bHh, const DoubleTensor &y,
+                       const DoubleTensor &dY, const DoubleTensor *h0,
+                       const DoubleTensor *c0, const DoubleTensor *dHN,
+                       const DoubleTensor *dCN) {
+  if (input.shape.size() != 3 || wHh.shape.size() != 2)
+    throw std::invalid_argument(
+        "lstm_grad expects input [T, B, I] and w_hh [4H, H], got " +
+        formatShape(input.shape) + " and " + formatShape(wHh.shape));
+  int64_t steps = input.dim(0), batch = input.dim(1), inputSize = input.dim(2);
+  int64_t hidden = wHh.dim(1);
+  expectShape("w_ih", wIh, {4 * hidden, inputSize});
+  expectShape("w_hh", wHh, {4 * hidden, hidden});
+  expectShape("b_ih", bIh, {4 * hidden});
+  expectShape("b_hh", bHh, {4 * hidden});
+  expectShape("y", y, {steps, batch, hidden});
+  expectShape("d_y", dY, {steps, batch, hidden});
+  std::pair<const char *, const DoubleTensor *> states[] = {
+      {"h0", h0}, {"c0", c0}, {"d_h_n", dHN}, {"d_c_n", dCN}};
+  for (auto [name, state] : states)
+    if (state)
+      expectShape(name, *state, {batch, hidden});
+  LayerTrace trace =
+      lstmForward(input.data, steps, batch, wIh, wHh, bIh, bHh, h0, c0, &y);
+  LstmGradients result{
+      DoubleTensor(input.shape),     DoubleTensor(wIh.shape),
+      DoubleTensor(wHh.shape),       DoubleTensor(bIh.shape),
+      DoubleTensor({batch, hidden}), DoubleTensor({batch, hidden})};
+  std::vector<double> dh = dHN ? dHN->data : std::vector<double>();
+  std::vector<double> dc = dCN ? dCN->data : std::vector<double>();
+  DoubleTensor dBHh(bHh.shape);
+  result.dInput.data = lstmBackward(trace, dY.data, wIh, wHh, result.dWIh,
+                                    result.dWHh, result.dBias, dBHh, dh, dc);
+  result.dH0.data = std::move(dh);
+  result.dC0.data = std::move(dc);
+  return result;
+}
+
+LinearGradients linearGrad(const DoubleTensor &dResult,
+                           const DoubleTensor &input,
+                           const DoubleTensor &weight) {
+  if (weight.shape.size() != 2 || input.shape.empty())
+    throw std::invalid_argument("linear_grad expects weight [N, K] and input "
+                                "[..., K], got " +
+                                formatShape(weight.shape) + " and " +
+                                formatShape(input.shape));
+  int64_t outputs = weight.dim(0), width = weight.dim(1);
+  std::vector<int64_t> resultShape = input.shape;
+  resultShape.back() = outputs;
+  expectShape("input", input, [&] {
+    std::vector<int64_t> shape = input.shape;
+    shape.back() = width;
+    return shape;
+  }());
+  expectShape("d_result", dResult, resultShape);
+  int64_t rows = input.numElements() / width;
+  LinearGradients result{DoubleTensor(input.shape), DoubleTensor(weight.shape),
+                         DoubleTensor({outputs})};
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t n = 0; n < outputs; ++n) {
+      double d = dResult.data[r * outputs + n];
+      result.dBias.data[n] += d;
+      for (int64_t k = 0; k < width; ++k) {
+        result.dInput.data[r * width + k] += d * weight.data[n * width + k];
+        result.dWeight.data[n * width + k] += d * input.data[r * width + k];
+      }
+    }
+  return result;
+}
+
+DoubleTensor embeddingGrad(const DoubleTensor &dResult, const IdTensor &ids,
+                           int64_t rows) {
+  std::vector<int64_t> shape = ids.shape;
+  int64_t width = dResult.shape.empty() ? 0 : dResult.shape.back();
+  shape.push_back(width);
+  expectShape("d_result", dResult, shape);
+  DoubleTensor table({rows, width});
+  for (int64_t p = 0; p < ids.numElements(); ++p) {
+    int64_t id = checkedId("ids", ids, p, rows);
+    for (int64_t e = 0; e < width; ++e)
+      table.data[id * width + e] += dResult.data[p * width + e];
+  }
+  return table;
 }
 
 double clipGradientNorm(DoubleTensors &gradients, double maxNorm) {

@@ -39,6 +39,41 @@ LossGradients lstmLmLossGradients(const DoubleTensors &weights,
                                   const IdTensor &tokens,
                                   const IdTensor &targets);
 
+/// recur.lstm_grad's results: the gradients of one LSTM layer's input,
+/// weights (one for both biases) and initial state.
+struct LstmGradients {
+  DoubleTensor dInput, dWIh, dWHh, dBias, dH0, dC0;
+};
+
+/// recur.lstm_grad: backward through time of the layer `input [T, B, I]` ->
+/// `y [T, B, H]` from the initial state `h0`, `c0` (zero when null), given
+/// `dY` and the final state's gradients `dHN`, `dCN` (zero when null). The
+/// gates are recomputed from x_t and the given y_{t-1}, as the op defines
+/// them. Throws std::invalid_argument naming a tensor of the wrong shape.
+LstmGradients lstmGrad(const DoubleTensor &input, const DoubleTensor &wIh,
+                       const DoubleTensor &wHh, const DoubleTensor &bIh,
+                       const DoubleTensor &bHh, const DoubleTensor &y,
+                       const DoubleTensor &dY, const DoubleTensor *h0,
+                       const DoubleTensor *c0, const DoubleTensor *dHN,
+                       const DoubleTensor *dCN);
+
+/// recur.linear_grad's results.
+struct LinearGradients {
+  DoubleTensor dInput, dWeight, dBias;
+};
+
+/// recur.linear_grad: given `dResult [..., N]`, the gradients of
+/// `input [..., K] · weightᵀ (+ bias)` with respect to the input, the weight
+/// `[N, K]` and the bias `[N]`.
+LinearGradients linearGrad(const DoubleTensor &dResult,
+                           const DoubleTensor &input,
+                           const DoubleTensor &weight);
+
+/// recur.embedding_grad: `dResult [d..., E]`'s rows summed into a `[rows,
+/// E]` table at their ids `[d...]` (each checked to lie in [0, rows)).
+DoubleTensor embeddingGrad(const DoubleTensor &dResult, const IdTensor &ids,
+                           int64_t rows);
+
 /// torch.nn.utils.clip_grad_norm_(parameters, maxNorm): the L2 norm of all
 /// gradients together; where it exceeds `maxNorm` (> 0), every gradient is
 /// scaled by maxNorm / (norm + 1e-6). Returns the norm before clipping.

@@ -160,6 +160,99 @@ TEST(ReferenceTraining, SgdStepsAgainstTheGradient) {
   }
 }
 
+/// One LSTM layer in double precision, written out here (independent of the
+/// reference's trace): y [T, B, H], then h_n and c_n appended.
+std::vector<DoubleTensor>
+lstmLayer(const DoubleTensor &x, const DoubleTensor &wIh,
+          const DoubleTensor &wHh, const DoubleTensor &bIh,
+          const DoubleTensor &bHh, DoubleTensor h, DoubleTensor c) {
+  int64_t steps = x.dim(0), batch = x.dim(1), size = x.dim(2),
+          hidden = wHh.dim(1);
+  DoubleTensor y({steps, batch, hidden});
+  auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  for (int64_t t = 0; t < steps; ++t) {
+    DoubleTensor next = h, nextC = c;
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t j = 0; j < hidden; ++j) {
+        double gate[4];
+        for (int64_t g = 0; g < 4; ++g) {
+          int64_t row = g * hidden + j;
+          double sum = bIh.data[row] + bHh.data[row];
+          for (int64_t k = 0; k < size; ++k)
+            sum +=
+                wIh.data[row * size + k] * x.data[(t * batch + b) * size + k];
+          for (int64_t k = 0; k < hidden; ++k)
+            sum += wHh.data[row * hidden + k] * h.data[b * hidden + k];
+          gate[g] = g == 2 ? std::tanh(sum) : sigmoid(sum);
+        }
+        double cell = gate[1] * c.data[b * hidden + j] + gate[0] * gate[2];
+        nextC.data[b * hidden + j] = cell;
+        next.data[b * hidden + j] = gate[3] * std::tanh(cell);
+        y.data[(t * batch + b) * hidden + j] = next.data[b * hidden + j];
+      }
+    h = std::move(next);
+    c = std::move(nextC);
+  }
+  return {y, h, c};
+}
+
+// recur.lstm_grad's reference, with an initial state and gradients flowing in
+// through y, h_n and c_n: L = <y, R_y> + <h_n, R_h> + <c_n, R_c> for random
+// R, whose gradient it is given d_y = R_y, d_h_n = R_h, d_c_n = R_c; every
+// element of the input, the initial state and the weights against central
+// finite differences.
+TEST(ReferenceTraining, LstmGradMatchesFiniteDifferences) {
+  std::mt19937_64 rng(7);
+  int64_t steps = 3, batch = 2, size = 3, hidden = 4;
+  std::map<std::string, DoubleTensor> values = {
+      {"input", randomTensor({steps, batch, size}, rng, 1.0)},
+      {"w_ih", randomTensor({4 * hidden, size}, rng, 0.8)},
+      {"w_hh", randomTensor({4 * hidden, hidden}, rng, 0.8)},
+      {"b_ih", randomTensor({4 * hidden}, rng, 0.5)},
+      {"b_hh", randomTensor({4 * hidden}, rng, 0.5)},
+      {"h0", randomTensor({batch, hidden}, rng, 1.0)},
+      {"c0", randomTensor({batch, hidden}, rng, 1.0)}};
+  DoubleTensor rY = randomTensor({steps, batch, hidden}, rng, 1.0),
+               rH = randomTensor({batch, hidden}, rng, 1.0),
+               rC = randomTensor({batch, hidden}, rng, 1.0);
+  auto forward = [&](const std::map<std::string, DoubleTensor> &v) {
+    return lstmLayer(v.at("input"), v.at("w_ih"), v.at("w_hh"), v.at("b_ih"),
+                     v.at("b_hh"), v.at("h0"), v.at("c0"));
+  };
+  auto loss = [&](const std::map<std::string, DoubleTensor> &v) {
+    std::vector<DoubleTensor> out = forward(v);
+    double sum = 0;
+    const DoubleTensor *weights[] = {&rY, &rH, &rC};
+    for (int k = 0; k < 3; ++k)
+      for (size_t i = 0; i < out[k].data.size(); ++i)
+        sum += out[k].data[i] * weights[k]->data[i];
+    return sum;
+  };
+  DoubleTensor y = forward(values)[0];
+  LstmGradients gradients =
+      lstmGrad(values.at("input"), values.at("w_ih"), values.at("w_hh"),
+               values.at("b_ih"), values.at("b_hh"), y, rY, &values.at("h0"),
+               &values.at("c0"), &rH, &rC);
+  std::map<std::string, const DoubleTensor *> analytic = {
+      {"input", &gradients.dInput}, {"w_ih", &gradients.dWIh},
+      {"w_hh", &gradients.dWHh},    {"b_ih", &gradients.dBias},
+      {"b_hh", &gradients.dBias},   {"h0", &gradients.dH0},
+      {"c0", &gradients.dC0}};
+  const double step = 1e-5;
+  for (auto &[name, gradient] : analytic) {
+    ASSERT_EQ(gradient->shape, values.at(name).shape) << name;
+    for (size_t i = 0; i < gradient->data.size(); ++i) {
+      auto shifted = values;
+      shifted.at(name).data[i] += step;
+      double up = loss(shifted);
+      shifted.at(name).data[i] -= 2 * step;
+      double down = loss(shifted);
+      EXPECT_NEAR(gradient->data[i], (up - down) / (2 * step), 1e-7)
+          << name << " element " << i;
+    }
+  }
+}
+
 TEST(ReferenceTraining, BadTargetsAndWeightsAreNamed) {
   std::mt19937_64 rng(3);
   DoubleTensors weights = randomLm({5, 2, 3, 1, 2, 2}, rng);

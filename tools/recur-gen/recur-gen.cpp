@@ -152,6 +152,25 @@ static cl::opt<bool>
                    "returns the mean cross entropy; recur-compile adds the "
                    "backward pass and an SGD update of the weights in place"),
           cl::sub(lstmLmCommand), cl::cat(modelCategory));
+static cl::opt<bool>
+    vjp("vjp",
+        cl::desc("Emit the layers' backward pass for a caller's autograd "
+                 "(recur.compile(..., train=True)): recur-compile builds the "
+                 "vector-Jacobian product (input, state, weights, the kept "
+                 "output, d_output, d_h_n, d_c_n) -> gradients of the input, "
+                 "state and weights (LSTM layers for now); it takes each "
+                 "layer's output sequence that --keep-activations returns"),
+        cl::sub(lstmCommand), cl::sub(gruCommand), cl::sub(rnnCommand),
+        cl::sub(lstmLmCommand), cl::sub(gruLmCommand), cl::sub(rnnLmCommand),
+        cl::cat(modelCategory));
+static cl::opt<bool> keepActivations(
+    "keep-activations",
+    cl::desc("Also return each layer's output sequence y_l<k> (marked "
+             "recur.kept), for the --vjp model's backward: the forward "
+             "half of a training pair"),
+    cl::sub(lstmCommand), cl::sub(gruCommand), cl::sub(rnnCommand),
+    cl::sub(lstmLmCommand), cl::sub(gruLmCommand), cl::sub(rnnLmCommand),
+    cl::cat(modelCategory));
 static cl::opt<double> learningRate("lr", cl::desc("SGD learning rate"),
                                     cl::sub(lstmLmCommand),
                                     cl::cat(modelCategory));
@@ -190,6 +209,8 @@ static int generate(Config config, BuildFn build) {
   config.bidirectional = bidirectional;
   config.projSize = projSize;
   config.lengths = lengths;
+  config.vjp = vjp;
+  config.keepActivations = keepActivations || vjp;
   if (std::string error = validate(config); !error.empty())
     return fail(error);
 

@@ -48,6 +48,19 @@ def Recur_Dialect : Dialect {
     /// step: its one result is the loss, and `recur-differentiate` adds the
     /// backward pass and the weights' update.
     static constexpr ::llvm::StringLiteral kTrainAttrName = "recur.train";
+    /// Function attribute (unit) of an entry whose vector-Jacobian product
+    /// is wanted: `recur-differentiate` rewrites it into the backward pass
+    /// of the function as written (recur.compile(..., train=True) builds
+    /// one per layer).
+    static constexpr ::llvm::StringLiteral kVjpAttrName = "recur.vjp";
+    /// Result attribute (unit) of an output that is an activation kept for a
+    /// backward (a layer's output sequence), not a result users read: a
+    /// `recur.vjp` function takes it back as an argument and seeds no
+    /// gradient for it.
+    static constexpr ::llvm::StringLiteral kKeptAttrName = "recur.kept";
+    /// Function attribute (unit) of a vector-Jacobian product that
+    /// `recur-differentiate` built from a `recur.vjp` function.
+    static constexpr ::llvm::StringLiteral kBackwardAttrName = "recur.backward";
     /// Attribute (a `#recur.unit_step`) of a fused LSTM step's
     /// linalg.generic, set by convert-recur-to-linalg.
     static constexpr ::llvm::StringLiteral kUnitStepAttrName = "recur.unit_step";
@@ -66,9 +79,11 @@ def Recur_Dialect : Dialect {
     /// value the result is: the compiled model writes it over the bound
     /// weight, in place.
     static constexpr ::llvm::StringLiteral kUpdateAttrName = "recur.update";
-    /// Whether `op` is in a training step (a function with `recur.train`):
-    /// its weights change at every run, so nothing may be computed from
-    /// them once per binding.
+    /// Whether `op` is in a training step (a function with `recur.train`)
+    /// or in either half of a pair a caller trains with (a `recur.vjp` or
+    /// `recur.backward` function, or one that keeps activations): its
+    /// weights change at every run, so nothing is computed from them once
+    /// per binding.
     static bool isInTrainingStep(::mlir::Operation *op);
   }];
 }

@@ -144,7 +144,14 @@ bool RecurDialect::isInTrainingStep(Operation *op) {
   auto function = isa<FunctionOpInterface>(op)
                       ? cast<FunctionOpInterface>(op)
                       : op->getParentOfType<FunctionOpInterface>();
-  return function && function->hasAttr(kTrainAttrName);
+  if (!function)
+    return false;
+  if (function->hasAttr(kTrainAttrName) || function->hasAttr(kVjpAttrName) ||
+      function->hasAttr(kBackwardAttrName))
+    return true;
+  return llvm::any_of(llvm::seq(function.getNumResults()), [&](unsigned index) {
+    return function.getResultAttr(index, kKeptAttrName);
+  });
 }
 
 /// An update result names a weight argument of its function, has its type,
@@ -360,6 +367,20 @@ LogicalResult RecurDialect::verifyOperationAttribute(Operation *op,
                << dim << " of a loop nest of " << loops;
     return success();
   }
+  if (attr.getName() == kBackwardAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << kBackwardAttrName
+                             << "' is a unit attribute of a function";
+    return success();
+  }
+  if (attr.getName() == kVjpAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op) ||
+        op->hasAttr(kTrainAttrName))
+      return op->emitError() << "'" << kVjpAttrName
+                             << "' is a unit attribute of a function that is "
+                                "not a training step";
+    return success();
+  }
   if (attr.getName() != kTrainAttrName)
     return success();
   if (!isa<SGDAttr>(attr.getValue()))
@@ -399,6 +420,15 @@ LogicalResult RecurDialect::verifyRegionResultAttribute(Operation *op, unsigned,
     return verifyExternalName(op, resultIndex, /*isResult=*/true, attr);
   if (name == kUpdateAttrName)
     return verifyUpdate(op, resultIndex, attr);
+  if (name == kKeptAttrName) {
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (!isa<UnitAttr>(attr.getValue()) || !function ||
+        !function.getResultAttr(resultIndex, kOutputAttrName))
+      return op->emitError() << "'" << kKeptAttrName
+                             << "' is a unit attribute of a result that has a '"
+                             << kOutputAttrName << "' name";
+    return success();
+  }
   return op->emitError() << "unknown result attribute '" << name
                          << "'; expected '" << kOutputAttrName << "'";
 }

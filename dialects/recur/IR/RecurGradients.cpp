@@ -61,12 +61,6 @@ LogicalResult LSTMOp::buildGradients(OpBuilder &builder,
                                      ArrayRef<bool> needed,
                                      SmallVectorImpl<Value> &gradients) {
   resetGradients(*this, gradients);
-  if (getH0() || getC0())
-    return emitOpError() << "has an initial state, which recur-differentiate "
-                            "does not support yet";
-  if (!getBIh())
-    return emitOpError() << "has no biases, which recur-differentiate does "
-                            "not support yet";
   if (getWHr())
     return emitOpError() << "projects its hidden state (w_hr), which "
                             "recur-differentiate does not support yet";
@@ -74,24 +68,31 @@ LogicalResult LSTMOp::buildGradients(OpBuilder &builder,
     return emitOpError() << "runs in reverse (a bidirectional layer's "
                             "backward direction), which recur-differentiate "
                             "does not support yet";
-  if (resultGradients[1] || resultGradients[2])
-    return emitOpError() << "is differentiated through its final state h_n "
-                            "or c_n, which recur-differentiate does not "
-                            "support yet (only through y)";
-  Value dY = resultGradients[0];
-  if (!dY)
+  if (getLengths())
+    return emitOpError() << "takes sequence lengths, which "
+                            "recur-differentiate does not support yet";
+  Value dY = resultGradients[0], dHN = resultGradients[1],
+        dCN = resultGradients[2];
+  if (!dY && !dHN && !dCN)
     return success();
   auto grad = LSTMGradOp::create(builder, getLoc(), getInput(), getWIh(),
-                                 getWHh(), getBIh(), getBHh(), getY(), dY);
-  std::pair<OpOperand &, Value> rules[] = {
-      {getInputMutable(), grad.getDInput()},
-      {getWIhMutable(), grad.getDWIh()},
-      {getWHhMutable(), grad.getDWHh()},
-      {getBIhMutable()[0], grad.getDBias()},
-      {getBHhMutable()[0], grad.getDBias()}};
+                                 getWHh(), getBIh(), getBHh(), getY(), dY,
+                                 getH0(), getC0(), dHN, dCN);
+  SmallVector<std::pair<OpOperand *, Value>> rules = {
+      {&getInputMutable(), grad.getDInput()},
+      {&getWIhMutable(), grad.getDWIh()},
+      {&getWHhMutable(), grad.getDWHh()}};
+  if (getBIh()) {
+    rules.push_back({&getBIhMutable()[0], grad.getDBias()});
+    rules.push_back({&getBHhMutable()[0], grad.getDBias()});
+  }
+  if (getH0())
+    rules.push_back({&getH0Mutable()[0], grad.getDH0()});
+  if (getC0())
+    rules.push_back({&getC0Mutable()[0], grad.getDC0()});
   for (auto &[operand, gradient] : rules)
-    if (needed[operand.getOperandNumber()])
-      gradients[operand.getOperandNumber()] = gradient;
+    if (needed[operand->getOperandNumber()])
+      gradients[operand->getOperandNumber()] = gradient;
   return success();
 }
 

@@ -536,25 +536,33 @@ def Recur_LinearGradOp : Recur_Op<"linear_grad", [Pure]> {
       "::mlir::Value":$weight)>];
 }
 
-def Recur_LSTMGradOp : Recur_Op<"lstm_grad", [Pure]> {
+def Recur_LSTMGradOp : Recur_Op<"lstm_grad", [Pure, AttrSizedOperandSegments]> {
   let summary = "backward through time of one LSTM layer";
   let description = [{
     Given `d_y [T, B, H]`, the gradient of the loss with respect to the
-    output sequence `y` of `recur.lstm %input, %w_ih, %w_hh, %b_ih, %b_hh`
-    (zero initial state), the gradients with respect to the input and the
-    weights:
+    output sequence `y` of `recur.lstm %input, %w_ih, %w_hh, %b_ih, %b_hh
+    h0(%h0) c0(%c0)`, and optionally `d_h_n`, `d_c_n [B, H]`, the gradients
+    with respect to its final state, the gradients with respect to the
+    input, the weights and the initial state:
 
     ```
-    for t = T-1 … 0:                          // dh, dc carried back, zero at T
+    dh, dc = d_h_n, d_c_n                     // zero when absent
+    for t = T-1 … 0:
       dh += d_y[t]
-      dc  = dc ⊙ f_{t+1} + dh ⊙ o_t ⊙ (1 - tanh²(c_t))
+      dc  = dc + dh ⊙ o_t ⊙ (1 - tanh²(c_t))
       dgates_t = [dc ⊙ g_t ⊙ i_t(1-i_t), dc ⊙ c_{t-1} ⊙ f_t(1-f_t),
                   dc ⊙ i_t ⊙ (1-g_t²),   dh ⊙ tanh(c_t) ⊙ o_t(1-o_t)]
-      dh  = dgates_t · w_hh
+      dh  = dgates_t · w_hh;   dc = dc ⊙ f_t
+    d_h0, d_c0 = dh, dc                          // after step 0
     d_input = dgates · w_ih                      // [T, B, I], all steps at once
     d_w_ih  = Σ_t dgates_tᵀ · x_t;   d_w_hh = Σ_t dgates_tᵀ · y_{t-1}
     d_bias  = Σ_t Σ_b dgates_t       // the gradient of b_ih and of b_hh alike
     ```
+
+    with `y_{-1} = h0` and `c_{-1} = c0`. Every optional operand is zero
+    when absent: the biases (`nn.LSTM(bias=False)`; `d_bias` is then still
+    their gradient), `d_y` (a loss on the final state only), the initial
+    state and the final state's gradients.
 
     Activations: the op takes the forward's `y` (every step's h, which the
     next layer reads anyway) and recomputes the gates from it, `[x_t, y_(t-1)]
@@ -563,28 +571,36 @@ def Recur_LSTMGradOp : Recur_Op<"lstm_grad", [Pure]> {
     5·T·B·H floats of one layer at a time.
 
     A result without uses is not computed (layer 0 of a model whose input is
-    not a weight's needs no `d_input`).
+    not a weight's needs no `d_input`; a zero initial state no `d_h0`).
 
     ```mlir
-    %dx, %dwi, %dwh, %db = recur.lstm_grad %x, %w_ih, %w_hh, %b_ih, %b_hh, %y, %d_y
+    %dx, %dwi, %dwh, %db, %dh0, %dc0 = recur.lstm_grad %x, %w_ih, %w_hh, %b_ih, %b_hh
+        y(%y) d_y(%d_y)
         : (tensor<?x?x128xf32>, tensor<1024x128xf32>, tensor<1024x256xf32>,
            tensor<1024xf32>, tensor<1024xf32>, tensor<?x?x256xf32>, tensor<?x?x256xf32>)
-        -> (tensor<?x?x128xf32>, tensor<1024x128xf32>, tensor<1024x256xf32>, tensor<1024xf32>)
+        -> (tensor<?x?x128xf32>, tensor<1024x128xf32>, tensor<1024x256xf32>, tensor<1024xf32>,
+            tensor<?x256xf32>, tensor<?x256xf32>)
     ```
   }];
   let arguments = (ins AnyTensor:$input, AnyTensor:$w_ih, AnyTensor:$w_hh,
-                       AnyTensor:$b_ih, AnyTensor:$b_hh, AnyTensor:$y,
-                       AnyTensor:$d_y);
+                       Optional<AnyTensor>:$b_ih, Optional<AnyTensor>:$b_hh,
+                       AnyTensor:$y, Optional<AnyTensor>:$d_y,
+                       Optional<AnyTensor>:$h0, Optional<AnyTensor>:$c0,
+                       Optional<AnyTensor>:$d_h_n, Optional<AnyTensor>:$d_c_n);
   let results = (outs AnyTensor:$d_input, AnyTensor:$d_w_ih, AnyTensor:$d_w_hh,
-                      AnyTensor:$d_bias);
+                      AnyTensor:$d_bias, AnyTensor:$d_h0, AnyTensor:$d_c0);
   let assemblyFormat = [{
-    $input `,` $w_ih `,` $w_hh `,` $b_ih `,` $b_hh `,` $y `,` $d_y attr-dict
+    $input `,` $w_ih `,` $w_hh (`,` $b_ih^ `,` $b_hh)? `y` `(` $y `)`
+    (`d_y` `(` $d_y^ `)`)? (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)?
+    (`d_h_n` `(` $d_h_n^ `)`)? (`d_c_n` `(` $d_c_n^ `)`)? attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$w_ih,
       "::mlir::Value":$w_hh, "::mlir::Value":$b_ih, "::mlir::Value":$b_hh,
-      "::mlir::Value":$y, "::mlir::Value":$d_y)>];
+      "::mlir::Value":$y, "::mlir::Value":$d_y,
+      CArg<"::mlir::Value", "{}">:$h0, CArg<"::mlir::Value", "{}">:$c0,
+      CArg<"::mlir::Value", "{}">:$d_h_n, CArg<"::mlir::Value", "{}">:$d_c_n)>];
 }
 
 def Recur_EmbeddingGradOp : Recur_Op<"embedding_grad", [Pure]> {

@@ -116,54 +116,80 @@ void LinearGradOp::build(OpBuilder &builder, OperationState &state,
   build(builder, state, types, dResult, input, weight);
 }
 
+/// The operand types of recur.lstm_grad, the optional ones null when absent.
+struct LSTMGradTypes {
+  Type input, wIh, wHh, bIh, bHh, y, dY, h0, c0, dHN, dCN;
+};
+
 static FailureOr<SmallVector<SymbolicShape>>
-checkLSTMGrad(ShapeChecker &checker, Type input, Type wIh, Type wHh, Type bIh,
-              Type bHh, Type y, Type dY) {
-  if (failed(
-          checkFloatOperands(checker, {{"input", input, {"T", "B", "I"}, false},
-                                       {"w_ih", wIh, {{"H", 4}, "I"}, true},
-                                       {"w_hh", wHh, {{"H", 4}, "H"}, true},
-                                       {"b_ih", bIh, {{"H", 4}}, true},
-                                       {"b_hh", bHh, {{"H", 4}}, true},
-                                       {"y", y, {"T", "B", "H"}, false},
-                                       {"d_y", dY, {"T", "B", "H"}, false}})))
+checkLSTMGrad(ShapeChecker &checker, const LSTMGradTypes &types) {
+  SmallVector<ExpectedOperand> operands = {
+      {"input", types.input, {"T", "B", "I"}, false},
+      {"w_ih", types.wIh, {{"H", 4}, "I"}, true},
+      {"w_hh", types.wHh, {{"H", 4}, "H"}, true}};
+  if (types.bIh)
+    operands.push_back({"b_ih", types.bIh, {{"H", 4}}, true});
+  if (types.bHh)
+    operands.push_back({"b_hh", types.bHh, {{"H", 4}}, true});
+  operands.push_back({"y", types.y, {"T", "B", "H"}, false});
+  if (types.dY)
+    operands.push_back({"d_y", types.dY, {"T", "B", "H"}, false});
+  std::pair<StringRef, Type> states[] = {{"h0", types.h0},
+                                         {"c0", types.c0},
+                                         {"d_h_n", types.dHN},
+                                         {"d_c_n", types.dCN}};
+  for (auto [name, type] : states)
+    if (type)
+      operands.push_back({name, type, {"B", "H"}, false});
+  if (failed(checkFloatOperands(checker, operands)))
     return failure();
-  return SmallVector<SymbolicShape>{
-      {"T", "B", "I"}, {{"H", 4}, "I"}, {{"H", 4}, "H"}, {{"H", 4}}};
+  return SmallVector<SymbolicShape>{{"T", "B", "I"}, {{"H", 4}, "I"},
+                                    {{"H", 4}, "H"}, {{"H", 4}},
+                                    {"B", "H"},      {"B", "H"}};
+}
+
+static LSTMGradTypes typesOf(Value input, Value wIh, Value wHh, Value bIh,
+                             Value bHh, Value y, Value dY, Value h0, Value c0,
+                             Value dHN, Value dCN) {
+  return {input.getType(), wIh.getType(),   wHh.getType(),  typeOrNull(bIh),
+          typeOrNull(bHh), y.getType(),     typeOrNull(dY), typeOrNull(h0),
+          typeOrNull(c0),  typeOrNull(dHN), typeOrNull(dCN)};
 }
 
 LogicalResult LSTMGradOp::verify() {
+  if (bool(getBIh()) != bool(getBHh()))
+    return emitOpError("takes both biases b_ih and b_hh or neither");
   ShapeChecker checker = verifyingChecker(*this);
-  auto shapes =
-      checkLSTMGrad(checker, getInput().getType(), getWIh().getType(),
-                    getWHh().getType(), getBIh().getType(), getBHh().getType(),
-                    getY().getType(), getDY().getType());
+  auto shapes = checkLSTMGrad(
+      checker, typesOf(getInput(), getWIh(), getWHh(), getBIh(), getBHh(),
+                       getY(), getDY(), getH0(), getC0(), getDHN(), getDCN()));
   if (failed(shapes) ||
-      failed(verifyResults(*this, checker,
-                           {"d_input", "d_w_ih", "d_w_hh", "d_bias"}, *shapes)))
+      failed(verifyResults(
+          *this, checker,
+          {"d_input", "d_w_ih", "d_w_hh", "d_bias", "d_h0", "d_c0"}, *shapes)))
     return failure();
   return verifyUnitCounts(*this,
                           cast<ShapedType>(getWHh().getType()).getDimSize(1));
 }
 
 SmallVector<Type> LSTMGradOp::inferResultTypes() {
-  return inferredTypes(getContext(), 4, [&](ShapeChecker &checker) {
-    return checkLSTMGrad(checker, getInput().getType(), getWIh().getType(),
-                         getWHh().getType(), getBIh().getType(),
-                         getBHh().getType(), getY().getType(),
-                         getDY().getType());
+  return inferredTypes(getContext(), 6, [&](ShapeChecker &checker) {
+    return checkLSTMGrad(checker,
+                         typesOf(getInput(), getWIh(), getWHh(), getBIh(),
+                                 getBHh(), getY(), getDY(), getH0(), getC0(),
+                                 getDHN(), getDCN()));
   });
 }
 
 void LSTMGradOp::build(OpBuilder &builder, OperationState &state, Value input,
                        Value wIh, Value wHh, Value bIh, Value bHh, Value y,
-                       Value dY) {
-  auto types = inferredTypes(builder.getContext(), 4, [&](ShapeChecker &c) {
-    return checkLSTMGrad(c, input.getType(), wIh.getType(), wHh.getType(),
-                         bIh.getType(), bHh.getType(), y.getType(),
-                         dY.getType());
+                       Value dY, Value h0, Value c0, Value dHN, Value dCN) {
+  auto types = inferredTypes(builder.getContext(), 6, [&](ShapeChecker &c) {
+    return checkLSTMGrad(
+        c, typesOf(input, wIh, wHh, bIh, bHh, y, dY, h0, c0, dHN, dCN));
   });
-  build(builder, state, types, input, wIh, wHh, bIh, bHh, y, dY);
+  build(builder, state, types, input, wIh, wHh, bIh, bHh, y, dY, h0, c0, dHN,
+        dCN);
 }
 
 static FailureOr<SmallVector<SymbolicShape>>

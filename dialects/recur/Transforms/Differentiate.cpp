@@ -11,7 +11,9 @@
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_DIFFERENTIATE
@@ -63,10 +65,201 @@ DenseSet<Value> activeValues(Block &body, ArrayRef<Weight> weights) {
   return active;
 }
 
+/// Reverse-mode sweep over `body`'s ops: from the seeds in `gradients`
+/// (result values to their gradients), each op on the path from an `active`
+/// value builds its operands' gradients with its Differentiable rule, at
+/// `builder`'s insertion point; gradients of a value used twice are summed.
+/// On return `gradients` holds every reached value's gradient.
+/// `path` says from what to what, for the error on an op without a rule.
+LogicalResult backpropagate(Block &body, const DenseSet<Value> &active,
+                            DenseMap<Value, Value> &gradients,
+                            OpBuilder &builder, Location loc, StringRef path) {
+  auto accumulate = [&](Value value, Value gradient) {
+    Value &sum = gradients[value];
+    sum = sum ? arith::AddFOp::create(builder, loc, sum, gradient).getResult()
+              : gradient;
+  };
+  // Reverse program order visits every user of a value before the value's
+  // definition, so its gradient is complete when its op is reached.
+  SmallVector<Operation *> forward = llvm::map_to_vector(
+      body.without_terminator(), [](Operation &op) { return &op; });
+  for (Operation *op : llvm::reverse(forward)) {
+    SmallVector<Value> resultGradients = llvm::map_to_vector(
+        op->getResults(), [&](Value r) { return gradients.lookup(r); });
+    if (llvm::all_of(resultGradients, [](Value g) { return !g; }))
+      continue;
+    auto differentiable = dyn_cast<Differentiable>(op);
+    if (!differentiable)
+      return op->emitOpError()
+             << "is on the path from " << path
+             << ", and recur-differentiate has no gradient rule for it";
+    SmallVector<bool> needed = llvm::map_to_vector(
+        op->getOperands(), [&](Value v) { return active.contains(v); });
+    SmallVector<Value> operandGradients;
+    if (failed(differentiable.buildGradients(builder, resultGradients, needed,
+                                             operandGradients)))
+      return failure();
+    for (auto [operand, gradient] :
+         llvm::zip_equal(op->getOperands(), operandGradients))
+      if (gradient)
+        accumulate(operand, gradient);
+  }
+  return success();
+}
+
+/// The name of argument `index` (its recur.input or recur.weight), or "".
+StringRef argumentName(func::FuncOp function, unsigned index) {
+  for (StringRef attr :
+       {RecurDialect::kInputAttrName, RecurDialect::kWeightAttrName})
+    if (auto name = function.getArgAttrOfType<StringAttr>(index, attr))
+      return name.getValue();
+  return "";
+}
+
+/// A zero tensor shaped like `like`.
+Value zerosLike(OpBuilder &builder, Location loc, Value like) {
+  auto type = cast<RankedTensorType>(like.getType());
+  SmallVector<Value> sizes;
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (type.isDynamicDim(dim))
+      sizes.push_back(tensor::DimOp::create(builder, loc, like, dim));
+  Value empty = tensor::EmptyOp::create(builder, loc, type, sizes);
+  Value zero = arith::ConstantOp::create(
+      builder, loc, builder.getFloatAttr(type.getElementType(), 0.0));
+  return linalg::FillOp::create(builder, loc, zero, empty).getResult(0);
+}
+
+/// `recur.vjp`: rewrites `forward(args) -> results` into its vector-Jacobian
+/// product, `(args, kept results, d_results) -> d_args`. Every float result
+/// `r` but the kept activations (`recur.kept`) gets an argument `d_r` (its
+/// gradient, from any loss) and every float argument `a` a result `d_a`. The
+/// backward reads the forward's results from arguments named as the results
+/// (the caller kept them); whatever else it reads of the forward is recomputed,
+/// and forward ops it does not read are erased.
+LogicalResult vectorJacobianProduct(func::FuncOp function) {
+  if (!function.getBody().hasOneBlock())
+    return function.emitError()
+           << "a function to differentiate must have a single block";
+  Block &body = function.getBody().front();
+  SmallVector<BlockArgument> floats;
+  for (BlockArgument arg : body.getArguments()) {
+    Type element = getElementTypeOrSelf(arg.getType());
+    if (!isa<FloatType>(element))
+      continue;
+    if (!element.isF32())
+      return function.emitError()
+             << "gradients are compiled in f32 only, got a " << element
+             << " argument '" << argumentName(function, arg.getArgNumber())
+             << "'";
+    floats.push_back(arg);
+  }
+  DenseSet<Value> active;
+  for (BlockArgument arg : floats)
+    active.insert(arg);
+  for (Operation &op : body)
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return active.contains(v); }))
+      active.insert(op.result_begin(), op.result_end());
+  DenseSet<Operation *> forward;
+  for (Operation &op : body.without_terminator())
+    forward.insert(&op);
+
+  auto terminator = cast<func::ReturnOp>(body.getTerminator());
+  Location loc = function.getLoc();
+  MLIRContext *context = function.getContext();
+  auto named = [&](StringRef attr, const Twine &name) {
+    return DictionaryAttr::get(
+        context, {NamedAttribute(StringAttr::get(context, attr),
+                                 StringAttr::get(context, name))});
+  };
+  auto outputName = [&](unsigned index) -> std::string {
+    auto name = function.getResultAttrOfType<StringAttr>(
+        index, RecurDialect::kOutputAttrName);
+    return name ? name.str() : "result" + std::to_string(index);
+  };
+  // The seeds: d_<output> for every float result.
+  unsigned numOriginal = function.getNumArguments();
+  DenseMap<Value, Value> gradients;
+  OpBuilder builder(terminator);
+  SmallVector<Value> results(terminator.getOperands());
+  for (auto [index, result] : llvm::enumerate(results)) {
+    // A kept activation is an output for the backward only: no gradient.
+    if (!isa<FloatType>(getElementTypeOrSelf(result.getType())) ||
+        function.getResultAttr(index, RecurDialect::kKeptAttrName))
+      continue;
+    unsigned position = function.getNumArguments();
+    if (failed(function.insertArgument(
+            position, result.getType(),
+            named(RecurDialect::kInputAttrName, "d_" + outputName(index)),
+            loc)))
+      return failure();
+    Value seed = function.getArgument(position);
+    Value &sum = gradients[result];
+    sum =
+        sum ? arith::AddFOp::create(builder, loc, sum, seed).getResult() : seed;
+  }
+  if (failed(backpropagate(body, active, gradients, builder, loc,
+                           "the arguments to the results")))
+    return failure();
+
+  SmallVector<Value> argumentGradients;
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (BlockArgument arg : floats) {
+    Value gradient = gradients.lookup(arg);
+    // Two results may be one value (an LSTM's biases share their gradient):
+    // the runtime hands the second out as a copy.
+    argumentGradients.push_back(gradient ? gradient
+                                         : zerosLike(builder, loc, arg));
+    resultAttrs.push_back(
+        named(RecurDialect::kOutputAttrName,
+              "d_" + argumentName(function, arg.getArgNumber())));
+  }
+
+  // The forward's results, as the caller kept them, for the backward's reads.
+  auto isBackward = [&](OpOperand &use) {
+    return !forward.contains(use.getOwner()) && use.getOwner() != terminator;
+  };
+  // Kept results come after the original arguments, before the seeds.
+  unsigned keptPosition = numOriginal;
+  DenseSet<Value> kept;
+  for (auto [index, result] : llvm::enumerate(results)) {
+    if (isa<BlockArgument>(result) || !kept.insert(result).second ||
+        llvm::none_of(result.getUses(), isBackward))
+      continue;
+    if (failed(function.insertArgument(
+            keptPosition, result.getType(),
+            named(RecurDialect::kInputAttrName, outputName(index)), loc)))
+      return failure();
+    result.replaceUsesWithIf(function.getArgument(keptPosition++), isBackward);
+  }
+
+  func::ReturnOp::create(builder, terminator.getLoc(), argumentGradients);
+  terminator.erase();
+  SmallVector<Operation *> forwardOps;
+  for (Operation &op : body.without_terminator())
+    if (forward.contains(&op))
+      forwardOps.push_back(&op);
+  for (Operation *op : llvm::reverse(forwardOps))
+    if (op->use_empty() && isMemoryEffectFree(op))
+      op->erase();
+  function.setFunctionType(
+      FunctionType::get(context, body.getArgumentTypes(),
+                        ValueRange(argumentGradients).getTypes()));
+  function.setAllResultAttrs(resultAttrs);
+  function->removeAttr(RecurDialect::kVjpAttrName);
+  function->setAttr(RecurDialect::kBackwardAttrName, UnitAttr::get(context));
+  return success();
+}
+
 struct DifferentiatePass
     : mlir::recur::impl::DifferentiateBase<DifferentiatePass> {
   void runOnOperation() override {
     func::FuncOp function = getOperation();
+    if (function->hasAttr(RecurDialect::kVjpAttrName)) {
+      if (failed(vectorJacobianProduct(function)))
+        signalPassFailure();
+      return;
+    }
     auto sgd = function->getAttrOfType<SGDAttr>(RecurDialect::kTrainAttrName);
     if (!sgd)
       return;
@@ -100,37 +293,9 @@ struct DifferentiatePass
         builder, loc, lossType,
         DenseElementsAttr::get(
             lossType, builder.getFloatAttr(lossType.getElementType(), 1.0)));
-    auto accumulate = [&](Value value, Value gradient) {
-      Value &sum = gradients[value];
-      sum = sum ? arith::AddFOp::create(builder, loc, sum, gradient).getResult()
-                : gradient;
-    };
-
-    // Reverse program order visits every user of a value before the value's
-    // definition, so its gradient is complete when its op is reached.
-    SmallVector<Operation *> forward = llvm::map_to_vector(
-        body.without_terminator(), [](Operation &op) { return &op; });
-    for (Operation *op : llvm::reverse(forward)) {
-      SmallVector<Value> resultGradients = llvm::map_to_vector(
-          op->getResults(), [&](Value r) { return gradients.lookup(r); });
-      if (llvm::all_of(resultGradients, [](Value g) { return !g; }))
-        continue;
-      auto differentiable = dyn_cast<Differentiable>(op);
-      if (!differentiable)
-        return op->emitOpError()
-               << "is on the path from the weights to the loss, and "
-                  "recur-differentiate has no gradient rule for it";
-      SmallVector<bool> needed = llvm::map_to_vector(
-          op->getOperands(), [&](Value v) { return active.contains(v); });
-      SmallVector<Value> operandGradients;
-      if (failed(differentiable.buildGradients(builder, resultGradients, needed,
-                                               operandGradients)))
-        return failure();
-      for (auto [operand, gradient] :
-           llvm::zip_equal(op->getOperands(), operandGradients))
-        if (gradient)
-          accumulate(operand, gradient);
-    }
+    if (failed(backpropagate(body, active, gradients, builder, loc,
+                             "the weights to the loss")))
+      return failure();
 
     SmallVector<Weight> trained;
     SmallVector<Value> weightGradients;

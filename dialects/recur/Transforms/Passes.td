@@ -56,9 +56,30 @@ def Differentiate : Pass<"recur-differentiate", "::mlir::func::FuncOp"> {
     over the bound weight, in place. A weight the loss does not depend on
     gets no gradient and is not updated (as PyTorch's SGD skips parameters
     without one). What is not differentiable yet (an op without a rule, an
-    LSTM's initial or final state, a bf16 model) is an error on the op.
+    LSTM's projection, a bf16 model) is an error on the op.
+
+    A function with `recur.vjp` (`recur-gen lstm --vjp`) becomes its
+    vector-Jacobian product instead, the backward pass a caller's autograd
+    runs: `(args, kept results, d_results) -> d_args`. Every float result
+    `r` gets an argument `d_r`, its gradient from whatever loss the caller
+    computes, and every float argument `a` (inputs and weights) a result
+    `d_a`. The backward reads the forward's results from arguments named
+    as those results (the caller kept them from its forward call), and the
+    forward ops it then no longer needs are erased: for one LSTM layer only
+    `recur.lstm_grad` is left, reading the kept `output`. A result marked
+    `recur.kept` (a layer's output sequence that `recur-gen
+    --keep-activations` returns for the backward only) gets no `d_`
+    argument. The result is marked `recur.backward`.
+
+    ```mlir
+    func.func @forward(%input: ..., %h0_l0: ..., %c0_l0: ..., %weights...,
+        %output {recur.input = "output"}, %d_output {recur.input = "d_output"},
+        %d_h_n_l0 {recur.input = "d_h_n_l0"}, %d_c_n_l0 {recur.input = "d_c_n_l0"})
+        -> (... {recur.output = "d_input"}, ... {recur.output = "d_h0_l0"}, ...)
+    ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

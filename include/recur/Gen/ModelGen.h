@@ -52,6 +52,15 @@ struct SequenceConfig {
   /// Each row's length, as a packed batch: input `lengths` [B] (int64)
   /// after the sequence (and the targets), before the state.
   bool lengths = false;
+  /// Also return every layer's output sequence, `y_l<k>` (marked
+  /// `recur.kept`: for a backward, not a result users read), after the
+  /// other outputs; a stack's last layer's is its output already. The
+  /// forward half of a training pair whose backward is `vjp`.
+  bool keepActivations = false;
+  /// Mark the entry `recur.vjp`: recur-compile builds its vector-Jacobian
+  /// product (recur-differentiate), the backward pass, which takes the
+  /// kept activations (implies keepActivations).
+  bool vjp = false;
 };
 
 /// A training step's optimizer: SGD, after clipping the gradients' global

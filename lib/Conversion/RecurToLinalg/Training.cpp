@@ -127,18 +127,24 @@ OpFoldResult plusOne(OpBuilder &b, Location loc, OpFoldResult size) {
 }
 
 /// `sequence` [T, B, N] shifted one step later: row t holds row t-1 of
-/// `sequence`, row 0 zeros; as a [T+1, B, N] tensor whose rows 1..T are
-/// `sequence` (slice [0, T) of it is the shifted sequence).
-Value withZeroStepBefore(Emitter &emit, Value sequence) {
+/// `sequence`, row 0 `first` ([B, N]) or zeros; as a [T+1, B, N] tensor
+/// whose rows 1..T are `sequence` (slice [0, T) of it is the shifted
+/// sequence).
+Value withStepBefore(Emitter &emit, Value sequence, Value first) {
   SmallVector<OpFoldResult> sizes =
       tensor::getMixedSizes(emit.b, emit.loc, sequence);
   SmallVector<OpFoldResult> extended = sizes;
   extended[0] = plusOne(emit.b, emit.loc, sizes[0]);
-  Value zeros = emit.filled(
-      extended, cast<RankedTensorType>(sequence.getType()).getElementType(),
-      0.0);
+  Type elementType =
+      cast<RankedTensorType>(sequence.getType()).getElementType();
   OpFoldResult zero = emit.b.getIndexAttr(0), one = emit.b.getIndexAttr(1);
-  return tensor::InsertSliceOp::create(emit.b, emit.loc, sequence, zeros,
+  Value steps = first ? emit.empty(extended, elementType)
+                      : emit.filled(extended, elementType, 0.0);
+  if (first)
+    steps = insertStep(
+        emit.b, emit.loc, first, steps, emit.constantIndex(0), sizes[1],
+        cast<RankedTensorType>(sequence.getType()).getDimSize(2));
+  return tensor::InsertSliceOp::create(emit.b, emit.loc, sequence, steps,
                                        ArrayRef<OpFoldResult>{one, zero, zero},
                                        sizes,
                                        ArrayRef<OpFoldResult>{one, one, one});
@@ -186,21 +192,29 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
                                            rewriter.getIndexAttr(4 * hidden)};
 
     // Phase 1: gate pre-activations of every step, and c_{-1..T-1}.
-    Value bias = emit.elementwise(
-        {op.getBIh(), op.getBHh()}, op.getBIh(),
-        [](OpBuilder &b, Location loc, ValueRange args) {
-          return arith::AddFOp::create(b, loc, args[0], args[1]).getResult();
-        });
-    Value gates = emit.broadcastLast(bias, gateSizes);
+    Value gates;
+    if (op.getBIh()) {
+      Value bias = emit.elementwise(
+          {op.getBIh(), op.getBHh()}, op.getBIh(),
+          [](OpBuilder &b, Location loc, ValueRange args) {
+            return arith::AddFOp::create(b, loc, args[0], args[1]).getResult();
+          });
+      gates = emit.broadcastLast(bias, gateSizes);
+    } else {
+      gates = emit.filled(gateSizes, elementType, 0.0);
+    }
     gates = emit.accumulateMatmulTransposed(op.getInput(), op.getWIh(), gates);
-    Value yBefore = stepRange(emit, withZeroStepBefore(emit, op.getY()),
+    Value yBefore = stepRange(emit, withStepBefore(emit, op.getY(), op.getH0()),
                               rewriter.getIndexAttr(0), seq);
     gates = emit.accumulateMatmulTransposed(yBefore, op.getWHh(), gates);
 
-    // cells[t + 1] = c_t; cells[0] = 0.
+    // cells[t + 1] = c_t; cells[0] = c0, or 0.
     OpFoldResult seqPlusOne = plusOne(rewriter, loc, seq);
     Value cells =
         emit.filled({seqPlusOne, batch, hiddenSize}, elementType, 0.0);
+    if (op.getC0())
+      cells = insertStep(rewriter, loc, op.getC0(), cells,
+                         emit.constantIndex(0), batch, hidden);
     Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
     Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, seq);
     auto gateSlices = [&](OpBuilder &b, Location loc, Value t) {
@@ -239,8 +253,17 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
 
     // Phase 2: t = T-1 … 0, carrying dh (from step t+1's gates) and dc.
     Value dGatesInit = emit.empty(gateSizes, elementType);
-    Value dhInit = emit.filled({batch, hiddenSize}, elementType, 0.0);
-    Value dcInit = emit.filled({batch, hiddenSize}, elementType, 0.0);
+    // dh and dc after the last step: those of the final state, or zeros.
+    Value dhInit = op.getDHN()
+                       ? op.getDHN()
+                       : emit.filled({batch, hiddenSize}, elementType, 0.0);
+    Value dcInit = op.getDCN()
+                       ? op.getDCN()
+                       : emit.filled({batch, hiddenSize}, elementType, 0.0);
+    // Without d_y (a loss on the final state only), each step reads zeros.
+    Value noDY = op.getDY()
+                     ? Value()
+                     : emit.filled({batch, hiddenSize}, elementType, 0.0);
     auto reverse = scf::ForOp::create(
         rewriter, loc, zero, steps, one, ValueRange{dGatesInit, dhInit, dcInit},
         [&](OpBuilder &b, Location loc, Value i, ValueRange state) {
@@ -251,7 +274,9 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
           SmallVector<Value> inputs = gateSlices(b, loc, t);
           inputs.push_back(timeSlice(b, loc, cells, next, batch, 0, hidden));
           inputs.push_back(timeSlice(b, loc, cells, t, batch, 0, hidden));
-          inputs.push_back(timeSlice(b, loc, op.getDY(), t, batch, 0, hidden));
+          inputs.push_back(
+              op.getDY() ? timeSlice(b, loc, op.getDY(), t, batch, 0, hidden)
+                         : noDY);
           inputs.push_back(state[1]);
           Value dGateInit = emit.empty({batch, hiddenSize}, elementType);
           // Outputs: the four gate gradients, then dc for step t-1 (in place
@@ -321,9 +346,14 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
                                             zerosLike(emit, op.getWIh()));
     Value dWHh = emit.accumulateRowProducts(dGates, yBefore,
                                             zerosLike(emit, op.getWHh()));
-    Value dBias =
-        emit.accumulateColumnSums(dGates, zerosLike(emit, op.getBIh()));
-    replaceWithCasts(rewriter, op, {dInput, dWIh, dWHh, dBias});
+    SmallVector<OpFoldResult> biasSize = {rewriter.getIndexAttr(4 * hidden)};
+    Value dBias = op.getDBias().use_empty()
+                      ? emit.empty(biasSize, elementType)
+                      : emit.accumulateColumnSums(
+                            dGates, emit.filled(biasSize, elementType, 0.0));
+    replaceWithCasts(rewriter, op,
+                     {dInput, dWIh, dWHh, dBias, reverse.getResult(1),
+                      reverse.getResult(2)});
     return success();
   }
 };

@@ -27,11 +27,39 @@
 func.func @lstm_grad(%x: tensor<?x?x5xf32>, %w_ih: tensor<28x5xf32>, %w_hh: tensor<28x7xf32>,
     %b: tensor<28xf32>, %y: tensor<?x?x7xf32>, %d_y: tensor<?x?x7xf32>)
     -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>) {
-  %dx, %dwi, %dwh, %db = recur.lstm_grad %x, %w_ih, %w_hh, %b, %b, %y, %d_y
+  %dx, %dwi, %dwh, %db, %dh0, %dc0 = recur.lstm_grad %x, %w_ih, %w_hh, %b, %b y(%y) d_y(%d_y)
       : (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>,
          tensor<?x?x7xf32>, tensor<?x?x7xf32>)
-      -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>)
+      -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<?x7xf32>, tensor<?x7xf32>)
   return %dx, %dwi, %dwh, %db : tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>
+}
+
+// -----
+
+// With the initial state and the final state's gradients, without biases or
+// d_y: h0 is the shifted y's first step, c0 the cell scan's first, the
+// reverse loop starts from d_h_n and d_c_n, and carries out d_h0 and d_c0;
+// the gates start from zeros and every step reads a zero d_y.
+// CHECK-LABEL: func.func @lstm_grad_state
+// CHECK-SAME: %[[X:[^:]*]]: tensor<?x?x5xf32>, %[[WIH:[^:]*]]: tensor<28x5xf32>, %[[WHH:[^:]*]]: tensor<28x7xf32>, %[[Y:[^:]*]]: tensor<?x?x7xf32>, %[[H0:[^:]*]]: tensor<?x7xf32>, %[[C0:[^:]*]]: tensor<?x7xf32>, %[[DHN:[^:]*]]: tensor<?x7xf32>, %[[DCN:[^:]*]]: tensor<?x7xf32>
+// CHECK: %[[GATES0:.*]] = linalg.fill
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[WIH]] : {{.*}} outs(%[[GATES0]] :
+// CHECK: %[[FIRST:.*]] = tensor.insert_slice %[[H0]] into %{{.*}}[%{{.*}}, 0, 0]
+// CHECK: tensor.insert_slice %[[Y]] into %[[FIRST]][1, 0, 0]
+// CHECK: tensor.insert_slice %[[C0]] into %{{.*}}[%{{.*}}, 0, 0]
+// CHECK: scf.for
+// CHECK: %[[NODY:.*]] = linalg.fill {{.*}} -> tensor<?x7xf32>
+// CHECK: %[[BACK:.*]]:3 = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %[[DHN]], %{{.*}} = %[[DCN]])
+// CHECK:   linalg.generic {{.*}} ins({{.*}}, %[[NODY]], {{.*}} :
+// CHECK: return %[[BACK]]#1, %[[BACK]]#2
+func.func @lstm_grad_state(%x: tensor<?x?x5xf32>, %w_ih: tensor<28x5xf32>, %w_hh: tensor<28x7xf32>,
+    %y: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>, %c0: tensor<?x7xf32>, %d_h_n: tensor<?x7xf32>,
+    %d_c_n: tensor<?x7xf32>) -> (tensor<?x7xf32>, tensor<?x7xf32>) {
+  %g:6 = recur.lstm_grad %x, %w_ih, %w_hh y(%y) h0(%h0) c0(%c0) d_h_n(%d_h_n) d_c_n(%d_c_n)
+      : (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<?x?x7xf32>, tensor<?x7xf32>,
+         tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x7xf32>)
+      -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<?x7xf32>, tensor<?x7xf32>)
+  return %g#4, %g#5 : tensor<?x7xf32>, tensor<?x7xf32>
 }
 
 // -----

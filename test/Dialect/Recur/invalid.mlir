@@ -686,7 +686,7 @@ func.func @linear_grad_packed_weight(%d: tensor<4x13xf32>, %x: tensor<4x7xf32>, 
 
 func.func @lstm_grad_y(%x: tensor<3x2x5xf32>, %wi: tensor<28x5xf32>, %wh: tensor<28x7xf32>, %b: tensor<28xf32>, %y: tensor<3x2x8xf32>) {
   // expected-error @below {{'recur.lstm_grad' op operand 'y' expected shape [T, B, H] = [3, 2, 7], got [3, 2, 8]}}
-  %0:4 = recur.lstm_grad %x, %wi, %wh, %b, %b, %y, %y : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>, tensor<3x2x8xf32>, tensor<3x2x8xf32>) -> (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>)
+  %0:6 = recur.lstm_grad %x, %wi, %wh, %b, %b y(%y) d_y(%y) : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>, tensor<3x2x8xf32>, tensor<3x2x8xf32>) -> (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
   return
 }
 
@@ -694,7 +694,23 @@ func.func @lstm_grad_y(%x: tensor<3x2x5xf32>, %wi: tensor<28x5xf32>, %wh: tensor
 
 func.func @lstm_grad_d_bias(%x: tensor<3x2x5xf32>, %wi: tensor<28x5xf32>, %wh: tensor<28x7xf32>, %b: tensor<28xf32>, %y: tensor<3x2x7xf32>) {
   // expected-error @below {{'recur.lstm_grad' op result 'd_bias' expected shape [4*H] = [28], got [32]}}
-  %0:4 = recur.lstm_grad %x, %wi, %wh, %b, %b, %y, %y : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>, tensor<3x2x7xf32>, tensor<3x2x7xf32>) -> (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<32xf32>)
+  %0:6 = recur.lstm_grad %x, %wi, %wh, %b, %b y(%y) d_y(%y) : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>, tensor<3x2x7xf32>, tensor<3x2x7xf32>) -> (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<32xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_grad_d_c_n(%x: tensor<3x2x5xf32>, %wi: tensor<28x5xf32>, %wh: tensor<28x7xf32>, %y: tensor<3x2x7xf32>, %s: tensor<2x7xf32>, %bad: tensor<3x7xf32>) {
+  // expected-error @below {{'recur.lstm_grad' op operand 'd_c_n' expected shape [B, H] = [2, 7], got [3, 7]}}
+  %0:6 = recur.lstm_grad %x, %wi, %wh y(%y) h0(%s) d_c_n(%bad) : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<3x2x7xf32>, tensor<2x7xf32>, tensor<3x7xf32>) -> (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_grad_d_h0(%x: tensor<3x2x5xf32>, %wi: tensor<28x5xf32>, %wh: tensor<28x7xf32>, %y: tensor<3x2x7xf32>) {
+  // expected-error @below {{'recur.lstm_grad' op result 'd_h0' expected shape [B, H] = [2, 7], got [2, 8]}}
+  %0:6 = recur.lstm_grad %x, %wi, %wh y(%y) : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<3x2x7xf32>) -> (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<2x8xf32>, tensor<2x7xf32>)
   return
 }
 
@@ -760,6 +776,20 @@ func.func @sgd_update_negative_lr(%w: tensor<4xf32>) {
   // expected-error @below {{'recur.sgd_update' op attribute 'lr' failed to satisfy constraint: 64-bit float attribute whose value is finite and positive}}
   %0 = recur.sgd_update %w, %w lr(-0.1) : tensor<4xf32>
   return
+}
+
+// -----
+
+// expected-error @below {{'recur.kept' is a unit attribute of a result that has a 'recur.output' name}}
+func.func @kept_without_name(%x: tensor<f32>) -> (tensor<f32> {recur.kept}) {
+  return %x : tensor<f32>
+}
+
+// -----
+
+// expected-error @below {{'recur.vjp' is a unit attribute of a function that is not a training step}}
+func.func @vjp_of_training_step(%loss: tensor<f32>) -> tensor<f32> attributes {recur.vjp, recur.train = #recur.sgd<lr = 1.0>} {
+  return %loss : tensor<f32>
 }
 
 // -----
@@ -924,7 +954,7 @@ func.func @lstm_wavefront_no_hidden_units(%g: tensor<3x2x16xf32>, %w: tensor<16x
 
 func.func @lstm_grad_no_hidden_units(%x: tensor<3x2x5xf32>, %wi: tensor<0x5xf32>, %wh: tensor<0x0xf32>, %b: tensor<0xf32>, %y: tensor<3x2x0xf32>) {
   // expected-error @below {{'recur.lstm_grad' op has 0 hidden units; an LSTM needs at least one}}
-  %0:4 = recur.lstm_grad %x, %wi, %wh, %b, %b, %y, %y : (tensor<3x2x5xf32>, tensor<0x5xf32>, tensor<0x0xf32>, tensor<0xf32>, tensor<0xf32>, tensor<3x2x0xf32>, tensor<3x2x0xf32>) -> (tensor<3x2x5xf32>, tensor<0x5xf32>, tensor<0x0xf32>, tensor<0xf32>)
+  %0:6 = recur.lstm_grad %x, %wi, %wh, %b, %b y(%y) d_y(%y) : (tensor<3x2x5xf32>, tensor<0x5xf32>, tensor<0x0xf32>, tensor<0xf32>, tensor<0xf32>, tensor<3x2x0xf32>, tensor<3x2x0xf32>) -> (tensor<3x2x5xf32>, tensor<0x5xf32>, tensor<0x0xf32>, tensor<0xf32>, tensor<2x0xf32>, tensor<2x0xf32>)
   return
 }
 

@@ -220,12 +220,18 @@ func.func @training_ops(%x: tensor<?x?x5xf32>, %ids: tensor<?x?xi64>, %w_ih: ten
   %d_y, %d_w, %d_b = recur.linear_grad %d_logits, %y, %w
       : (tensor<?x?x13xf32>, tensor<?x?x7xf32>, tensor<13x7xf32>)
       -> (tensor<?x?x7xf32>, tensor<13x7xf32>, tensor<13xf32>)
-  // CHECK: recur.lstm_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} :
-  // CHECK-SAME: -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>)
-  %d_x, %d_w_ih, %d_w_hh, %d_bias = recur.lstm_grad %x, %w_ih, %w_hh, %b, %b, %y, %d_y
+  // CHECK: recur.lstm_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} y(%{{.*}}) d_y(%{{.*}}) :
+  // CHECK-SAME: -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<?x7xf32>, tensor<?x7xf32>)
+  %d_x, %d_w_ih, %d_w_hh, %d_bias, %d_h0, %d_c0 = recur.lstm_grad %x, %w_ih, %w_hh, %b, %b y(%y) d_y(%d_y)
       : (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>,
          tensor<?x?x7xf32>, tensor<?x?x7xf32>)
-      -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>)
+      -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<?x7xf32>, tensor<?x7xf32>)
+  // Without biases or d_y, with the initial state and the final state's gradients.
+  // CHECK: recur.lstm_grad %{{.*}}, %{{.*}}, %{{.*}} y(%{{.*}}) h0(%{{.*}}) c0(%{{.*}}) d_h_n(%{{.*}}) d_c_n(%{{.*}}) :
+  %s:6 = recur.lstm_grad %x, %w_ih, %w_hh y(%y) h0(%d_h0) c0(%d_c0) d_h_n(%d_h0) d_c_n(%d_c0)
+      : (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<?x?x7xf32>,
+         tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x7xf32>, tensor<?x7xf32>)
+      -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<?x7xf32>, tensor<?x7xf32>)
   // CHECK: recur.embedding_grad %{{.*}}[%{{.*}}] rows(13) : (tensor<?x?x5xf32>, tensor<?x?xi64>) -> tensor<13x5xf32>
   %d_table = recur.embedding_grad %d_x[%ids] rows(13) : (tensor<?x?x5xf32>, tensor<?x?xi64>) -> tensor<13x5xf32>
   // CHECK: recur.clip_grad_norm %{{.*}}, %{{.*}} max_norm(2.500000e-01) : (tensor<13x5xf32>, tensor<28x7xf32>)

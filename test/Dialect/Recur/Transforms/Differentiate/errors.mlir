@@ -27,51 +27,6 @@ func.func @no_rule(%x: tensor<4x7xf32>, %t: tensor<4xi64>, %w: tensor<13x7xf32> 
 
 // -----
 
-func.func @initial_state(%x: tensor<3x2x5xf32>, %t: tensor<3x2xi64>, %h0: tensor<2x7xf32>,
-    %w_ih: tensor<28x5xf32> {recur.weight = "w_ih"}, %w_hh: tensor<28x7xf32> {recur.weight = "w_hh"},
-    %b: tensor<28xf32> {recur.weight = "b"}, %p: tensor<13x7xf32> {recur.weight = "p"}) -> tensor<f32>
-    attributes {recur.train = #recur.sgd<lr = 0.1>} {
-  // expected-error @below {{'recur.lstm' op has an initial state, which recur-differentiate does not support yet}}
-  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b, %b h0(%h0)
-      : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>, tensor<2x7xf32>)
-      -> (tensor<3x2x7xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
-  %logits = recur.linear %y, %p : (tensor<3x2x7xf32>, tensor<13x7xf32>) -> tensor<3x2x13xf32>
-  %loss = recur.cross_entropy %logits, %t : (tensor<3x2x13xf32>, tensor<3x2xi64>) -> tensor<f32>
-  return %loss : tensor<f32>
-}
-
-// -----
-
-func.func @final_state(%x: tensor<3x2x5xf32>, %t: tensor<2xi64>,
-    %w_ih: tensor<28x5xf32> {recur.weight = "w_ih"}, %w_hh: tensor<28x7xf32> {recur.weight = "w_hh"},
-    %b: tensor<28xf32> {recur.weight = "b"}, %p: tensor<13x7xf32> {recur.weight = "p"}) -> tensor<f32>
-    attributes {recur.train = #recur.sgd<lr = 0.1>} {
-  // expected-error @below {{'recur.lstm' op is differentiated through its final state h_n or c_n, which recur-differentiate does not support yet (only through y)}}
-  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b, %b
-      : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>)
-      -> (tensor<3x2x7xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
-  %logits = recur.linear %h, %p : (tensor<2x7xf32>, tensor<13x7xf32>) -> tensor<2x13xf32>
-  %loss = recur.cross_entropy %logits, %t : (tensor<2x13xf32>, tensor<2xi64>) -> tensor<f32>
-  return %loss : tensor<f32>
-}
-
-// -----
-
-func.func @without_biases(%x: tensor<3x2x5xf32>, %t: tensor<3x2xi64>,
-    %w_ih: tensor<28x5xf32> {recur.weight = "w_ih"}, %w_hh: tensor<28x7xf32> {recur.weight = "w_hh"},
-    %p: tensor<13x7xf32> {recur.weight = "p"}) -> tensor<f32>
-    attributes {recur.train = #recur.sgd<lr = 0.1>} {
-  // expected-error @below {{'recur.lstm' op has no biases, which recur-differentiate does not support yet}}
-  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh
-      : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>)
-      -> (tensor<3x2x7xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
-  %logits = recur.linear %y, %p : (tensor<3x2x7xf32>, tensor<13x7xf32>) -> tensor<3x2x13xf32>
-  %loss = recur.cross_entropy %logits, %t : (tensor<3x2x13xf32>, tensor<3x2xi64>) -> tensor<f32>
-  return %loss : tensor<f32>
-}
-
-// -----
-
 func.func @reverse(%x: tensor<3x2x5xf32>, %t: tensor<3x2xi64>,
     %w_ih: tensor<28x5xf32> {recur.weight = "w_ih"}, %w_hh: tensor<28x7xf32> {recur.weight = "w_hh"},
     %b: tensor<28xf32> {recur.weight = "b"}, %p: tensor<13x7xf32> {recur.weight = "p"}) -> tensor<f32>
@@ -108,4 +63,36 @@ func.func @no_weights(%logits: tensor<4x13xf32>, %t: tensor<4xi64>) -> tensor<f3
     attributes {recur.train = #recur.sgd<lr = 0.1>} {
   %loss = recur.cross_entropy %logits, %t : (tensor<4x13xf32>, tensor<4xi64>) -> tensor<f32>
   return %loss : tensor<f32>
+}
+
+// -----
+
+func.func @lengths(%x: tensor<3x2x5xf32>, %t: tensor<3x2xi64>, %n: tensor<2xi64>,
+    %w_ih: tensor<28x5xf32> {recur.weight = "w_ih"}, %w_hh: tensor<28x7xf32> {recur.weight = "w_hh"},
+    %p: tensor<13x7xf32> {recur.weight = "p"}) -> tensor<f32>
+    attributes {recur.train = #recur.sgd<lr = 0.1>} {
+  // expected-error @below {{'recur.lstm' op takes sequence lengths, which recur-differentiate does not support yet}}
+  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh lengths(%n)
+      : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<2xi64>)
+      -> (tensor<3x2x7xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
+  %logits = recur.linear %y, %p : (tensor<3x2x7xf32>, tensor<13x7xf32>) -> tensor<3x2x13xf32>
+  %loss = recur.cross_entropy %logits, %t : (tensor<3x2x13xf32>, tensor<3x2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// expected-error @below {{gradients are compiled in f32 only, got a 'bf16' argument 'w'}}
+func.func @vjp_bf16(%w: tensor<4xbf16> {recur.weight = "w"}) -> (tensor<4xbf16> {recur.output = "y"})
+    attributes {recur.vjp} {
+  return %w : tensor<4xbf16>
+}
+
+// -----
+
+func.func @vjp_no_rule(%x: tensor<4x7xf32> {recur.input = "x"}) -> (tensor<4x7xf32> {recur.output = "y"})
+    attributes {recur.vjp} {
+  // expected-error @below {{'recur.log_softmax' op is on the path from the arguments to the results, and recur-differentiate has no gradient rule for it}}
+  %y = recur.log_softmax %x : tensor<4x7xf32> -> tensor<4x7xf32>
+  return %y : tensor<4x7xf32>
 }

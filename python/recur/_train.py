@@ -1,0 +1,275 @@
+"""recur.compile(module, train=True): compiled models that train under
+torch.autograd (docs/training.md, "From PyTorch").
+
+A pair of compiled models makes one torch.autograd.Function: the forward
+(recur-gen ... --keep-activations, which also returns what the backward
+reads) and its vector-Jacobian product (recur-gen ... --vjp:
+recur-differentiate's backward, which takes the forward's inputs, its kept
+outputs and the gradients of its outputs, and returns the gradients of its
+float inputs and of its weights). An nn.LSTM is one pair per layer and
+direction; a language model is one pair.
+
+An autograd.Function rather than a torch.library custom op: the compiled
+models are opaque ctypes calls that torch.compile could not trace into
+anyway, and a Function needs no registration, so any number of compiled
+modules coexist. One Function per layer means autograd runs the layers'
+backwards one after the other, top layer first, and each layer's weight
+gradients are ready as soon as its backward returns: DistributedDataParallel's
+buckets start their all-reduce while the layers below are still in their
+backward.
+"""
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+from torch.nn.utils.rnn import PackedSequence
+
+from ._errors import RecurError
+from ._model import Model
+
+
+class _Pair:
+    """A compiled forward and its backward, and the module's parameters they
+    read (Recur's name -> Parameter), bound again whenever one has changed
+    (an optimizer's step, DDP's broadcast)."""
+
+    def __init__(self, forward: Model, backward: Model, parameters: Dict[str, Any]) -> None:
+        self.forward, self.backward, self.parameters = forward, backward, parameters
+        self.inputs = [spec.name for spec in forward.inputs]
+        outputs = forward.describe()["outputs"]
+        self.outputs = [output["name"] for output in outputs]
+        # What the caller gets: the outputs that are not kept activations.
+        self.returned = [output["name"] for output in outputs if not output.get("kept")]
+        taken = {spec.name for spec in backward.inputs}
+        # The forward's outputs that the backward reads: saved by autograd.
+        self.saved = [name for name in self.outputs if name in taken]
+        self.backward_inputs = [spec.name for spec in backward.inputs]
+        self.gradients = [spec.name for spec in backward.outputs]
+        self._bound: Dict[int, Tuple] = {}
+
+    def bind(self, model: Model, values: Sequence[Any]) -> None:
+        """Binds `values` (the parameters' values, in order) unless `model`
+        holds them already: a tensor's storage and version counter say
+        whether it changed."""
+        key = tuple((v.data_ptr(), v._version) for v in values)
+        if self._bound.get(id(model)) != key:
+            model.bind({name: value.detach() for name, value in zip(self.parameters, values)})
+            self._bound[id(model)] = key
+
+    def apply(self, *inputs: Any) -> Any:
+        """The forward on `inputs` (the model's, in order) under autograd:
+        the returned outputs, one tensor or a tuple."""
+        return _CompiledFunction.apply(self, *inputs, *self.parameters.values())
+
+
+class _CompiledFunction(torch.autograd.Function):
+    """(pair, inputs..., weights...) -> the pair's returned outputs."""
+
+    @staticmethod
+    def forward(ctx, pair, *tensors):
+        inputs, weights = tensors[:len(pair.inputs)], tensors[len(pair.inputs):]
+        pair.bind(pair.forward, weights)
+        results = pair.forward.run(*inputs)
+        results = results if isinstance(results, tuple) else (results,)
+        by_name = dict(zip(pair.outputs, results))
+        ctx.pair = pair
+        ctx.shapes = [(tuple(by_name[name].shape), by_name[name].dtype)
+                      for name in pair.returned]
+        # Saved, the weights are those the backward must use; an optimizer
+        # step between the two makes autograd raise, as for any module.
+        ctx.save_for_backward(*inputs, *weights, *(by_name[name] for name in pair.saved))
+        returned = tuple(by_name[name] for name in pair.returned)
+        return returned if len(returned) > 1 else returned[0]
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, *grads):
+        pair = ctx.pair
+        saved = ctx.saved_tensors
+        count, weighted = len(pair.inputs), len(pair.inputs) + len(pair.parameters)
+        inputs, weights, kept = saved[:count], saved[count:weighted], saved[weighted:]
+        pair.bind(pair.backward, weights)
+        named = dict(zip(pair.inputs, inputs))
+        named.update(zip(pair.saved, kept))
+        for name, grad, (shape, dtype) in zip(pair.returned, grads, ctx.shapes):
+            named["d_" + name] = torch.zeros(shape, dtype=dtype) if grad is None else grad
+        results = pair.backward.run(**{name: named[name] for name in pair.backward_inputs})
+        results = results if isinstance(results, tuple) else (results,)
+        by_name = dict(zip(pair.gradients, results))
+        return (None, *(by_name.get("d_" + name) for name in pair.inputs),
+                *(by_name["d_" + name] for name in pair.parameters))
+
+
+def _lstm_state(hx: Any, expected: List[int], first: str) -> Tuple[Any, Any]:
+    """(h0, c0), each `expected` ([`first`, batch, hidden]); zeros for None."""
+    if hx is None:
+        zeros = torch.zeros(expected)
+        return zeros, zeros
+    if not isinstance(hx, tuple) or len(hx) != 2:
+        raise RecurError("an LSTM's state is a tuple (h0, c0)")
+    for name, value in zip(("h0", "c0"), hx):
+        if list(value.shape) != expected:
+            raise RecurError(f"{name} has shape {list(value.shape)}, expected {expected} "
+                             f"({first}, batch, hidden)")
+    return hx
+
+
+class TrainableLSTM(torch.nn.Module):
+    """A compiled nn.LSTM that trains: called as the module is, `output,
+    (h_n, c_n) = trainable(input, (h0, c0))`, its outputs carry a grad_fn,
+    and `loss.backward()` fills the source module's parameters' .grad (they
+    are this module's parameters, `trainable.module`'s, shared, not copies).
+    The state may be passed in, and detached between BPTT windows."""
+
+    def __init__(self, module: Any, pairs: List[_Pair]) -> None:
+        super().__init__()
+        self.module = module
+        self._pairs = pairs  # per layer, then direction
+
+    def forward(self, input: Any, hx: Optional[Tuple[Any, Any]] = None) -> Any:
+        lstm = self.module
+        if isinstance(input, PackedSequence):
+            raise RecurError("recur.compile(train=True) takes padded input for now; a "
+                             "PackedSequence's gradients are not compiled yet")
+        if input.dim() != 3:
+            raise RecurError(f"input must be [T, B, {lstm.input_size}] "
+                             f"([B, T, ...] with batch_first), got shape "
+                             f"{list(input.shape)}")
+        x = input.transpose(0, 1) if lstm.batch_first else input
+        if x.shape[2] != lstm.input_size:
+            raise RecurError(f"input has {x.shape[2]} features, the LSTM takes "
+                             f"{lstm.input_size}")
+        x = x.contiguous()
+        count = 2 if lstm.bidirectional else 1
+        hx = _lstm_state(hx, [lstm.num_layers * count, x.shape[1], lstm.hidden_size],
+                         "layers × directions")
+        h_n, c_n = [], []
+        for layer in range(lstm.num_layers):
+            outputs = []
+            for direction in range(count):
+                index = layer * count + direction
+                # The reverse direction runs forward in time on the flipped
+                # sequence (autograd flips its gradients back).
+                source = x.flip(0) if direction else x
+                y, h, c = self._pairs[index].apply(source, hx[0][index].contiguous(),
+                                                   hx[1][index].contiguous())
+                outputs.append(y.flip(0) if direction else y)
+                h_n.append(h)
+                c_n.append(c)
+            x = outputs[0] if count == 1 else torch.cat(outputs, dim=2)
+            # nn.LSTM's dropout: on every layer's output but the last's.
+            if lstm.dropout and self.training and layer + 1 < lstm.num_layers:
+                x = torch.nn.functional.dropout(x, lstm.dropout, training=True)
+        output = x.transpose(0, 1) if lstm.batch_first else x
+        return output, (torch.stack(h_n), torch.stack(c_n))
+
+    def extra_repr(self) -> str:
+        return f"{len(self._pairs)} compiled layer directions"
+
+
+class TrainableLM(torch.nn.Module):
+    """A compiled language model (nn.Embedding -> nn.LSTM -> nn.Linear, as
+    recur.compile recognises it) that trains: called as the module is
+    (`logits = trainable(tokens)`, or `logits, hidden =
+    trainable(tokens, hidden)` for a module that carries its state), its
+    outputs carry a grad_fn, and `loss.backward()` fills the module's own
+    parameters' .grad. One compiled forward (which keeps every layer's
+    output sequence) and one compiled backward for the whole model."""
+
+    def __init__(self, module: Any, pair: _Pair, lm: Any) -> None:
+        super().__init__()
+        self.module = module
+        self._pair, self._lm = pair, lm
+
+    def forward(self, tokens: Any, hidden: Optional[Tuple[Any, Any]] = None) -> Any:
+        lm, pair = self._lm, self._pair
+        if tokens.dim() != 2:
+            raise RecurError(f"tokens must be [T, B], got shape {list(tokens.shape)}")
+        if not lm.stateful:
+            if hidden is not None:
+                raise RecurError(f"{type(self.module).__name__}.forward takes the tokens "
+                                 f"only; it carries no state")
+            logits = pair.apply(tokens)
+            return logits.reshape(-1, logits.shape[-1]) if lm.flatten else logits
+        layers = lm.lstm.num_layers
+        hidden = _lstm_state(hidden, [layers, tokens.shape[1], lm.lstm.hidden_size], "layers")
+        state = [value[layer].contiguous() for layer in range(layers) for value in hidden]
+        logits, *final = pair.apply(tokens, *state)
+        logits = logits.reshape(-1, logits.shape[-1]) if lm.flatten else logits
+        return logits, (torch.stack(final[0::2]), torch.stack(final[1::2]))
+
+
+def compile_for_training(module: Any, target: str, fusion: Optional[str],
+                         threads: Optional[int], extra_flags: Sequence[str],
+                         verbose: bool, seq: Optional[int], batch: Optional[int]) -> Any:
+    """recur.compile(module, train=True): an nn.LSTM or a language model."""
+    from ._compile import (_build, _check_float32_module, _parameters, _plan, _recognise,
+                           _run, _tool)
+    _check_float32_module(module)
+    flags = [f"--target={target}"] + ([f"--fusion={fusion}"] if fusion else []) + \
+        list(extra_flags)
+    libraries: Dict[Tuple, str] = {}
+
+    def load(gen: List[str], label: str) -> Model:
+        key = tuple(gen)
+        if key not in libraries:
+            ir = _run([_tool("recur-gen"), *gen], "recur-gen")
+            libraries[key] = _build(ir, flags, label, verbose)[0]
+        model = Model(libraries[key])
+        if threads is not None:
+            model.set_threads(threads)
+        return model
+
+    def pair(gen: List[str], label: str, parameters: Dict[str, Any]) -> _Pair:
+        return _Pair(load(gen + ["--keep-activations"], label),
+                     load(gen + ["--vjp"], f"{label}, backward"), parameters)
+
+    shape = (["--seq", str(int(seq))] if seq is not None else []) + \
+        (["--batch", str(int(batch))] if batch is not None else [])
+    if isinstance(module, torch.nn.LSTM):
+        if module.proj_size:
+            raise RecurError(f"recur.compile(train=True): nn.LSTM(proj_size="
+                             f"{module.proj_size}) has no compiled gradient yet")
+        count = 2 if module.bidirectional else 1
+        pairs = []
+        for layer in range(module.num_layers):
+            width = module.input_size if layer == 0 else module.hidden_size * count
+            gen = ["lstm", "--input", str(width), "--hidden", str(module.hidden_size),
+                   "--state"] + (["--no-bias"] if not module.bias else []) + shape
+            kinds = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if module.bias else [])
+            for direction in range(count):
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                parameters = {f"{kind}_l0": getattr(module, kind + suffix) for kind in kinds}
+                pairs.append(pair(gen, f"LSTM layer {layer} ({target})", parameters))
+        return TrainableLSTM(module, pairs)
+    if isinstance(module, (torch.nn.GRU, torch.nn.RNN)):
+        raise RecurError(f"recur.compile(train=True) takes an nn.LSTM or an LSTM language "
+                         f"model for now, got {type(module).__name__}")
+    # A language model: refused options first, with their names.
+    for name, submodule in module.named_modules():
+        if isinstance(submodule, torch.nn.Dropout) and submodule.p > 0 and submodule.training:
+            raise RecurError(f"recur.compile(train=True): '{name}' (nn.Dropout(p="
+                             f"{submodule.p})) in train mode is not compiled for a language "
+                             f"model yet; set p=0, or compile its nn.LSTM alone")
+        if isinstance(submodule, torch.nn.LSTM) and submodule.training and submodule.dropout:
+            raise RecurError(f"recur.compile(train=True): '{name}' (nn.LSTM dropout="
+                             f"{submodule.dropout}) in train mode is not compiled for a "
+                             f"language model yet; compile its nn.LSTM alone")
+    plan = _plan(module, False, seq, batch)
+    lm = _recognise(module)
+    if not isinstance(lm.lstm, torch.nn.LSTM):
+        raise RecurError(f"recur.compile(train=True) takes LSTM language models for now, "
+                         f"got one with an nn.{type(lm.lstm).__name__}")
+    for option, value in (("batch_first", lm.lstm.batch_first),
+                          ("bidirectional", lm.lstm.bidirectional),
+                          ("proj_size", lm.lstm.proj_size), ("log_softmax", lm.log_softmax)):
+        if value:
+            raise RecurError(f"recur.compile(train=True): a language model with {option} has "
+                             f"no compiled gradient yet")
+    parameters = _parameters(module, plan.names)
+    forward_pair = pair(plan.gen, f"{type(module).__name__} ({target})", {})
+    # The weights in the models' order.
+    forward_pair.parameters = {spec.name: parameters[spec.name]
+                               for spec in forward_pair.forward.weights}
+    return TrainableLM(module, forward_pair, lm)
+

@@ -1,0 +1,279 @@
+"""recur.compile(module, train=True): a compiled nn.LSTM under torch.autograd.
+Gradients of the input, the state and every parameter against autograd on
+the module in float64, with losses that are not cross-entropy and that read
+the final state; optimizers, clipping and schedulers over several steps
+against the same training in float64; BPTT windows with the state detached;
+the errors (run by ctest as `python`)."""
+
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+
+import recur
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("RECUR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def scaled_error(got, want):
+    """max |got - want| / (1 + |want|)."""
+    assert got.shape == want.shape
+    return ((got.double() - want).abs() / (1 + want.abs())).max().item()
+
+
+def loss_of(output, h_n, c_n):
+    """Reads every output, the final state included, with nonlinear weights."""
+    return (output ** 2).mean() + (1.5 * h_n).sum() + (c_n ** 3).sum() * 0.1
+
+
+# (input, hidden, layers, bidirectional, bias, batch_first, T, B)
+SHAPES = [
+    (5, 7, 1, False, True, False, 6, 3),
+    (5, 7, 2, False, True, False, 6, 3),
+    (4, 6, 2, True, True, True, 5, 2),
+    (3, 8, 1, False, False, False, 4, 2),
+    (6, 5, 3, False, True, False, 1, 1),    # T = 1, B = 1
+    (9, 16, 1, True, True, False, 7, 1),
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_gradients_match_autograd_in_float64(shape):
+    size, hidden, layers, bidirectional, bias, batch_first, steps, batch = shape
+    torch.manual_seed(sum(shape))
+    module = nn.LSTM(size, hidden, layers, bias=bias, bidirectional=bidirectional,
+                     batch_first=batch_first)
+    trainable = recur.compile(module, train=True)
+    assert isinstance(trainable, recur.TrainableLSTM)
+    assert {id(p) for p in trainable.parameters()} == {id(p) for p in module.parameters()}
+    states = layers * (2 if bidirectional else 1)
+    x = torch.randn((batch, steps, size) if batch_first else (steps, batch, size))
+    h0, c0 = torch.randn(states, batch, hidden), torch.randn(states, batch, hidden)
+
+    inputs = [v.clone().requires_grad_() for v in (x, h0, c0)]
+    output, (h_n, c_n) = trainable(inputs[0], (inputs[1], inputs[2]))
+    assert output.grad_fn is not None
+    loss_of(output, h_n, c_n).backward()
+    got = [p.grad for p in module.parameters()] + [v.grad for v in inputs]
+
+    reference = copy.deepcopy(module).double()
+    for p in reference.parameters():
+        p.grad = None
+    inputs64 = [v.detach().double().requires_grad_() for v in (x, h0, c0)]
+    output64, (h64, c64) = reference(inputs64[0], (inputs64[1], inputs64[2]))
+    assert scaled_error(output.detach(), output64.detach()) <= 1e-5
+    loss_of(output64, h64, c64).backward()
+    want = [p.grad for p in reference.parameters()] + [v.grad for v in inputs64]
+    for g, w in zip(got, want):
+        assert scaled_error(g, w) <= 1e-4
+
+
+def train(module, optimizer_of, windows, clip, step_lr, forward):
+    """A few steps of truncated BPTT: each window's state is the last one's,
+    detached; returns the losses."""
+    optimizer = optimizer_of(module.parameters())
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 2, 0.5) if step_lr else None
+    losses, state = [], None
+    for x, target in windows:
+        optimizer.zero_grad()
+        output, state = forward(x, state)
+        loss = torch.nn.functional.mse_loss(output, target) + state[0].abs().mean()
+        loss.backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(module.parameters(), clip)
+        optimizer.step()
+        if scheduler:
+            scheduler.step()
+        state = tuple(s.detach() for s in state)
+        losses.append(loss.item())
+    return losses
+
+
+@pytest.mark.parametrize("optimizer", ["sgd-momentum", "adam"])
+def test_optimizer_steps_follow_float64_training(optimizer):
+    torch.manual_seed(3)
+    module = nn.LSTM(4, 6, 2)
+    reference = copy.deepcopy(module).double()
+    windows = [(torch.randn(5, 3, 4), torch.randn(5, 3, 6)) for _ in range(6)]
+
+    def optimizer_of(parameters):
+        if optimizer == "adam":
+            return torch.optim.Adam(parameters, lr=0.01)
+        return torch.optim.SGD(parameters, lr=0.1, momentum=0.9)
+
+    trainable = recur.compile(module, train=True)
+    losses = train(module, optimizer_of, windows, 0.5, True, lambda x, s: trainable(x, s))
+    losses64 = train(reference, optimizer_of,
+                     [(x.double(), t.double()) for x, t in windows], 0.5, True,
+                     lambda x, s: reference(x, s))
+    assert losses[-1] < losses[0]
+    for got, want in zip(losses, losses64):
+        assert abs(got - want) <= 1e-4 * (1 + abs(want))
+    for p, p64 in zip(module.parameters(), reference.parameters()):
+        assert scaled_error(p.detach(), p64.detach()) <= 1e-4
+
+
+def test_weight_update_is_seen_by_the_next_forward():
+    torch.manual_seed(5)
+    module = nn.LSTM(3, 4)
+    trainable = recur.compile(module, train=True)
+    x = torch.randn(2, 2, 3)
+    before, _ = trainable(x)
+    with torch.no_grad():
+        module.weight_hh_l0.mul_(0.5)
+    after, _ = trainable(x)
+    with torch.no_grad():
+        want, _ = module(x)
+    assert not torch.allclose(before, after)
+    assert scaled_error(after.detach(), want.double()) <= 1e-5
+
+
+def test_an_optimizer_step_between_forward_and_backward_is_refused():
+    module = nn.LSTM(3, 4)
+    trainable = recur.compile(module, train=True)
+    output, _ = trainable(torch.randn(2, 2, 3))
+    with torch.no_grad():
+        module.weight_ih_l0.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        output.sum().backward()
+
+
+def test_dropout_between_layers_in_train_mode_only():
+    torch.manual_seed(7)
+    module = nn.LSTM(3, 16, 2, dropout=0.5)
+    trainable = recur.compile(module, train=True)
+    x = torch.randn(4, 8, 3)
+    trainable.eval()
+    with torch.no_grad():
+        want, _ = module(x)
+        evaluated, _ = trainable(x)
+    assert scaled_error(evaluated, want.double()) <= 1e-5
+    trainable.train()
+    torch.manual_seed(11)
+    dropped, _ = trainable(x)
+    assert scaled_error(dropped.detach(), want.double()) > 1e-3
+    dropped.sum().backward()
+    assert module.weight_ih_l0.grad is not None
+
+
+def test_refusals_name_what_is_missing():
+    with pytest.raises(recur.RecurError, match="proj_size=2"):
+        recur.compile(nn.LSTM(3, 4, proj_size=2), train=True)
+    with pytest.raises(recur.RecurError, match="takes an nn.LSTM or an LSTM language model for now, got GRU"):
+        recur.compile(nn.GRU(3, 4), train=True)
+    trainable = recur.compile(nn.LSTM(3, 4), train=True)
+    packed = nn.utils.rnn.pack_padded_sequence(torch.randn(3, 2, 3), [3, 2])
+    with pytest.raises(recur.RecurError, match="PackedSequence"):
+        trainable(packed)
+    with pytest.raises(recur.RecurError, match="input has 5 features, the LSTM takes 3"):
+        trainable(torch.randn(3, 2, 5))
+    with pytest.raises(recur.RecurError, match=r"h0 has shape \[1, 3, 4\], expected \[1, 2, 4\]"):
+        trainable(torch.randn(3, 2, 3), (torch.zeros(1, 3, 4), torch.zeros(1, 2, 4)))
+
+
+class WordLM(nn.Module):
+    """PyTorch's word_language_model names (dropout 0: a trained LM's
+    dropout is not compiled yet), logits flattened as its RNNModel does."""
+
+    def __init__(self, vocab, embed, hidden, layers):
+        super().__init__()
+        self.encoder = nn.Embedding(vocab, embed)
+        self.rnn = nn.LSTM(embed, hidden, layers)
+        self.decoder = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens):
+        output, _ = self.rnn(self.encoder(tokens))
+        return self.decoder(output).view(-1, self.decoder.out_features)
+
+
+class StatefulLM(nn.Module):
+    def __init__(self, vocab, embed, hidden, layers):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, embed)
+        self.lstm = nn.LSTM(embed, hidden, layers)
+        self.proj = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens, hidden):
+        output, hidden = self.lstm(self.embedding(tokens), hidden)
+        return self.proj(output), hidden
+
+
+@pytest.mark.parametrize("layers,steps,batch", [(1, 4, 3), (2, 5, 2), (3, 1, 1)])
+def test_language_model_gradients_match_autograd_in_float64(layers, steps, batch):
+    torch.manual_seed(layers * 10 + steps)
+    module = WordLM(17, 5, 6, layers)
+    trainable = recur.compile(module, train=True)
+    assert isinstance(trainable, recur.TrainableLM)
+    tokens = torch.randint(0, 17, (steps, batch))
+    targets = torch.randint(0, 17, (steps * batch,))
+
+    def loss_fn(logits):  # cross-entropy and a term that is not
+        return nn.functional.cross_entropy(logits, targets) + (logits ** 2).mean() * 0.1
+
+    loss_fn(trainable(tokens)).backward()
+    got = {name: p.grad.clone() for name, p in module.named_parameters()}
+    reference = copy.deepcopy(module).double()
+    for p in reference.parameters():
+        p.grad = None
+    loss_fn(reference(tokens)).backward()
+    for name, p in reference.named_parameters():
+        assert scaled_error(got[name], p.grad) <= 1e-4, name
+
+
+def test_stateful_language_model_trains_with_bptt_like_float64():
+    torch.manual_seed(4)
+    module = StatefulLM(13, 4, 5, 2)
+    reference = copy.deepcopy(module).double()
+    trainable = recur.compile(module, train=True)
+    windows = [(torch.randint(0, 13, (4, 3)), torch.randint(0, 13, (4, 3))) for _ in range(4)]
+
+    def run(model, params):
+        optimizer = torch.optim.SGD(params, lr=0.5, momentum=0.5)
+        hidden, losses = None, []
+        for tokens, targets in windows:
+            optimizer.zero_grad()
+            if hidden is None:
+                zeros = torch.zeros(2, 3, 5, dtype=next(iter(params)).dtype)
+                hidden = (zeros, zeros)
+            logits, hidden = model(tokens, hidden)
+            loss = nn.functional.cross_entropy(logits.reshape(-1, 13), targets.reshape(-1)) \
+                + hidden[1].pow(2).mean()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+            hidden = tuple(h.detach() for h in hidden)
+            losses.append(loss.item())
+        return losses
+
+    losses = run(trainable, list(module.parameters()))
+    losses64 = run(reference, list(reference.parameters()))
+    for got, want in zip(losses, losses64):
+        assert abs(got - want) <= 1e-4 * (1 + abs(want))
+    for p, p64 in zip(module.parameters(), reference.parameters()):
+        assert scaled_error(p.detach(), p64.detach()) <= 1e-4
+
+
+def test_language_model_refusals_name_the_option():
+    module = WordLM(11, 4, 5, 2)
+    module.rnn.dropout = 0.3
+    with pytest.raises(recur.RecurError, match=r"'rnn' \(nn.LSTM dropout=0.3\) in train mode"):
+        recur.compile(module, train=True)
+
+    class Dropped(WordLM):
+        def __init__(self):
+            super().__init__(11, 4, 5, 1)
+            self.drop = nn.Dropout(0.2)
+
+        def forward(self, tokens):
+            output, _ = self.rnn(self.drop(self.encoder(tokens)))
+            return self.decoder(output)
+
+    with pytest.raises(recur.RecurError, match=r"'drop' \(nn.Dropout\(p=0.2\)\) in train mode"):
+        recur.compile(Dropped(), train=True)
+    with pytest.raises(recur.RecurError, match="takes the tokens only"):
+        recur.compile(WordLM(11, 4, 5, 1), train=True)(torch.zeros(2, 2, dtype=torch.long),
+                                                      (torch.zeros(1), torch.zeros(1)))
