@@ -86,12 +86,11 @@ static std::string validateCell(const SequenceConfig &config) {
 static std::string validateVjp(const SequenceConfig &config) {
   if (!config.vjp)
     return "";
-  if (config.cell != CellKind::lstm)
-    return "--vjp: only LSTM layers have gradients so far";
+  if (config.cell != CellKind::lstm && config.cell != CellKind::gru)
+    return "--vjp: only LSTM and GRU layers have gradients so far";
   if (config.dtype != "f32")
     return "--vjp needs --dtype f32: gradients are compiled in f32 only";
-  for (auto [set, flag] : {std::pair{config.lengths, "--lengths"},
-                           std::pair{config.bidirectional, "--bidirectional"},
+  for (auto [set, flag] : {std::pair{config.bidirectional, "--bidirectional"},
                            std::pair{config.projSize > 0, "--proj-size"},
                            std::pair{config.batchFirst, "--batch-first"}})
     if (set)

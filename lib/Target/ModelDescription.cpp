@@ -201,7 +201,8 @@ static bool isRecurrenceOperand(OpOperand &use,
   Operation *owner = use.getOwner();
   auto named = dyn_cast<NamedOperands>(owner);
   if (!named ||
-      !isa<LSTMOp, GRUOp, RNNTanhOp, RNNReluOp, RNNOp, LSTMGradOp>(owner))
+      !isa<LSTMOp, GRUOp, RNNTanhOp, RNNReluOp, RNNOp, LSTMGradOp, GRUGradOp>(
+          owner))
     return false;
   for (auto [index, name] : llvm::enumerate(named.getOperandNames()))
     if (llvm::is_contained(names, name)) {
@@ -251,6 +252,9 @@ static SmallVector<StringRef, 2> leadingSymbols(Value value) {
     return {"B"};
   if (auto grad = source.getDefiningOp<LSTMGradOp>();
       grad && (source == grad.getDH0() || source == grad.getDC0()))
+    return {"B"};
+  if (auto grad = source.getDefiningOp<GRUGradOp>();
+      grad && source == grad.getDH0())
     return {"B"};
   // Outputs: row-wise ops keep their input's leading dimensions.
   Operation *producer = value.getDefiningOp();

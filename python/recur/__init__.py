@@ -6,7 +6,7 @@ copies, through librecur-runtime (docs/python.md).
     compiled = recur.compile(lm)              # an Embedding -> LSTM -> Linear module
     logits = compiled(tokens)                 # tokens [T, B] int64, as lm(tokens)
 
-    lstm = recur.compile(nn.LSTM(...), train=True)   # an nn.Module under autograd
+    lstm = recur.compile(nn.LSTM(...), train=True)   # an nn.Module under autograd (nn.GRU too)
     output, (h_n, c_n) = lstm(x, (h0, c0))
     loss_fn(output, target).backward()        # fills the nn.LSTM's .grad
 
@@ -20,12 +20,12 @@ from ._errors import RecurError
 from ._model import Model, TensorSpec, load
 
 __all__ = ["RecurError", "Model", "TensorSpec", "load", "compile", "CompiledLM",
-           "CompiledLSTM", "CompiledRNN", "compile_rnn", "CompiledCells", "TrainableLSTM", "TrainableLM"]
+           "CompiledLSTM", "CompiledRNN", "compile_rnn", "CompiledCells", "TrainableRNN", "TrainableLM"]
 
 
 def __getattr__(name):
     # The trainable modules need torch, which the rest of the package does not.
-    if name in ("TrainableLSTM", "TrainableLM"):
+    if name in ("TrainableRNN", "TrainableLM"):
         from . import _train
         return getattr(_train, name)
     raise AttributeError(f"module 'recur' has no attribute '{name}'")

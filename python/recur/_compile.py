@@ -239,6 +239,19 @@ def _sequence_lengths(lengths: Any, batch: int) -> Any:
     return lengths.to(device="cpu", dtype=torch.int64)
 
 
+def _repack(output: Any, packed: Any) -> Any:
+    """`output` ([T, B, ...], rows in the batch's own order) as a
+    PackedSequence with `packed`'s batch sizes and order."""
+    import torch
+    from torch.nn.utils.rnn import PackedSequence
+    steps = output
+    if packed.sorted_indices is not None:
+        steps = steps.index_select(1, packed.sorted_indices.to(steps.device))
+    data = torch.cat([steps[t, :int(size)] for t, size in enumerate(packed.batch_sizes)])
+    return PackedSequence(data, packed.batch_sizes, packed.sorted_indices,
+                          packed.unsorted_indices)
+
+
 class _Compiled:
     """A compiled module with its parameters bound. `model` is the runtime's
     Model; `library` the compiled file; `cache_hit` whether it came from the
@@ -268,16 +281,10 @@ class _Compiled:
         with each row's length through the model's lengths variant; returns
         the output as a PackedSequence with the input's batch sizes and
         order, and the final state in the rows' original order."""
-        import torch
-        from torch.nn.utils.rnn import PackedSequence, pad_packed_sequence
+        from torch.nn.utils.rnn import pad_packed_sequence
         padded, lengths = pad_packed_sequence(packed, batch_first=self._batch_first)
         output, state = self._run(padded, hx, lengths=lengths)
-        steps = output.transpose(0, 1) if self._batch_first else output
-        if packed.sorted_indices is not None:
-            steps = steps.index_select(1, packed.sorted_indices.to(steps.device))
-        data = torch.cat([steps[t, :int(size)] for t, size in enumerate(packed.batch_sizes)])
-        return PackedSequence(data, packed.batch_sizes, packed.sorted_indices,
-                              packed.unsorted_indices), state
+        return _repack(output.transpose(0, 1) if self._batch_first else output, packed), state
 
     def _run(self, first, hx, lengths=None):
         """Runs on `first` (tokens or the input sequence) and, for a model
@@ -495,8 +502,9 @@ def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
     variant that takes each row's length (cached too), bound with the
     parameters as they were at this call.
 
-    train=True (an nn.LSTM) returns a recur.TrainableLSTM instead: a
-    torch.nn.Module whose outputs carry a grad_fn, so that any loss's
+    train=True (an nn.LSTM or nn.GRU, or their LM) returns a
+    recur.TrainableRNN (recur.TrainableLM) instead: a torch.nn.Module whose
+    outputs carry a grad_fn, so that any loss's
     backward() fills the module's own parameters' .grad, for any
     torch.optim optimizer, and under DistributedDataParallel
     (docs/training.md)."""

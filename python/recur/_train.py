@@ -100,76 +100,126 @@ class _CompiledFunction(torch.autograd.Function):
                 *(by_name["d_" + name] for name in pair.parameters))
 
 
-def _lstm_state(hx: Any, expected: List[int], first: str) -> Tuple[Any, Any]:
-    """(h0, c0), each `expected` ([`first`, batch, hidden]); zeros for None."""
+def _state(hx: Any, cell_state: bool, expected: List[int], first: str) -> Tuple[Any, ...]:
+    """The state as a tuple: (h0, c0) for an LSTM (`cell_state`), (h0,) for
+    a GRU, each `expected` ([`first`, batch, hidden]); zeros for None."""
+    names = ("h0", "c0") if cell_state else ("h0",)
     if hx is None:
-        zeros = torch.zeros(expected)
-        return zeros, zeros
-    if not isinstance(hx, tuple) or len(hx) != 2:
+        return tuple(torch.zeros(expected) for _ in names)
+    if cell_state and (not isinstance(hx, tuple) or len(hx) != 2):
         raise RecurError("an LSTM's state is a tuple (h0, c0)")
-    for name, value in zip(("h0", "c0"), hx):
+    if not cell_state:
+        if not isinstance(hx, torch.Tensor):
+            raise RecurError(f"a GRU's state is one tensor h0, got {type(hx).__name__}")
+        hx = (hx,)
+    for name, value in zip(names, hx):
         if list(value.shape) != expected:
             raise RecurError(f"{name} has shape {list(value.shape)}, expected {expected} "
                              f"({first}, batch, hidden)")
     return hx
 
 
-class TrainableLSTM(torch.nn.Module):
-    """A compiled nn.LSTM that trains: called as the module is, `output,
-    (h_n, c_n) = trainable(input, (h0, c0))`, its outputs carry a grad_fn,
-    and `loss.backward()` fills the source module's parameters' .grad (they
-    are this module's parameters, `trainable.module`'s, shared, not copies).
-    The state may be passed in, and detached between BPTT windows."""
+def _stacked(finals: List[Any], cell_state: bool) -> Any:
+    """The final states, per layer (and direction) h_n[, c_n], stacked as
+    torch returns them: (h_n, c_n) or h_n."""
+    if cell_state:
+        return torch.stack(finals[0::2]), torch.stack(finals[1::2])
+    return torch.stack(finals)
 
-    def __init__(self, module: Any, pairs: List[_Pair]) -> None:
+
+class TrainableRNN(torch.nn.Module):
+    """A compiled nn.LSTM or nn.GRU that trains: called as the module is,
+    `output, (h_n, c_n) = trainable(input, (h0, c0))` (a GRU's: `output,
+    h_n = trainable(input, h0)`), its outputs carry a grad_fn, and
+    `loss.backward()` fills the source module's parameters' .grad (they are
+    this module's parameters, `trainable.module`'s, shared, not copies). The
+    state may be passed in, and detached between BPTT windows."""
+
+    def __init__(self, module: Any, pairs: List[_Pair], packed_pairs: Any) -> None:
         super().__init__()
         self.module = module
         self._pairs = pairs  # per layer, then direction
+        # The layers' variants that take each row's length (recur-gen
+        # --lengths), made at the first PackedSequence.
+        self._make_packed_pairs, self._packed_pairs = packed_pairs, None
 
     def forward(self, input: Any, hx: Optional[Tuple[Any, Any]] = None) -> Any:
-        lstm = self.module
         if isinstance(input, PackedSequence):
-            raise RecurError("recur.compile(train=True) takes padded input for now; a "
-                             "PackedSequence's gradients are not compiled yet")
+            return self._forward_packed(input, hx)
+        output, state = self._layers(input, hx, None)
+        return output, state
+
+    def _forward_packed(self, packed: Any, hx: Any) -> Any:
+        """As nn.LSTM on a PackedSequence (sorted or not): the padded batch
+        in the rows' own order through the layers' lengths variants, the
+        output packed again as the input is, the state in the rows' order."""
+        from torch.nn.utils.rnn import pad_packed_sequence
+        from ._compile import _repack
+        padded, lengths = pad_packed_sequence(packed)
+        if self._packed_pairs is None:
+            self._packed_pairs = self._make_packed_pairs()
+        output, state = self._layers(padded, hx, lengths.to(torch.int64))
+        return _repack(output, packed), state
+
+    def _layers(self, input: Any, hx: Any, lengths: Any) -> Any:
+        """The layers on `input` (time-major when `lengths` is given), from
+        `hx`; with `lengths`, row b runs its first lengths[b] steps."""
+        lstm = self.module
+        batch_first = lstm.batch_first and lengths is None
         if input.dim() != 3:
             raise RecurError(f"input must be [T, B, {lstm.input_size}] "
                              f"([B, T, ...] with batch_first), got shape "
                              f"{list(input.shape)}")
-        x = input.transpose(0, 1) if lstm.batch_first else input
+        x = input.transpose(0, 1) if batch_first else input
         if x.shape[2] != lstm.input_size:
             raise RecurError(f"input has {x.shape[2]} features, the LSTM takes "
                              f"{lstm.input_size}")
         x = x.contiguous()
         count = 2 if lstm.bidirectional else 1
-        hx = _lstm_state(hx, [lstm.num_layers * count, x.shape[1], lstm.hidden_size],
-                         "layers × directions")
-        h_n, c_n = [], []
+        cell_state = isinstance(lstm, torch.nn.LSTM)
+        hx = _state(hx, cell_state, [lstm.num_layers * count, x.shape[1], lstm.hidden_size],
+                    "layers × directions")
+        finals = []
+        pairs, lengths_input = self._pairs, ()
+        if lengths is not None:
+            pairs, lengths_input = self._packed_pairs, (lengths,)
+            # Each row reversed within its length (past it, in place).
+            steps = torch.arange(x.shape[0])[:, None]
+            reversed_steps = torch.where(steps < lengths[None, :], lengths[None, :] - 1 - steps,
+                                         steps)
+
+        def flip(sequence):
+            """The reverse direction runs forward in time on the sequence
+            reversed (within each row's length); autograd reverses its
+            gradients back."""
+            if lengths is None:
+                return sequence.flip(0)
+            index = reversed_steps[:, :, None].expand(-1, -1, sequence.shape[2])
+            return sequence.gather(0, index)
+
         for layer in range(lstm.num_layers):
             outputs = []
             for direction in range(count):
                 index = layer * count + direction
-                # The reverse direction runs forward in time on the flipped
-                # sequence (autograd flips its gradients back).
-                source = x.flip(0) if direction else x
-                y, h, c = self._pairs[index].apply(source, hx[0][index].contiguous(),
-                                                   hx[1][index].contiguous())
-                outputs.append(y.flip(0) if direction else y)
-                h_n.append(h)
-                c_n.append(c)
+                source = flip(x) if direction else x
+                y, *final = pairs[index].apply(source, *lengths_input,
+                                               *(value[index].contiguous() for value in hx))
+                outputs.append(flip(y) if direction else y)
+                finals += final
             x = outputs[0] if count == 1 else torch.cat(outputs, dim=2)
-            # nn.LSTM's dropout: on every layer's output but the last's.
+            # nn.LSTM's (nn.GRU's) dropout: on every layer's output but the last's.
             if lstm.dropout and self.training and layer + 1 < lstm.num_layers:
                 x = torch.nn.functional.dropout(x, lstm.dropout, training=True)
-        output = x.transpose(0, 1) if lstm.batch_first else x
-        return output, (torch.stack(h_n), torch.stack(c_n))
+        output = x.transpose(0, 1) if batch_first else x
+        return output, _stacked(finals, cell_state)
 
     def extra_repr(self) -> str:
         return f"{len(self._pairs)} compiled layer directions"
 
 
 class TrainableLM(torch.nn.Module):
-    """A compiled language model (nn.Embedding -> nn.LSTM -> nn.Linear, as
-    recur.compile recognises it) that trains: called as the module is
+    """A compiled language model (nn.Embedding -> nn.LSTM or nn.GRU ->
+    nn.Linear, as recur.compile recognises it) that trains: called as the module is
     (`logits = trainable(tokens)`, or `logits, hidden =
     trainable(tokens, hidden)` for a module that carries its state), its
     outputs carry a grad_fn, and `loss.backward()` fills the module's own
@@ -181,7 +231,7 @@ class TrainableLM(torch.nn.Module):
         self.module = module
         self._pair, self._lm = pair, lm
 
-    def forward(self, tokens: Any, hidden: Optional[Tuple[Any, Any]] = None) -> Any:
+    def forward(self, tokens: Any, hidden: Optional[Any] = None) -> Any:
         lm, pair = self._lm, self._pair
         if tokens.dim() != 2:
             raise RecurError(f"tokens must be [T, B], got shape {list(tokens.shape)}")
@@ -192,11 +242,13 @@ class TrainableLM(torch.nn.Module):
             logits = pair.apply(tokens)
             return logits.reshape(-1, logits.shape[-1]) if lm.flatten else logits
         layers = lm.lstm.num_layers
-        hidden = _lstm_state(hidden, [layers, tokens.shape[1], lm.lstm.hidden_size], "layers")
+        cell_state = isinstance(lm.lstm, torch.nn.LSTM)
+        hidden = _state(hidden, cell_state, [layers, tokens.shape[1], lm.lstm.hidden_size],
+                        "layers")
         state = [value[layer].contiguous() for layer in range(layers) for value in hidden]
         logits, *final = pair.apply(tokens, *state)
         logits = logits.reshape(-1, logits.shape[-1]) if lm.flatten else logits
-        return logits, (torch.stack(final[0::2]), torch.stack(final[1::2]))
+        return logits, _stacked(final, cell_state)
 
 
 def compile_for_training(module: Any, target: str, fusion: Optional[str],
@@ -226,43 +278,58 @@ def compile_for_training(module: Any, target: str, fusion: Optional[str],
 
     shape = (["--seq", str(int(seq))] if seq is not None else []) + \
         (["--batch", str(int(batch))] if batch is not None else [])
-    if isinstance(module, torch.nn.LSTM):
-        if module.proj_size:
+    if isinstance(module, (torch.nn.LSTM, torch.nn.GRU)):
+        kind = "lstm" if isinstance(module, torch.nn.LSTM) else "gru"
+        if getattr(module, "proj_size", 0):
             raise RecurError(f"recur.compile(train=True): nn.LSTM(proj_size="
                              f"{module.proj_size}) has no compiled gradient yet")
         count = 2 if module.bidirectional else 1
-        pairs = []
-        for layer in range(module.num_layers):
-            width = module.input_size if layer == 0 else module.hidden_size * count
-            gen = ["lstm", "--input", str(width), "--hidden", str(module.hidden_size),
-                   "--state"] + (["--no-bias"] if not module.bias else []) + shape
-            kinds = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if module.bias else [])
-            for direction in range(count):
-                suffix = f"_l{layer}" + ("_reverse" if direction else "")
-                parameters = {f"{kind}_l0": getattr(module, kind + suffix) for kind in kinds}
-                pairs.append(pair(gen, f"LSTM layer {layer} ({target})", parameters))
-        return TrainableLSTM(module, pairs)
-    if isinstance(module, (torch.nn.GRU, torch.nn.RNN)):
-        raise RecurError(f"recur.compile(train=True) takes an nn.LSTM or an LSTM language "
-                         f"model for now, got {type(module).__name__}")
+
+        def layer_pairs(extra: List[str]) -> List[_Pair]:
+            pairs = []
+            for layer in range(module.num_layers):
+                width = module.input_size if layer == 0 else module.hidden_size * count
+                gen = [kind, "--input", str(width), "--hidden", str(module.hidden_size),
+                       "--state"] + (["--no-bias"] if not module.bias else []) + extra
+                kinds = ["weight_ih", "weight_hh"] + \
+                    (["bias_ih", "bias_hh"] if module.bias else [])
+                for direction in range(count):
+                    suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                    parameters = {f"{kind}_l0": getattr(module, kind + suffix)
+                                  for kind in kinds}
+                    pairs.append(pair(gen, f"{kind.upper()} layer {layer} ({target})",
+                                      parameters))
+            return pairs
+
+        # The lengths variant keeps B dynamic: its steps run on the rows still
+        # active.
+        packed_shape = ["--seq", str(int(seq))] if seq is not None else []
+        return TrainableRNN(module, layer_pairs(shape),
+                            lambda: layer_pairs(packed_shape + ["--lengths"]))
+    if isinstance(module, torch.nn.RNN):
+        raise RecurError("recur.compile(train=True) takes nn.LSTM, nn.GRU and their language "
+                         "models for now, got RNN (no compiled gradient for nn.RNN yet)")
     # A language model: refused options first, with their names.
     for name, submodule in module.named_modules():
         if isinstance(submodule, torch.nn.Dropout) and submodule.p > 0 and submodule.training:
             raise RecurError(f"recur.compile(train=True): '{name}' (nn.Dropout(p="
                              f"{submodule.p})) in train mode is not compiled for a language "
-                             f"model yet; set p=0, or compile its nn.LSTM alone")
-        if isinstance(submodule, torch.nn.LSTM) and submodule.training and submodule.dropout:
-            raise RecurError(f"recur.compile(train=True): '{name}' (nn.LSTM dropout="
-                             f"{submodule.dropout}) in train mode is not compiled for a "
-                             f"language model yet; compile its nn.LSTM alone")
+                             f"model yet; set p=0, or compile its recurrent layers alone")
+        if isinstance(submodule, (torch.nn.LSTM, torch.nn.GRU)) and submodule.training and \
+                submodule.dropout:
+            raise RecurError(f"recur.compile(train=True): '{name}' (nn."
+                             f"{type(submodule).__name__} dropout={submodule.dropout}) in train "
+                             f"mode is not compiled for a language model yet; compile its "
+                             f"recurrent layers alone")
     plan = _plan(module, False, seq, batch)
     lm = _recognise(module)
-    if not isinstance(lm.lstm, torch.nn.LSTM):
-        raise RecurError(f"recur.compile(train=True) takes LSTM language models for now, "
-                         f"got one with an nn.{type(lm.lstm).__name__}")
+    if not isinstance(lm.lstm, (torch.nn.LSTM, torch.nn.GRU)):
+        raise RecurError(f"recur.compile(train=True) takes LSTM and GRU language models for "
+                         f"now, got one with an nn.{type(lm.lstm).__name__}")
     for option, value in (("batch_first", lm.lstm.batch_first),
                           ("bidirectional", lm.lstm.bidirectional),
-                          ("proj_size", lm.lstm.proj_size), ("log_softmax", lm.log_softmax)):
+                          ("proj_size", getattr(lm.lstm, "proj_size", 0)),
+                          ("log_softmax", lm.log_softmax)):
         if value:
             raise RecurError(f"recur.compile(train=True): a language model with {option} has "
                              f"no compiled gradient yet")

@@ -48,7 +48,7 @@ def test_gradients_match_autograd_in_float64(shape):
     module = nn.LSTM(size, hidden, layers, bias=bias, bidirectional=bidirectional,
                      batch_first=batch_first)
     trainable = recur.compile(module, train=True)
-    assert isinstance(trainable, recur.TrainableLSTM)
+    assert isinstance(trainable, recur.TrainableRNN)
     assert {id(p) for p in trainable.parameters()} == {id(p) for p in module.parameters()}
     states = layers * (2 if bidirectional else 1)
     x = torch.randn((batch, steps, size) if batch_first else (steps, batch, size))
@@ -69,6 +69,51 @@ def test_gradients_match_autograd_in_float64(shape):
     loss_of(output64, h64, c64).backward()
     want = [p.grad for p in reference.parameters()] + [v.grad for v in inputs64]
     for g, w in zip(got, want):
+        assert scaled_error(g, w) <= 1e-4
+
+
+# (bidirectional, layers, lengths, sorted): lengths 1 and T, B = 1, and one
+# row much longer than the rest.
+PACKED = [
+    (False, 1, [5, 3, 1], False),
+    (False, 2, [2, 6, 6, 1], False),
+    (True, 2, [4, 1, 3], False),
+    (True, 1, [7, 5, 2], True),
+    (False, 2, [4], True),
+    (False, 1, [9, 1, 1, 2, 1], False),
+]
+
+
+@pytest.mark.parametrize("case", PACKED, ids=lambda c: f"bi{int(c[0])}-l{c[1]}-{c[2]}-"
+                         f"{'sorted' if c[3] else 'unsorted'}")
+def test_packed_sequence_gradients_match_autograd_in_float64(case):
+    bidirectional, layers, lengths, enforce_sorted = case
+    torch.manual_seed(len(lengths) * 7 + layers)
+    module = nn.LSTM(3, 5, layers, bidirectional=bidirectional)
+    trainable = recur.compile(module, train=True)
+    steps, batch = max(lengths), len(lengths)
+    states = layers * (2 if bidirectional else 1)
+    x = torch.randn(steps, batch, 3)
+    h0, c0 = torch.randn(states, batch, 5), torch.randn(states, batch, 5)
+
+    def run(model, dtype):
+        inputs = [v.detach().to(dtype).requires_grad_() for v in (x, h0, c0)]
+        packed = nn.utils.rnn.pack_padded_sequence(inputs[0], lengths,
+                                                   enforce_sorted=enforce_sorted)
+        output, (h_n, c_n) = model(packed, (inputs[1], inputs[2]))
+        padded, _ = nn.utils.rnn.pad_packed_sequence(output)
+        loss_of(padded, h_n, c_n).backward()
+        return padded.detach(), inputs
+
+    got, inputs = run(trainable, torch.float32)
+    grads = [p.grad.clone() for p in module.parameters()] + [v.grad for v in inputs]
+    reference = copy.deepcopy(module).double()
+    for p in reference.parameters():
+        p.grad = None
+    want, inputs64 = run(reference, torch.float64)
+    assert scaled_error(got, want) <= 1e-5
+    want_grads = [p.grad for p in reference.parameters()] + [v.grad for v in inputs64]
+    for g, w in zip(grads, want_grads):
         assert scaled_error(g, w) <= 1e-4
 
 
@@ -113,6 +158,31 @@ def test_optimizer_steps_follow_float64_training(optimizer):
     assert losses[-1] < losses[0]
     for got, want in zip(losses, losses64):
         assert abs(got - want) <= 1e-4 * (1 + abs(want))
+    for p, p64 in zip(module.parameters(), reference.parameters()):
+        assert scaled_error(p.detach(), p64.detach()) <= 1e-4
+
+
+def test_packed_batch_training_follows_float64():
+    torch.manual_seed(9)
+    module = nn.LSTM(3, 6, 2)
+    reference = copy.deepcopy(module).double()
+    trainable = recur.compile(module, train=True)
+    batches = [(torch.randn(6, 4, 3), [6, 2, 5, 1], torch.randn(4, 6)) for _ in range(4)]
+
+    def run(model, params, dtype):
+        optimizer = torch.optim.Adam(params, lr=0.02)
+        for x, lengths, target in batches:
+            optimizer.zero_grad()
+            packed = nn.utils.rnn.pack_padded_sequence(x.to(dtype), lengths,
+                                                       enforce_sorted=False)
+            output, (h_n, _) = model(packed)
+            padded, _ = nn.utils.rnn.pad_packed_sequence(output)
+            loss = nn.functional.mse_loss(h_n[-1], target.to(dtype)) + padded.abs().mean()
+            loss.backward()
+            optimizer.step()
+
+    run(trainable, list(module.parameters()), torch.float32)
+    run(reference, list(reference.parameters()), torch.float64)
     for p, p64 in zip(module.parameters(), reference.parameters()):
         assert scaled_error(p.detach(), p64.detach()) <= 1e-4
 
@@ -163,12 +233,9 @@ def test_dropout_between_layers_in_train_mode_only():
 def test_refusals_name_what_is_missing():
     with pytest.raises(recur.RecurError, match="proj_size=2"):
         recur.compile(nn.LSTM(3, 4, proj_size=2), train=True)
-    with pytest.raises(recur.RecurError, match="takes an nn.LSTM or an LSTM language model for now, got GRU"):
-        recur.compile(nn.GRU(3, 4), train=True)
+    with pytest.raises(recur.RecurError, match="no compiled gradient for nn.RNN yet"):
+        recur.compile(nn.RNN(3, 4), train=True)
     trainable = recur.compile(nn.LSTM(3, 4), train=True)
-    packed = nn.utils.rnn.pack_padded_sequence(torch.randn(3, 2, 3), [3, 2])
-    with pytest.raises(recur.RecurError, match="PackedSequence"):
-        trainable(packed)
     with pytest.raises(recur.RecurError, match="input has 5 features, the LSTM takes 3"):
         trainable(torch.randn(3, 2, 5))
     with pytest.raises(recur.RecurError, match=r"h0 has shape \[1, 3, 4\], expected \[1, 2, 4\]"):
@@ -277,3 +344,78 @@ def test_language_model_refusals_name_the_option():
     with pytest.raises(recur.RecurError, match="takes the tokens only"):
         recur.compile(WordLM(11, 4, 5, 1), train=True)(torch.zeros(2, 2, dtype=torch.long),
                                                       (torch.zeros(1), torch.zeros(1)))
+
+
+@pytest.mark.parametrize("case", [(1, False, False), (2, True, False), (2, False, True)],
+                         ids=["gru-1", "gru-2-bidirectional", "gru-2-no-bias"])
+def test_gru_gradients_match_autograd_in_float64(case):
+    layers, bidirectional, no_bias = case
+    torch.manual_seed(layers + 3 * bidirectional)
+    module = nn.GRU(4, 6, layers, bidirectional=bidirectional, bias=not no_bias)
+    trainable = recur.compile(module, train=True)
+    assert isinstance(trainable, recur.TrainableRNN)
+    states = layers * (2 if bidirectional else 1)
+    x, h0 = torch.randn(5, 3, 4), torch.randn(states, 3, 6)
+
+    def run(model, dtype):
+        inputs = [v.detach().to(dtype).requires_grad_() for v in (x, h0)]
+        output, h_n = model(inputs[0], inputs[1])
+        ((output ** 2).mean() + (1.5 * h_n).sum()).backward()
+        return output.detach(), inputs
+
+    got, inputs = run(trainable, torch.float32)
+    grads = [p.grad.clone() for p in module.parameters()] + [v.grad for v in inputs]
+    reference = copy.deepcopy(module).double()
+    want, inputs64 = run(reference, torch.float64)
+    assert scaled_error(got, want) <= 1e-5
+    for g, w in zip(grads, [p.grad for p in reference.parameters()] +
+                    [v.grad for v in inputs64]):
+        assert scaled_error(g, w) <= 1e-4
+
+
+def test_gru_packed_batch_and_lm_train_like_float64():
+    torch.manual_seed(12)
+    gru = nn.GRU(3, 5, 2)
+    reference = copy.deepcopy(gru).double()
+    trainable = recur.compile(gru, train=True)
+    batches = [(torch.randn(6, 4, 3), [6, 1, 4, 2], torch.randn(2, 4, 5)) for _ in range(3)]
+
+    def run(model, params, dtype):
+        optimizer = torch.optim.SGD(params, lr=0.3, momentum=0.9)
+        for x, lengths, target in batches:
+            optimizer.zero_grad()
+            packed = nn.utils.rnn.pack_padded_sequence(x.to(dtype), lengths,
+                                                       enforce_sorted=False)
+            output, h_n = model(packed)
+            padded, _ = nn.utils.rnn.pad_packed_sequence(output)
+            (nn.functional.mse_loss(h_n, target.to(dtype)) + padded.pow(2).mean()).backward()
+            optimizer.step()
+
+    run(trainable, list(gru.parameters()), torch.float32)
+    run(reference, list(reference.parameters()), torch.float64)
+    for p, p64 in zip(gru.parameters(), reference.parameters()):
+        assert scaled_error(p.detach(), p64.detach()) <= 1e-4
+
+    class GruLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(11, 4)
+            self.gru = nn.GRU(4, 5, 2)
+            self.proj = nn.Linear(5, 11)
+
+        def forward(self, tokens):
+            return self.proj(self.gru(self.embedding(tokens))[0])
+
+    lm = GruLM()
+    lm64 = copy.deepcopy(lm).double()
+    compiled = recur.compile(lm, train=True)
+    tokens, targets = torch.randint(0, 11, (4, 3)), torch.randint(0, 11, (4, 3))
+    for model, params in ((compiled, lm.parameters()), (lm64, lm64.parameters())):
+        optimizer = torch.optim.Adam(params, lr=0.05)
+        for _ in range(3):
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(tokens).reshape(-1, 11),
+                                        targets.reshape(-1)).backward()
+            optimizer.step()
+    for p, p64 in zip(lm.parameters(), lm64.parameters()):
+        assert scaled_error(p.detach(), p64.detach()) <= 1e-4

@@ -36,6 +36,13 @@ public:
     const Value *value = optional(name);
     return value ? &std::get<FloatTensor>(*value) : nullptr;
   }
+  /// An optional float operand by its ODS name, in double precision (as
+  /// the training reference computes), or nothing when absent.
+  std::optional<DoubleTensor> optionalDoubles(const json &operands,
+                                              const char *name) const {
+    const FloatTensor *value = optionalFloats(operands.value(name, json()));
+    return value ? std::optional(toDouble(*value)) : std::nullopt;
+  }
   const IdTensor &ids(const json &name) const {
     return std::get<IdTensor>(required(name));
   }
@@ -59,6 +66,10 @@ Reduction parseReduction(const std::string &name) {
   if (name == "mean")
     return Reduction::Mean;
   throw std::invalid_argument("unknown reduction '" + name + "'");
+}
+/// The tensor in `value`, or null.
+const DoubleTensor *pointer(const std::optional<DoubleTensor> &value) {
+  return value ? &*value : nullptr;
 }
 } // namespace
 
@@ -114,12 +125,7 @@ recur::reference::interpret(const json &program,
       } else if (name == "lstm_grad") {
         // In double precision, as the training reference computes.
         auto optional = [&](const char *operand) {
-          const FloatTensor *value =
-              env.optionalFloats(in.value(operand, json()));
-          return value ? std::optional(toDouble(*value)) : std::nullopt;
-        };
-        auto pointer = [](const std::optional<DoubleTensor> &value) {
-          return value ? &*value : nullptr;
+          return env.optionalDoubles(in, operand);
         };
         DoubleTensor input = toDouble(env.floats(in.at("input")));
         DoubleTensor wIh = toDouble(env.floats(in.at("w_ih")));
@@ -136,9 +142,28 @@ recur::reference::interpret(const json &program,
             lstmGrad(input, wIh, wHh, bIh ? *bIh : DoubleTensor({gates}),
                      bHh ? *bHh : DoubleTensor({gates}), y,
                      dY ? *dY : DoubleTensor(y.shape), pointer(h0), pointer(c0),
-                     pointer(dHN), pointer(dCN));
+                     pointer(dHN), pointer(dCN),
+                     env.optionalIds(in.value("lengths", json())));
         DoubleTensor *values[] = {&result.dInput, &result.dWIh, &result.dWHh,
                                   &result.dBias,  &result.dH0,  &result.dC0};
+        for (size_t k = 0; k < std::size(values); ++k)
+          env.define(out.at(k), toFloat(*values[k]));
+      } else if (name == "gru_grad") {
+        auto optional = [&](const char *operand) {
+          return env.optionalDoubles(in, operand);
+        };
+        std::optional<DoubleTensor> bIh = optional("b_ih"),
+                                    bHh = optional("b_hh"),
+                                    dY = optional("d_y"), h0 = optional("h0"),
+                                    dHN = optional("d_h_n");
+        GruGradients result = gruGrad(
+            toDouble(env.floats(in.at("input"))),
+            toDouble(env.floats(in.at("w_ih"))),
+            toDouble(env.floats(in.at("w_hh"))), pointer(bIh), pointer(bHh),
+            toDouble(env.floats(in.at("y"))), pointer(dY), pointer(h0),
+            pointer(dHN), env.optionalIds(in.value("lengths", json())));
+        DoubleTensor *values[] = {&result.dInput, &result.dWIh, &result.dWHh,
+                                  &result.dBIh,   &result.dBHh, &result.dH0};
         for (size_t k = 0; k < std::size(values); ++k)
           env.define(out.at(k), toFloat(*values[k]));
       } else if (name == "linear_grad") {

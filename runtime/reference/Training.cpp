@@ -52,7 +52,8 @@ LayerTrace lstmForward(std::vector<double> input, int64_t steps, int64_t batch,
                        const DoubleTensor &bIh, const DoubleTensor &bHh,
                        const DoubleTensor *h0 = nullptr,
                        const DoubleTensor *c0 = nullptr,
-                       const DoubleTensor *y = nullptr) {
+                       const DoubleTensor *y = nullptr,
+                       const IdTensor *lengths = nullptr) {
   int64_t hidden = wHh.dim(1), inputSize = wIh.dim(1);
   LayerTrace trace{steps,
                    batch,
@@ -79,6 +80,15 @@ LayerTrace lstmForward(std::vector<double> input, int64_t steps, int64_t batch,
     if (y)
       std::copy_n(&y->data[t * batch * hidden], batch * hidden,
                   &trace.h[(t + 1) * batch * hidden]);
+    // Past its length a row keeps its state.
+    for (int64_t b = 0; lengths && b < batch; ++b)
+      if (t >= lengths->data[b]) {
+        int64_t row = t * batch + b;
+        std::copy_n(&trace.h[row * hidden], hidden,
+                    &trace.h[(row + batch) * hidden]);
+        std::copy_n(&trace.c[row * hidden], hidden,
+                    &trace.c[(row + batch) * hidden]);
+      }
   }
   return trace;
 }
@@ -87,12 +97,13 @@ LayerTrace lstmForward(std::vector<double> input, int64_t steps, int64_t batch,
 /// returns d loss / d input [T, B, I], given d loss / d y `dy` [T, B, H].
 /// `dhNext`, `dcNext` ([B, H]) hold the gradients of the final state on
 /// entry (zero if they are empty) and those of the initial state on return.
+/// Past row b's length (`lengths`), its steps add nothing and dh, dc pass.
 std::vector<double>
 lstmBackward(const LayerTrace &trace, const std::vector<double> &dy,
              const DoubleTensor &wIh, const DoubleTensor &wHh,
              DoubleTensor &dWIh, DoubleTensor &dWHh, DoubleTensor &dBIh,
              DoubleTensor &dBHh, std::vector<double> &dhNext,
-             std::vector<double> &dcNext) {
+             std::vector<double> &dcNext, const IdTensor *lengths = nullptr) {
   int64_t steps = trace.steps, batch = trace.batch, hidden = trace.hidden,
           inputSize = trace.inputSize;
   std::vector<double> dInput(steps * batch * inputSize);
@@ -102,6 +113,8 @@ lstmBackward(const LayerTrace &trace, const std::vector<double> &dy,
   std::vector<double> dGates(4 * hidden); // before activation
   for (int64_t t = steps - 1; t >= 0; --t)
     for (int64_t b = 0; b < batch; ++b) {
+      if (lengths && t >= lengths->data[b])
+        continue;
       int64_t row = t * batch + b;
       const double *gates = &trace.gates[row * 4 * hidden];
       const double *cPrev = &trace.c[row * hidden];
@@ -264,7 +277,7 @@ LstmGradients lstmGrad(const DoubleTensor &input, const DoubleTensor &wIh,
                        const DoubleTensor &bHh, const DoubleTensor &y,
                        const DoubleTensor &dY, const DoubleTensor *h0,
                        const DoubleTensor *c0, const DoubleTensor *dHN,
-                       const DoubleTensor *dCN) {
+                       const DoubleTensor *dCN, const IdTensor *lengths) {
   if (input.shape.size() != 3 || wHh.shape.size() != 2)
     throw std::invalid_argument(
         "lstm_grad expects input [T, B, I] and w_hh [4H, H], got " +
@@ -282,8 +295,17 @@ LstmGradients lstmGrad(const DoubleTensor &input, const DoubleTensor &wIh,
   for (auto [name, state] : states)
     if (state)
       expectShape(name, *state, {batch, hidden});
-  LayerTrace trace =
-      lstmForward(input.data, steps, batch, wIh, wHh, bIh, bHh, h0, c0, &y);
+  if (lengths) {
+    expectShape("lengths", *lengths, {batch});
+    for (int64_t b = 0; b < batch; ++b)
+      if (lengths->data[b] < 1 || lengths->data[b] > steps)
+        throw std::invalid_argument("lengths[" + std::to_string(b) + "] is " +
+                                    std::to_string(lengths->data[b]) +
+                                    ", outside [1, " + std::to_string(steps) +
+                                    "]");
+  }
+  LayerTrace trace = lstmForward(input.data, steps, batch, wIh, wHh, bIh, bHh,
+                                 h0, c0, &y, lengths);
   LstmGradients result{
       DoubleTensor(input.shape),     DoubleTensor(wIh.shape),
       DoubleTensor(wHh.shape),       DoubleTensor(bIh.shape),
@@ -291,10 +313,97 @@ LstmGradients lstmGrad(const DoubleTensor &input, const DoubleTensor &wIh,
   std::vector<double> dh = dHN ? dHN->data : std::vector<double>();
   std::vector<double> dc = dCN ? dCN->data : std::vector<double>();
   DoubleTensor dBHh(bHh.shape);
-  result.dInput.data = lstmBackward(trace, dY.data, wIh, wHh, result.dWIh,
-                                    result.dWHh, result.dBias, dBHh, dh, dc);
+  result.dInput.data =
+      lstmBackward(trace, dY.data, wIh, wHh, result.dWIh, result.dWHh,
+                   result.dBias, dBHh, dh, dc, lengths);
   result.dH0.data = std::move(dh);
   result.dC0.data = std::move(dc);
+  return result;
+}
+
+GruGradients gruGrad(const DoubleTensor &input, const DoubleTensor &wIh,
+                     const DoubleTensor &wHh, const DoubleTensor *bIh,
+                     const DoubleTensor *bHh, const DoubleTensor &y,
+                     const DoubleTensor *dY, const DoubleTensor *h0,
+                     const DoubleTensor *dHN, const IdTensor *lengths) {
+  if (input.shape.size() != 3 || wHh.shape.size() != 2)
+    throw std::invalid_argument(
+        "gru_grad expects input [T, B, I] and w_hh [3H, H], got " +
+        formatShape(input.shape) + " and " + formatShape(wHh.shape));
+  int64_t steps = input.dim(0), batch = input.dim(1), size = input.dim(2);
+  int64_t hidden = wHh.dim(1), gates = 3 * hidden;
+  expectShape("w_ih", wIh, {gates, size});
+  expectShape("w_hh", wHh, {gates, hidden});
+  expectShape("y", y, {steps, batch, hidden});
+  if (bIh)
+    expectShape("b_ih", *bIh, {gates});
+  if (bHh)
+    expectShape("b_hh", *bHh, {gates});
+  if (dY)
+    expectShape("d_y", *dY, {steps, batch, hidden});
+  for (auto [name, state] : {std::pair{"h0", h0}, std::pair{"d_h_n", dHN}})
+    if (state)
+      expectShape(name, *state, {batch, hidden});
+  if (lengths)
+    expectShape("lengths", *lengths, {batch});
+  GruGradients result{DoubleTensor(input.shape), DoubleTensor(wIh.shape),
+                      DoubleTensor(wHh.shape),   DoubleTensor({gates}),
+                      DoubleTensor({gates}),     DoubleTensor({batch, hidden})};
+  std::vector<double> dh =
+      dHN ? dHN->data : std::vector<double>(batch * hidden);
+  std::vector<double> gi(gates), gh(gates), dgi(gates), dgh(gates),
+      hPrev(hidden), dhPrev(batch * hidden);
+  auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  for (int64_t t = steps - 1; t >= 0; --t) {
+    dhPrev = dh;
+    for (int64_t b = 0; b < batch; ++b) {
+      if (lengths && t >= lengths->data[b])
+        continue;
+      const double *x = &input.data[(t * batch + b) * size];
+      for (int64_t j = 0; j < hidden; ++j)
+        hPrev[j] = t > 0 ? y.data[((t - 1) * batch + b) * hidden + j]
+                   : h0  ? h0->data[b * hidden + j]
+                         : 0.0;
+      for (int64_t g = 0; g < gates; ++g) {
+        gi[g] = bIh ? bIh->data[g] : 0.0;
+        gh[g] = bHh ? bHh->data[g] : 0.0;
+        for (int64_t k = 0; k < size; ++k)
+          gi[g] += wIh.data[g * size + k] * x[k];
+        for (int64_t k = 0; k < hidden; ++k)
+          gh[g] += wHh.data[g * hidden + k] * hPrev[k];
+      }
+      for (int64_t j = 0; j < hidden; ++j) {
+        double r = sigmoid(gi[j] + gh[j]);
+        double z = sigmoid(gi[hidden + j] + gh[hidden + j]);
+        double n = std::tanh(gi[2 * hidden + j] + r * gh[2 * hidden + j]);
+        double d = dh[b * hidden + j] +
+                   (dY ? dY->data[(t * batch + b) * hidden + j] : 0.0);
+        double dn = d * (1 - z) * (1 - n * n);
+        double dz = d * (hPrev[j] - n) * z * (1 - z);
+        double dr = dn * gh[2 * hidden + j] * r * (1 - r);
+        dgi[j] = dgh[j] = dr;
+        dgi[hidden + j] = dgh[hidden + j] = dz;
+        dgi[2 * hidden + j] = dn;
+        dgh[2 * hidden + j] = dn * r;
+        dhPrev[b * hidden + j] = d * z;
+      }
+      for (int64_t g = 0; g < gates; ++g) {
+        result.dBIh.data[g] += dgi[g];
+        result.dBHh.data[g] += dgh[g];
+        for (int64_t k = 0; k < size; ++k) {
+          result.dWIh.data[g * size + k] += dgi[g] * x[k];
+          result.dInput.data[(t * batch + b) * size + k] +=
+              dgi[g] * wIh.data[g * size + k];
+        }
+        for (int64_t k = 0; k < hidden; ++k) {
+          result.dWHh.data[g * hidden + k] += dgh[g] * hPrev[k];
+          dhPrev[b * hidden + k] += dgh[g] * wHh.data[g * hidden + k];
+        }
+      }
+    }
+    dh = dhPrev;
+  }
+  result.dH0.data = std::move(dh);
   return result;
 }
 

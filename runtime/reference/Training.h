@@ -49,13 +49,33 @@ struct LstmGradients {
 /// `y [T, B, H]` from the initial state `h0`, `c0` (zero when null), given
 /// `dY` and the final state's gradients `dHN`, `dCN` (zero when null). The
 /// gates are recomputed from x_t and the given y_{t-1}, as the op defines
-/// them. Throws std::invalid_argument naming a tensor of the wrong shape.
+/// them. With `lengths` ([B], each in 1..T), row b's steps from its length
+/// on get no gradient and pass dh, dc through. Throws std::invalid_argument
+/// naming a tensor of the wrong shape or a length out of range.
 LstmGradients lstmGrad(const DoubleTensor &input, const DoubleTensor &wIh,
                        const DoubleTensor &wHh, const DoubleTensor &bIh,
                        const DoubleTensor &bHh, const DoubleTensor &y,
                        const DoubleTensor &dY, const DoubleTensor *h0,
                        const DoubleTensor *c0, const DoubleTensor *dHN,
-                       const DoubleTensor *dCN);
+                       const DoubleTensor *dCN,
+                       const IdTensor *lengths = nullptr);
+
+/// recur.gru_grad's results.
+struct GruGradients {
+  DoubleTensor dInput, dWIh, dWHh, dBIh, dBHh, dH0;
+};
+
+/// recur.gru_grad: backward through time of the GRU layer `input [T, B, I]`
+/// -> `y [T, B, H]` (PyTorch's gates r, z, n) from `h0` (zero when null),
+/// given `dY` (zero when null) and `dHN` (zero when null); the gates are
+/// recomputed from x_t and the given y_{t-1}. Null biases are zero. With
+/// `lengths`, row b's steps from its length on get no gradient and pass dh
+/// through. Throws std::invalid_argument naming a tensor of the wrong shape.
+GruGradients gruGrad(const DoubleTensor &input, const DoubleTensor &wIh,
+                     const DoubleTensor &wHh, const DoubleTensor *bIh,
+                     const DoubleTensor *bHh, const DoubleTensor &y,
+                     const DoubleTensor *dY, const DoubleTensor *h0,
+                     const DoubleTensor *dHN, const IdTensor *lengths);
 
 /// recur.linear_grad's results.
 struct LinearGradients {

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 using namespace recur::reference;
@@ -160,12 +161,37 @@ TEST(ReferenceTraining, SgdStepsAgainstTheGradient) {
   }
 }
 
+/// Every element of every tensor `analytic` names against the central
+/// finite difference (loss(v + e) - loss(v - e)) / 2e of `loss` at `values`.
+void expectFiniteDifferences(
+    const std::map<std::string, DoubleTensor> &values,
+    const std::map<std::string, const DoubleTensor *> &analytic,
+    const std::function<double(const std::map<std::string, DoubleTensor> &)>
+        &loss) {
+  const double step = 1e-5;
+  for (auto &[name, gradient] : analytic) {
+    ASSERT_EQ(gradient->shape, values.at(name).shape) << name;
+    for (size_t i = 0; i < gradient->data.size(); ++i) {
+      auto shifted = values;
+      shifted.at(name).data[i] += step;
+      double up = loss(shifted);
+      shifted.at(name).data[i] -= 2 * step;
+      double down = loss(shifted);
+      EXPECT_NEAR(gradient->data[i], (up - down) / (2 * step), 1e-7)
+          << name << " element " << i;
+    }
+  }
+}
+
 /// One LSTM layer in double precision, written out here (independent of the
-/// reference's trace): y [T, B, H], then h_n and c_n appended.
+/// reference's trace): y [T, B, H], then h_n and c_n appended. Row b runs
+/// its first lengths[b] steps (all if `lengths` is empty): past them its y
+/// is zero and its state stays.
 std::vector<DoubleTensor>
 lstmLayer(const DoubleTensor &x, const DoubleTensor &wIh,
           const DoubleTensor &wHh, const DoubleTensor &bIh,
-          const DoubleTensor &bHh, DoubleTensor h, DoubleTensor c) {
+          const DoubleTensor &bHh, DoubleTensor h, DoubleTensor c,
+          const std::vector<int64_t> &lengths) {
   int64_t steps = x.dim(0), batch = x.dim(1), size = x.dim(2),
           hidden = wHh.dim(1);
   DoubleTensor y({steps, batch, hidden});
@@ -173,7 +199,8 @@ lstmLayer(const DoubleTensor &x, const DoubleTensor &wIh,
   for (int64_t t = 0; t < steps; ++t) {
     DoubleTensor next = h, nextC = c;
     for (int64_t b = 0; b < batch; ++b)
-      for (int64_t j = 0; j < hidden; ++j) {
+      for (int64_t j = 0; j < hidden && (lengths.empty() || t < lengths[b]);
+           ++j) {
         double gate[4];
         for (int64_t g = 0; g < 4; ++g) {
           int64_t row = g * hidden + j;
@@ -200,8 +227,12 @@ lstmLayer(const DoubleTensor &x, const DoubleTensor &wIh,
 // through y, h_n and c_n: L = <y, R_y> + <h_n, R_h> + <c_n, R_c> for random
 // R, whose gradient it is given d_y = R_y, d_h_n = R_h, d_c_n = R_c; every
 // element of the input, the initial state and the weights against central
-// finite differences.
-TEST(ReferenceTraining, LstmGradMatchesFiniteDifferences) {
+// finite differences; with and without each row's length (1 and T among
+// them).
+class LstmGradTest : public ::testing::TestWithParam<std::vector<int64_t>> {};
+
+TEST_P(LstmGradTest, MatchesFiniteDifferences) {
+  const std::vector<int64_t> &lengths = GetParam();
   std::mt19937_64 rng(7);
   int64_t steps = 3, batch = 2, size = 3, hidden = 4;
   std::map<std::string, DoubleTensor> values = {
@@ -217,7 +248,7 @@ TEST(ReferenceTraining, LstmGradMatchesFiniteDifferences) {
                rC = randomTensor({batch, hidden}, rng, 1.0);
   auto forward = [&](const std::map<std::string, DoubleTensor> &v) {
     return lstmLayer(v.at("input"), v.at("w_ih"), v.at("w_hh"), v.at("b_ih"),
-                     v.at("b_hh"), v.at("h0"), v.at("c0"));
+                     v.at("b_hh"), v.at("h0"), v.at("c0"), lengths);
   };
   auto loss = [&](const std::map<std::string, DoubleTensor> &v) {
     std::vector<DoubleTensor> out = forward(v);
@@ -229,29 +260,108 @@ TEST(ReferenceTraining, LstmGradMatchesFiniteDifferences) {
     return sum;
   };
   DoubleTensor y = forward(values)[0];
-  LstmGradients gradients =
-      lstmGrad(values.at("input"), values.at("w_ih"), values.at("w_hh"),
-               values.at("b_ih"), values.at("b_hh"), y, rY, &values.at("h0"),
-               &values.at("c0"), &rH, &rC);
+  IdTensor lengthTensor(
+      {batch}, lengths.empty() ? std::vector<int64_t>(batch, steps) : lengths);
+  LstmGradients gradients = lstmGrad(
+      values.at("input"), values.at("w_ih"), values.at("w_hh"),
+      values.at("b_ih"), values.at("b_hh"), y, rY, &values.at("h0"),
+      &values.at("c0"), &rH, &rC, lengths.empty() ? nullptr : &lengthTensor);
   std::map<std::string, const DoubleTensor *> analytic = {
       {"input", &gradients.dInput}, {"w_ih", &gradients.dWIh},
       {"w_hh", &gradients.dWHh},    {"b_ih", &gradients.dBias},
       {"b_hh", &gradients.dBias},   {"h0", &gradients.dH0},
       {"c0", &gradients.dC0}};
-  const double step = 1e-5;
-  for (auto &[name, gradient] : analytic) {
-    ASSERT_EQ(gradient->shape, values.at(name).shape) << name;
-    for (size_t i = 0; i < gradient->data.size(); ++i) {
-      auto shifted = values;
-      shifted.at(name).data[i] += step;
-      double up = loss(shifted);
-      shifted.at(name).data[i] -= 2 * step;
-      double down = loss(shifted);
-      EXPECT_NEAR(gradient->data[i], (up - down) / (2 * step), 1e-7)
-          << name << " element " << i;
-    }
-  }
+  expectFiniteDifferences(values, analytic, loss);
 }
+
+INSTANTIATE_TEST_SUITE_P(Lengths, LstmGradTest,
+                         ::testing::Values(std::vector<int64_t>{},
+                                           std::vector<int64_t>{3, 1},
+                                           std::vector<int64_t>{2, 3}));
+
+/// One GRU layer in double precision, written out here: y [T, B, H], then
+/// h_n; row b runs its first lengths[b] steps (all if `lengths` is empty).
+std::vector<DoubleTensor> gruLayer(const std::map<std::string, DoubleTensor> &v,
+                                   const std::vector<int64_t> &lengths) {
+  const DoubleTensor &x = v.at("input"), &wIh = v.at("w_ih"),
+                     &wHh = v.at("w_hh"), &bIh = v.at("b_ih"),
+                     &bHh = v.at("b_hh");
+  int64_t steps = x.dim(0), batch = x.dim(1), size = x.dim(2),
+          hidden = wHh.dim(1);
+  DoubleTensor y({steps, batch, hidden}), h = v.at("h0");
+  auto sigmoid = [](double u) { return 1 / (1 + std::exp(-u)); };
+  for (int64_t t = 0; t < steps; ++t) {
+    DoubleTensor next = h;
+    for (int64_t b = 0; b < batch; ++b) {
+      if (!lengths.empty() && t >= lengths[b])
+        continue;
+      auto product = [&](int64_t row) {
+        double gi = bIh.data[row], gh = bHh.data[row];
+        for (int64_t k = 0; k < size; ++k)
+          gi += wIh.data[row * size + k] * x.data[(t * batch + b) * size + k];
+        for (int64_t k = 0; k < hidden; ++k)
+          gh += wHh.data[row * hidden + k] * h.data[b * hidden + k];
+        return std::pair{gi, gh};
+      };
+      for (int64_t j = 0; j < hidden; ++j) {
+        auto [ri, rh] = product(j);
+        auto [zi, zh] = product(hidden + j);
+        auto [ni, nh] = product(2 * hidden + j);
+        double r = sigmoid(ri + rh), z = sigmoid(zi + zh);
+        double n = std::tanh(ni + r * nh);
+        next.data[b * hidden + j] = (1 - z) * n + z * h.data[b * hidden + j];
+        y.data[(t * batch + b) * hidden + j] = next.data[b * hidden + j];
+      }
+    }
+    h = std::move(next);
+  }
+  return {y, h};
+}
+
+// recur.gru_grad's reference: L = <y, R_y> + <h_n, R_h>, every element of the
+// input, h0, the weights and both biases against central finite
+// differences, with and without lengths.
+class GruGradTest : public ::testing::TestWithParam<std::vector<int64_t>> {};
+
+TEST_P(GruGradTest, MatchesFiniteDifferences) {
+  const std::vector<int64_t> &lengths = GetParam();
+  std::mt19937_64 rng(11);
+  int64_t steps = 3, batch = 2, size = 3, hidden = 4;
+  std::map<std::string, DoubleTensor> values = {
+      {"input", randomTensor({steps, batch, size}, rng, 1.0)},
+      {"w_ih", randomTensor({3 * hidden, size}, rng, 0.8)},
+      {"w_hh", randomTensor({3 * hidden, hidden}, rng, 0.8)},
+      {"b_ih", randomTensor({3 * hidden}, rng, 0.5)},
+      {"b_hh", randomTensor({3 * hidden}, rng, 0.5)},
+      {"h0", randomTensor({batch, hidden}, rng, 1.0)}};
+  DoubleTensor rY = randomTensor({steps, batch, hidden}, rng, 1.0),
+               rH = randomTensor({batch, hidden}, rng, 1.0);
+  auto loss = [&](const std::map<std::string, DoubleTensor> &v) {
+    std::vector<DoubleTensor> out = gruLayer(v, lengths);
+    double sum = 0;
+    for (size_t i = 0; i < rY.data.size(); ++i)
+      sum += out[0].data[i] * rY.data[i];
+    for (size_t i = 0; i < rH.data.size(); ++i)
+      sum += out[1].data[i] * rH.data[i];
+    return sum;
+  };
+  IdTensor lengthTensor(
+      {batch}, lengths.empty() ? std::vector<int64_t>(batch, steps) : lengths);
+  GruGradients gradients = gruGrad(
+      values.at("input"), values.at("w_ih"), values.at("w_hh"),
+      &values.at("b_ih"), &values.at("b_hh"), gruLayer(values, lengths)[0], &rY,
+      &values.at("h0"), &rH, lengths.empty() ? nullptr : &lengthTensor);
+  std::map<std::string, const DoubleTensor *> analytic = {
+      {"input", &gradients.dInput}, {"w_ih", &gradients.dWIh},
+      {"w_hh", &gradients.dWHh},    {"b_ih", &gradients.dBIh},
+      {"b_hh", &gradients.dBHh},    {"h0", &gradients.dH0}};
+  expectFiniteDifferences(values, analytic, loss);
+}
+
+INSTANTIATE_TEST_SUITE_P(Lengths, GruGradTest,
+                         ::testing::Values(std::vector<int64_t>{},
+                                           std::vector<int64_t>{3, 1},
+                                           std::vector<int64_t>{2, 3}));
 
 TEST(ReferenceTraining, BadTargetsAndWeightsAreNamed) {
   std::mt19937_64 rng(3);

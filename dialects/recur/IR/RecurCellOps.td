@@ -182,7 +182,8 @@ def Recur_YieldOp : Op<Recur_Dialect, "yield", [Pure, Terminator,
 // biases both or neither, an optional h0.
 class Recur_NamedCellOp<string mnemonic, int gates, string summaryText,
                         string descriptionText>
-    : Recur_Op<mnemonic, [Pure, AttrSizedOperandSegments]> {
+    : Recur_Op<mnemonic, [Pure, AttrSizedOperandSegments,
+                          DeclareOpInterfaceMethods<Recur_Differentiable>]> {
   let summary = summaryText;
   let description = descriptionText # [{
 

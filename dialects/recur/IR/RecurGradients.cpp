@@ -68,16 +68,13 @@ LogicalResult LSTMOp::buildGradients(OpBuilder &builder,
     return emitOpError() << "runs in reverse (a bidirectional layer's "
                             "backward direction), which recur-differentiate "
                             "does not support yet";
-  if (getLengths())
-    return emitOpError() << "takes sequence lengths, which "
-                            "recur-differentiate does not support yet";
   Value dY = resultGradients[0], dHN = resultGradients[1],
         dCN = resultGradients[2];
   if (!dY && !dHN && !dCN)
     return success();
   auto grad = LSTMGradOp::create(builder, getLoc(), getInput(), getWIh(),
                                  getWHh(), getBIh(), getBHh(), getY(), dY,
-                                 getH0(), getC0(), dHN, dCN);
+                                 getH0(), getC0(), dHN, dCN, getLengths());
   SmallVector<std::pair<OpOperand *, Value>> rules = {
       {&getInputMutable(), grad.getDInput()},
       {&getWIhMutable(), grad.getDWIh()},
@@ -94,6 +91,55 @@ LogicalResult LSTMOp::buildGradients(OpBuilder &builder,
     if (needed[operand->getOperandNumber()])
       gradients[operand->getOperandNumber()] = gradient;
   return success();
+}
+
+LogicalResult GRUOp::buildGradients(OpBuilder &builder,
+                                    ArrayRef<Value> resultGradients,
+                                    ArrayRef<bool> needed,
+                                    SmallVectorImpl<Value> &gradients) {
+  resetGradients(*this, gradients);
+  if (getReverse())
+    return emitOpError() << "runs in reverse (a bidirectional layer's "
+                            "backward direction), which recur-differentiate "
+                            "does not support yet";
+  Value dY = resultGradients[0], dHN = resultGradients[1];
+  if (!dY && !dHN)
+    return success();
+  auto grad = GRUGradOp::create(builder, getLoc(), getInput(), getWIh(),
+                                getWHh(), getBIh(), getBHh(), getY(), dY,
+                                getH0(), dHN, getLengths());
+  SmallVector<std::pair<OpOperand *, Value>> rules = {
+      {&getInputMutable(), grad.getDInput()},
+      {&getWIhMutable(), grad.getDWIh()},
+      {&getWHhMutable(), grad.getDWHh()}};
+  if (getBIh()) {
+    rules.push_back({&getBIhMutable()[0], grad.getDBIh()});
+    rules.push_back({&getBHhMutable()[0], grad.getDBHh()});
+  }
+  if (getH0())
+    rules.push_back({&getH0Mutable()[0], grad.getDH0()});
+  for (auto &[operand, gradient] : rules)
+    if (needed[operand->getOperandNumber()])
+      gradients[operand->getOperandNumber()] = gradient;
+  return success();
+}
+
+/// nn.RNN's layers: no rule yet, said on the op.
+static LogicalResult noRnnRule(Operation *op) {
+  return op->emitOpError() << "has no gradient rule in recur-differentiate "
+                              "yet (LSTM and GRU layers have one)";
+}
+
+LogicalResult RNNTanhOp::buildGradients(OpBuilder &, ArrayRef<Value>,
+                                        ArrayRef<bool>,
+                                        SmallVectorImpl<Value> &) {
+  return noRnnRule(*this);
+}
+
+LogicalResult RNNReluOp::buildGradients(OpBuilder &, ArrayRef<Value>,
+                                        ArrayRef<bool>,
+                                        SmallVectorImpl<Value> &) {
+  return noRnnRule(*this);
 }
 
 LogicalResult CrossEntropyOp::buildGradients(

@@ -564,6 +564,12 @@ def Recur_LSTMGradOp : Recur_Op<"lstm_grad", [Pure, AttrSizedOperandSegments]> {
     their gradient), `d_y` (a loss on the final state only), the initial
     state and the final state's gradients.
 
+    `lengths [B]`, as `recur.lstm`'s: the forward ran row b for its first
+    `lengths[b]` steps and kept its state after them. Past a row's length
+    its steps get no gradient (`d_y` there is ignored: the output is zero,
+    whatever the weights) and dh, dc pass to the step before unchanged, so
+    `d_h_n`, `d_c_n` reach the row's last step.
+
     Activations: the op takes the forward's `y` (every step's h, which the
     next layer reads anyway) and recomputes the gates from it, `[x_t, y_(t-1)]
     · [w_ih, w_hh]ᵀ + b`, as one GEMM over all T steps, and the cell states
@@ -586,13 +592,15 @@ def Recur_LSTMGradOp : Recur_Op<"lstm_grad", [Pure, AttrSizedOperandSegments]> {
                        Optional<AnyTensor>:$b_ih, Optional<AnyTensor>:$b_hh,
                        AnyTensor:$y, Optional<AnyTensor>:$d_y,
                        Optional<AnyTensor>:$h0, Optional<AnyTensor>:$c0,
-                       Optional<AnyTensor>:$d_h_n, Optional<AnyTensor>:$d_c_n);
+                       Optional<AnyTensor>:$d_h_n, Optional<AnyTensor>:$d_c_n,
+                       Optional<AnyTensor>:$lengths);
   let results = (outs AnyTensor:$d_input, AnyTensor:$d_w_ih, AnyTensor:$d_w_hh,
                       AnyTensor:$d_bias, AnyTensor:$d_h0, AnyTensor:$d_c0);
   let assemblyFormat = [{
     $input `,` $w_ih `,` $w_hh (`,` $b_ih^ `,` $b_hh)? `y` `(` $y `)`
     (`d_y` `(` $d_y^ `)`)? (`h0` `(` $h0^ `)`)? (`c0` `(` $c0^ `)`)?
-    (`d_h_n` `(` $d_h_n^ `)`)? (`d_c_n` `(` $d_c_n^ `)`)? attr-dict
+    (`d_h_n` `(` $d_h_n^ `)`)? (`d_c_n` `(` $d_c_n^ `)`)?
+    (`lengths` `(` $lengths^ `)`)? attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -600,7 +608,59 @@ def Recur_LSTMGradOp : Recur_Op<"lstm_grad", [Pure, AttrSizedOperandSegments]> {
       "::mlir::Value":$w_hh, "::mlir::Value":$b_ih, "::mlir::Value":$b_hh,
       "::mlir::Value":$y, "::mlir::Value":$d_y,
       CArg<"::mlir::Value", "{}">:$h0, CArg<"::mlir::Value", "{}">:$c0,
-      CArg<"::mlir::Value", "{}">:$d_h_n, CArg<"::mlir::Value", "{}">:$d_c_n)>];
+      CArg<"::mlir::Value", "{}">:$d_h_n, CArg<"::mlir::Value", "{}">:$d_c_n,
+      CArg<"::mlir::Value", "{}">:$lengths)>];
+}
+
+def Recur_GRUGradOp : Recur_Op<"gru_grad", [Pure, AttrSizedOperandSegments]> {
+  let summary = "backward through time of one GRU layer";
+  let description = [{
+    Given `d_y [T, B, H]`, the gradient of the loss with respect to the
+    output sequence `y` of `recur.gru %input, %w_ih, %w_hh, %b_ih, %b_hh
+    h0(%h0)` (PyTorch's gate order r, z, n and its reset gate after the
+    recurrent product), and optionally `d_h_n [B, H]`, the gradients with
+    respect to the input, the weights, the biases and the initial state:
+
+    ```
+    gi_t = x_t · w_ihᵀ + b_ih;  gh_t = y_{t-1} · w_hhᵀ + b_hh   // all steps at once
+    dh = d_h_n                                  // zero when absent
+    for t = T-1 … 0:
+      r, z, n from gi_t, gh_t as the forward computes them
+      dh += d_y[t]
+      dn = dh ⊙ (1 - z) ⊙ (1 - n²);   dz = dh ⊙ (y_{t-1} - n) ⊙ z(1-z)
+      dr = dn ⊙ gh_t[n] ⊙ r(1-r)
+      dgi_t = [dr, dz, dn];   dgh_t = [dr, dz, dn ⊙ r]
+      dh = dh ⊙ z + dgh_t · w_hh
+    d_h0 = dh                                    // after step 0
+    d_input = dgi · w_ih;   d_w_ih = Σ_t dgi_tᵀ · x_t;   d_w_hh = Σ_t dgh_tᵀ · y_{t-1}
+    d_b_ih = Σ dgi;   d_b_hh = Σ dgh
+    ```
+
+    with `y_{-1} = h0`. Optional operands are zero when absent (the biases,
+    `d_y`, `h0`, `d_h_n`). `lengths [B]`, as `recur.gru`'s: past a row's
+    length its steps get no gradient (`d_y` there is ignored) and dh passes
+    to the step before unchanged. Activations: the forward's `y` only; the
+    gates are recomputed as two GEMMs over all steps. A result without uses
+    is not computed.
+  }];
+  let arguments = (ins AnyTensor:$input, AnyTensor:$w_ih, AnyTensor:$w_hh,
+                       Optional<AnyTensor>:$b_ih, Optional<AnyTensor>:$b_hh,
+                       AnyTensor:$y, Optional<AnyTensor>:$d_y,
+                       Optional<AnyTensor>:$h0, Optional<AnyTensor>:$d_h_n,
+                       Optional<AnyTensor>:$lengths);
+  let results = (outs AnyTensor:$d_input, AnyTensor:$d_w_ih, AnyTensor:$d_w_hh,
+                      AnyTensor:$d_b_ih, AnyTensor:$d_b_hh, AnyTensor:$d_h0);
+  let assemblyFormat = [{
+    $input `,` $w_ih `,` $w_hh (`,` $b_ih^ `,` $b_hh)? `y` `(` $y `)`
+    (`d_y` `(` $d_y^ `)`)? (`h0` `(` $h0^ `)`)? (`d_h_n` `(` $d_h_n^ `)`)?
+    (`lengths` `(` $lengths^ `)`)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$w_ih,
+      "::mlir::Value":$w_hh, "::mlir::Value":$b_ih, "::mlir::Value":$b_hh,
+      "::mlir::Value":$y, "::mlir::Value":$d_y, "::mlir::Value":$h0,
+      "::mlir::Value":$d_h_n, "::mlir::Value":$lengths)>];
 }
 
 def Recur_EmbeddingGradOp : Recur_Op<"embedding_grad", [Pure]> {

@@ -159,6 +159,8 @@ static LSTMGradTypes typesOf(Value input, Value wIh, Value wHh, Value bIh,
 LogicalResult LSTMGradOp::verify() {
   if (bool(getBIh()) != bool(getBHh()))
     return emitOpError("takes both biases b_ih and b_hh or neither");
+  if (failed(verifyLengths(*this, getLengths(), getInput())))
+    return failure();
   ShapeChecker checker = verifyingChecker(*this);
   auto shapes = checkLSTMGrad(
       checker, typesOf(getInput(), getWIh(), getWHh(), getBIh(), getBHh(),
@@ -183,13 +185,91 @@ SmallVector<Type> LSTMGradOp::inferResultTypes() {
 
 void LSTMGradOp::build(OpBuilder &builder, OperationState &state, Value input,
                        Value wIh, Value wHh, Value bIh, Value bHh, Value y,
-                       Value dY, Value h0, Value c0, Value dHN, Value dCN) {
+                       Value dY, Value h0, Value c0, Value dHN, Value dCN,
+                       Value lengths) {
   auto types = inferredTypes(builder.getContext(), 6, [&](ShapeChecker &c) {
     return checkLSTMGrad(
         c, typesOf(input, wIh, wHh, bIh, bHh, y, dY, h0, c0, dHN, dCN));
   });
   build(builder, state, types, input, wIh, wHh, bIh, bHh, y, dY, h0, c0, dHN,
-        dCN);
+        dCN, lengths);
+}
+
+/// The operand types of recur.gru_grad, the optional ones null when absent.
+struct GRUGradTypes {
+  Type input, wIh, wHh, bIh, bHh, y, dY, h0, dHN;
+};
+
+static FailureOr<SmallVector<SymbolicShape>>
+checkGRUGrad(ShapeChecker &checker, const GRUGradTypes &types) {
+  SmallVector<ExpectedOperand> operands = {
+      {"input", types.input, {"T", "B", "I"}, false},
+      {"w_ih", types.wIh, {{"H", 3}, "I"}, true},
+      {"w_hh", types.wHh, {{"H", 3}, "H"}, true}};
+  if (types.bIh)
+    operands.push_back({"b_ih", types.bIh, {{"H", 3}}, true});
+  if (types.bHh)
+    operands.push_back({"b_hh", types.bHh, {{"H", 3}}, true});
+  operands.push_back({"y", types.y, {"T", "B", "H"}, false});
+  if (types.dY)
+    operands.push_back({"d_y", types.dY, {"T", "B", "H"}, false});
+  if (types.h0)
+    operands.push_back({"h0", types.h0, {"B", "H"}, false});
+  if (types.dHN)
+    operands.push_back({"d_h_n", types.dHN, {"B", "H"}, false});
+  if (failed(checkFloatOperands(checker, operands)))
+    return failure();
+  return SmallVector<SymbolicShape>{{"T", "B", "I"}, {{"H", 3}, "I"},
+                                    {{"H", 3}, "H"}, {{"H", 3}},
+                                    {{"H", 3}},      {"B", "H"}};
+}
+
+static GRUGradTypes gruGradTypes(Value input, Value wIh, Value wHh, Value bIh,
+                                 Value bHh, Value y, Value dY, Value h0,
+                                 Value dHN) {
+  return {input.getType(), wIh.getType(),   wHh.getType(),
+          typeOrNull(bIh), typeOrNull(bHh), y.getType(),
+          typeOrNull(dY),  typeOrNull(h0),  typeOrNull(dHN)};
+}
+
+LogicalResult GRUGradOp::verify() {
+  if (bool(getBIh()) != bool(getBHh()))
+    return emitOpError("takes both biases b_ih and b_hh or neither");
+  if (failed(verifyLengths(*this, getLengths(), getInput())))
+    return failure();
+  ShapeChecker checker = verifyingChecker(*this);
+  auto shapes = checkGRUGrad(
+      checker, gruGradTypes(getInput(), getWIh(), getWHh(), getBIh(), getBHh(),
+                            getY(), getDY(), getH0(), getDHN()));
+  if (failed(shapes) || failed(verifyResults(*this, checker,
+                                             {"d_input", "d_w_ih", "d_w_hh",
+                                              "d_b_ih", "d_b_hh", "d_h0"},
+                                             *shapes)))
+    return failure();
+  int64_t hidden = cast<ShapedType>(getWHh().getType()).getDimSize(1);
+  if (hidden < 1)
+    return emitOpError() << "has " << hidden
+                         << " hidden units; a recurrence needs at least one";
+  return success();
+}
+
+SmallVector<Type> GRUGradOp::inferResultTypes() {
+  return inferredTypes(getContext(), 6, [&](ShapeChecker &checker) {
+    return checkGRUGrad(checker, gruGradTypes(getInput(), getWIh(), getWHh(),
+                                              getBIh(), getBHh(), getY(),
+                                              getDY(), getH0(), getDHN()));
+  });
+}
+
+void GRUGradOp::build(OpBuilder &builder, OperationState &state, Value input,
+                      Value wIh, Value wHh, Value bIh, Value bHh, Value y,
+                      Value dY, Value h0, Value dHN, Value lengths) {
+  auto types = inferredTypes(builder.getContext(), 6, [&](ShapeChecker &c) {
+    return checkGRUGrad(
+        c, gruGradTypes(input, wIh, wHh, bIh, bHh, y, dY, h0, dHN));
+  });
+  build(builder, state, types, input, wIh, wHh, bIh, bHh, y, dY, h0, dHN,
+        lengths);
 }
 
 static FailureOr<SmallVector<SymbolicShape>>

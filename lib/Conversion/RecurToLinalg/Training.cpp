@@ -168,6 +168,124 @@ Value oneMinus(OpBuilder &b, Location loc, Value x) {
   return arith::SubFOp::create(b, loc, one, x);
 }
 
+/// 1 where step t of row b is within the row's length (t < lengths[b]), 0
+/// past it: a [T, B] tensor of `elementType`.
+Value stepMask(Emitter &emit, Value lengths, OpFoldResult seq,
+               OpFoldResult batch, Type elementType) {
+  MLIRContext *context = emit.b.getContext();
+  Value init = emit.empty({seq, batch}, elementType);
+  AffineMap rows =
+      AffineMap::get(2, 0, {getAffineDimExpr(1, context)}, context);
+  return linalg::GenericOp::create(
+             emit.b, emit.loc, TypeRange{init.getType()}, ValueRange{lengths},
+             ValueRange{init},
+             ArrayRef<AffineMap>{rows,
+                                 AffineMap::getMultiDimIdentityMap(2, context)},
+             SmallVector<IteratorType>(2, IteratorType::parallel),
+             [&](OpBuilder &b, Location loc, ValueRange args) {
+               Value t = arith::IndexCastOp::create(
+                   b, loc, args[0].getType(),
+                   linalg::IndexOp::create(b, loc, 0));
+               Value active = arith::CmpIOp::create(
+                   b, loc, arith::CmpIPredicate::slt, t, args[0]);
+               Value value =
+                   arith::UIToFPOp::create(b, loc, elementType, active);
+               linalg::YieldOp::create(b, loc, value);
+             })
+      .getResult(0);
+}
+
+/// Row t of a [T, B] mask, as [B].
+Value maskStep(OpBuilder &b, Location loc, Value mask, Value t,
+               OpFoldResult batch) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  OpFoldResult one = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      b, loc,
+      RankedTensorType::get({type.getDimSize(1)}, type.getElementType()), mask,
+      ArrayRef<OpFoldResult>{t, b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{one, batch}, ArrayRef<OpFoldResult>{one, one});
+}
+
+/// A float zero of `like`'s type.
+Value zeroLike(OpBuilder &b, Location loc, Value like) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(like.getType(), 0.0));
+}
+
+/// A reverse step's results for a row past its length (`active` false): the
+/// first `gates` (gate gradients) zero, and each after them, a gradient for
+/// the step before, `passed` on unchanged.
+void keepPastLength(OpBuilder &b, Location loc, Value active,
+                    MutableArrayRef<Value> results, unsigned gates,
+                    ArrayRef<Value> passed) {
+  for (unsigned k = 0; k < gates; ++k)
+    results[k] = arith::SelectOp::create(b, loc, active, results[k],
+                                         zeroLike(b, loc, results[k]));
+  for (auto [k, value] : llvm::enumerate(passed))
+    results[gates + k] =
+        arith::SelectOp::create(b, loc, active, results[gates + k], value);
+}
+
+/// Whether a mask value says active.
+Value isActive(OpBuilder &b, Location loc, Value mask) {
+  Value half = arith::ConstantOp::create(b, loc, mask.getType(),
+                                         b.getFloatAttr(mask.getType(), 0.5));
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, mask, half);
+}
+
+/// A recurrent layer's sizes, as its backward uses them: T and B of its
+/// input, H, the element type, and the [T, B, G·H] size of its gates.
+struct LayerSizes {
+  OpFoldResult seq, batch, hiddenSize;
+  int64_t hidden;
+  Type elementType;
+  SmallVector<OpFoldResult> gateSizes;
+
+  LayerSizes(PatternRewriter &rewriter, Location loc, Value input, Value wHh,
+             int64_t gates) {
+    elementType = cast<RankedTensorType>(input.getType()).getElementType();
+    hidden = cast<RankedTensorType>(wHh.getType()).getDimSize(1);
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, input);
+    seq = sizes[0];
+    batch = sizes[1];
+    hiddenSize = rewriter.getIndexAttr(hidden);
+    gateSizes = {seq, batch, rewriter.getIndexAttr(gates * hidden)};
+  }
+};
+
+/// Gate sums to accumulate products onto: `bias` ([G·H]) at every step and
+/// row, or zeros without one.
+Value gatesFrom(Emitter &emit, const LayerSizes &sizes, Value bias) {
+  return bias ? emit.broadcastLast(bias, sizes.gateSizes)
+              : emit.filled(sizes.gateSizes, sizes.elementType, 0.0);
+}
+
+/// The gradients of an input product `x · w_ihᵀ` over all steps, given its
+/// gates' `dGates`: d_input (unless `dInputResult` is unused: then an
+/// uninitialized placeholder) and d_w_ih.
+std::pair<Value, Value> inputProductGradients(Emitter &emit, Value dGates,
+                                              Value input, Value wIh,
+                                              Value dInputResult) {
+  Value dInput =
+      dInputResult.use_empty()
+          ? emptyLike(emit, input)
+          : emit.accumulateMatmul(dGates, wIh, zerosLike(emit, input));
+  return {dInput,
+          emit.accumulateRowProducts(dGates, input, zerosLike(emit, wIh))};
+}
+
+/// A bias gradient, the column sums of `dGates` ([T, B, G·H]), unless
+/// `result` is unused.
+Value biasGradient(Emitter &emit, const LayerSizes &sizes, Value dGates,
+                   Value result) {
+  SmallVector<OpFoldResult> size = {sizes.gateSizes[2]};
+  return result.use_empty()
+             ? emit.empty(size, sizes.elementType)
+             : emit.accumulateColumnSums(
+                   dGates, emit.filled(size, sizes.elementType, 0.0));
+}
+
 /// Backward through time of one layer (recur.lstm_grad's description has
 /// the equations). Three phases: the gates of every step recomputed from x
 /// and the shifted y in two GEMMs over all steps, and the cell states in an
@@ -180,30 +298,25 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Emitter emit(rewriter, loc);
-    auto inputType = cast<RankedTensorType>(op.getInput().getType());
-    Type elementType = inputType.getElementType();
-    int64_t hidden =
-        cast<RankedTensorType>(op.getWHh().getType()).getDimSize(1);
-    SmallVector<OpFoldResult> inputSizes =
-        tensor::getMixedSizes(rewriter, loc, op.getInput());
-    OpFoldResult seq = inputSizes[0], batch = inputSizes[1];
-    OpFoldResult hiddenSize = rewriter.getIndexAttr(hidden);
-    SmallVector<OpFoldResult> gateSizes = {seq, batch,
-                                           rewriter.getIndexAttr(4 * hidden)};
+    LayerSizes sizes(rewriter, loc, op.getInput(), op.getWHh(), 4);
+    Type elementType = sizes.elementType;
+    int64_t hidden = sizes.hidden;
+    OpFoldResult seq = sizes.seq, batch = sizes.batch,
+                 hiddenSize = sizes.hiddenSize;
+    SmallVector<OpFoldResult> gateSizes = sizes.gateSizes;
 
     // Phase 1: gate pre-activations of every step, and c_{-1..T-1}.
-    Value gates;
-    if (op.getBIh()) {
-      Value bias = emit.elementwise(
-          {op.getBIh(), op.getBHh()}, op.getBIh(),
-          [](OpBuilder &b, Location loc, ValueRange args) {
-            return arith::AddFOp::create(b, loc, args[0], args[1]).getResult();
-          });
-      gates = emit.broadcastLast(bias, gateSizes);
-    } else {
-      gates = emit.filled(gateSizes, elementType, 0.0);
-    }
-    gates = emit.accumulateMatmulTransposed(op.getInput(), op.getWIh(), gates);
+    Value bias =
+        op.getBIh()
+            ? emit.elementwise({op.getBIh(), op.getBHh()}, op.getBIh(),
+                               [](OpBuilder &b, Location loc, ValueRange args) {
+                                 return arith::AddFOp::create(b, loc, args[0],
+                                                              args[1])
+                                     .getResult();
+                               })
+            : Value();
+    Value gates = emit.accumulateMatmulTransposed(op.getInput(), op.getWIh(),
+                                                  gatesFrom(emit, sizes, bias));
     Value yBefore = stepRange(emit, withStepBefore(emit, op.getY(), op.getH0()),
                               rewriter.getIndexAttr(0), seq);
     gates = emit.accumulateMatmulTransposed(yBefore, op.getWHh(), gates);
@@ -229,6 +342,14 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
           count, AffineMap::getMultiDimIdentityMap(2, rewriter.getContext()));
     };
     SmallVector<IteratorType> parallel2(2, IteratorType::parallel);
+    // With lengths, a row's state stays as it is past its length (its final
+    // state is its last step's), and its steps there get no gradient.
+    Value mask = op.getLengths()
+                     ? stepMask(emit, op.getLengths(), seq, batch, elementType)
+                     : Value();
+    AffineMap rowMap =
+        AffineMap::get(2, 0, {getAffineDimExpr(0, rewriter.getContext())},
+                       rewriter.getContext());
     auto scan = scf::ForOp::create(
         rewriter, loc, zero, steps, one, ValueRange{cells},
         [&](OpBuilder &b, Location loc, Value t, ValueRange state) {
@@ -236,16 +357,30 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
           Value cPrev = timeSlice(b, loc, state[0], t, batch, 0, hidden);
           Value next = arith::AddIOp::create(b, loc, t, one);
           Value cInit = timeSlice(b, loc, state[0], next, batch, 0, hidden);
-          Value c = Emitter(b, loc).elementwiseInto(
-              ValueRange{gate[0], gate[1], gate[2], cPrev}, cInit,
-              [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-                Value in = sigmoid(b, loc, args[0]);
-                Value forget = sigmoid(b, loc, args[1]);
-                Value candidate = math::TanhOp::create(b, loc, args[2]);
-                return arith::AddFOp::create(
-                    b, loc, arith::MulFOp::create(b, loc, forget, args[3]),
-                    arith::MulFOp::create(b, loc, in, candidate));
-              });
+          SmallVector<Value> inputs = {gate[0], gate[1], gate[2], cPrev};
+          SmallVector<AffineMap> maps = identity(6);
+          if (mask)
+            inputs.push_back(maskStep(b, loc, mask, t, batch));
+          else
+            maps.pop_back();
+          maps[4] = mask ? rowMap : maps[4];
+          Value c =
+              linalg::GenericOp::create(
+                  b, loc, TypeRange{cInit.getType()}, inputs, ValueRange{cInit},
+                  maps, parallel2,
+                  [&](OpBuilder &b, Location loc, ValueRange args) {
+                    Value in = sigmoid(b, loc, args[0]);
+                    Value forget = sigmoid(b, loc, args[1]);
+                    Value candidate = math::TanhOp::create(b, loc, args[2]);
+                    Value c = arith::AddFOp::create(
+                        b, loc, arith::MulFOp::create(b, loc, forget, args[3]),
+                        arith::MulFOp::create(b, loc, in, candidate));
+                    if (mask)
+                      c = arith::SelectOp::create(
+                          b, loc, isActive(b, loc, args[4]), c, args[3]);
+                    linalg::YieldOp::create(b, loc, c);
+                  })
+                  .getResult(0);
           scf::YieldOp::create(
               b, loc, insertStep(b, loc, c, state[0], next, batch, hidden));
         });
@@ -277,43 +412,55 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
           inputs.push_back(
               op.getDY() ? timeSlice(b, loc, op.getDY(), t, batch, 0, hidden)
                          : noDY);
-          inputs.push_back(state[1]);
+          // dh carried: an input, or with lengths an output written in place
+          // (what passes a step past a row's length unchanged).
+          inputs.push_back(mask ? maskStep(b, loc, mask, t, batch) : state[1]);
           Value dGateInit = emit.empty({batch, hiddenSize}, elementType);
           // Outputs: the four gate gradients, then dc for step t-1 (in place
-          // of dc).
+          // of dc); with lengths also the part of dh that passes a step past
+          // its row's length unchanged.
+          SmallVector<Value> outputs = {dGateInit, dGateInit, dGateInit,
+                                        dGateInit, state[2]};
+          if (mask)
+            outputs.push_back(state[1]);
+          SmallVector<AffineMap> maps =
+              identity(inputs.size() + outputs.size());
+          if (mask)
+            maps[inputs.size() - 1] = rowMap;
+          unsigned firstOutput = inputs.size();
           auto cell = linalg::GenericOp::create(
-              b, loc,
-              TypeRange{dGateInit.getType(), dGateInit.getType(),
-                        dGateInit.getType(), dGateInit.getType(),
-                        state[2].getType()},
-              inputs,
-              ValueRange{dGateInit, dGateInit, dGateInit, dGateInit, state[2]},
-              identity(13), parallel2,
-              [](OpBuilder &b, Location loc, ValueRange args) {
+              b, loc, ValueRange(outputs).getTypes(), inputs, outputs, maps,
+              parallel2, [&](OpBuilder &b, Location loc, ValueRange args) {
                 Value in = sigmoid(b, loc, args[0]);
                 Value forget = sigmoid(b, loc, args[1]);
                 Value candidate = math::TanhOp::create(b, loc, args[2]);
                 Value out = sigmoid(b, loc, args[3]);
                 Value c = args[4], cPrev = args[5];
-                Value dh = arith::AddFOp::create(b, loc, args[6], args[7]);
+                Value dhCarried = mask ? args[firstOutput + 5] : args[7];
+                Value dcCarried = args[firstOutput + 4];
+                Value active = mask ? isActive(b, loc, args[7]) : Value();
+                Value dh = arith::AddFOp::create(b, loc, args[6], dhCarried);
                 Value tanhC = math::TanhOp::create(b, loc, c);
                 auto mul = [&](Value x, Value y) {
                   return arith::MulFOp::create(b, loc, x, y).getResult();
                 };
                 Value dc = arith::AddFOp::create(
-                    b, loc, args[12],
+                    b, loc, dcCarried,
                     mul(mul(dh, out), oneMinus(b, loc, mul(tanhC, tanhC))));
-                Value dIn =
-                    mul(mul(dc, candidate), mul(in, oneMinus(b, loc, in)));
-                Value dForget =
-                    mul(mul(dc, cPrev), mul(forget, oneMinus(b, loc, forget)));
-                Value dCandidate = mul(
-                    mul(dc, in), oneMinus(b, loc, mul(candidate, candidate)));
-                Value dOut =
-                    mul(mul(dh, tanhC), mul(out, oneMinus(b, loc, out)));
-                linalg::YieldOp::create(b, loc,
-                                        ValueRange{dIn, dForget, dCandidate,
-                                                   dOut, mul(dc, forget)});
+                SmallVector<Value> results = {
+                    mul(mul(dc, candidate), mul(in, oneMinus(b, loc, in))),
+                    mul(mul(dc, cPrev), mul(forget, oneMinus(b, loc, forget))),
+                    mul(mul(dc, in),
+                        oneMinus(b, loc, mul(candidate, candidate))),
+                    mul(mul(dh, tanhC), mul(out, oneMinus(b, loc, out))),
+                    mul(dc, forget)};
+                if (mask) {
+                  // dh's part that passes a step on: none within the length.
+                  results.push_back(zeroLike(b, loc, dh));
+                  keepPastLength(b, loc, active, results, 4,
+                                 {dcCarried, dhCarried});
+                }
+                linalg::YieldOp::create(b, loc, results);
               });
           Value dGates = state[0];
           OpFoldResult zeroAttr = b.getIndexAttr(0),
@@ -327,33 +474,174 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
                 ArrayRef<OpFoldResult>{oneAttr, oneAttr, oneAttr});
           // dh for step t-1: dgates_t · w_hh, in place of dh.
           Value dGatesStep = timeSlice(b, loc, dGates, t, batch, 0, 4 * hidden);
-          Value zeroFloat = emit.constantFloat(elementType, 0.0);
-          Value dhZero = linalg::FillOp::create(b, loc, ValueRange{zeroFloat},
-                                                ValueRange{state[1]})
-                             .getResult(0);
-          Value dh = emit.accumulateMatmul(dGatesStep, op.getWHh(), dhZero);
+          Value dhStart;
+          if (mask) {
+            dhStart = cell.getResult(5);
+          } else {
+            Value zeroFloat = emit.constantFloat(elementType, 0.0);
+            dhStart = linalg::FillOp::create(b, loc, ValueRange{zeroFloat},
+                                             ValueRange{state[1]})
+                          .getResult(0);
+          }
+          Value dh = emit.accumulateMatmul(dGatesStep, op.getWHh(), dhStart);
+          if (dh.getType() != state[1].getType())
+            dh = tensor::CastOp::create(b, loc, state[1].getType(), dh);
           scf::YieldOp::create(b, loc,
                                ValueRange{dGates, dh, cell.getResult(4)});
         });
     Value dGates = reverse.getResult(0);
 
     // Phase 3: every step's contribution at once.
-    Value dInput = op.getDInput().use_empty()
-                       ? emptyLike(emit, op.getInput())
-                       : emit.accumulateMatmul(dGates, op.getWIh(),
-                                               zerosLike(emit, op.getInput()));
-    Value dWIh = emit.accumulateRowProducts(dGates, op.getInput(),
-                                            zerosLike(emit, op.getWIh()));
+    auto [dInput, dWIh] = inputProductGradients(emit, dGates, op.getInput(),
+                                                op.getWIh(), op.getDInput());
     Value dWHh = emit.accumulateRowProducts(dGates, yBefore,
                                             zerosLike(emit, op.getWHh()));
-    SmallVector<OpFoldResult> biasSize = {rewriter.getIndexAttr(4 * hidden)};
-    Value dBias = op.getDBias().use_empty()
-                      ? emit.empty(biasSize, elementType)
-                      : emit.accumulateColumnSums(
-                            dGates, emit.filled(biasSize, elementType, 0.0));
+    Value dBias = biasGradient(emit, sizes, dGates, op.getDBias());
     replaceWithCasts(rewriter, op,
                      {dInput, dWIh, dWHh, dBias, reverse.getResult(1),
                       reverse.getResult(2)});
+    return success();
+  }
+};
+
+/// Backward through time of one GRU layer (recur.gru_grad's description has
+/// the equations): both gate products of every step recomputed from x and
+/// the shifted y as two GEMMs; the reverse time loop, whose step is one
+/// fused elementwise pass over [B, H] (with lengths, steps past a row's
+/// length give no gradient and pass dh on) and the recurrent GEMM
+/// dgh_t · w_hh accumulated onto dh ⊙ z in place; the weight, bias and input
+/// gradients as GEMMs and column sums over all steps at once.
+struct LowerGRUGrad : OpRewritePattern<GRUGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GRUGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    MLIRContext *context = rewriter.getContext();
+    LayerSizes sizes(rewriter, loc, op.getInput(), op.getWHh(), 3);
+    Type elementType = sizes.elementType;
+    int64_t hidden = sizes.hidden;
+    OpFoldResult seq = sizes.seq, batch = sizes.batch,
+                 hiddenSize = sizes.hiddenSize;
+    SmallVector<OpFoldResult> gateSizes = sizes.gateSizes;
+    // Phase 1: gi = x · w_ihᵀ + b_ih and gh = y_{t-1} · w_hhᵀ + b_hh.
+    Value gi = emit.accumulateMatmulTransposed(
+        op.getInput(), op.getWIh(), gatesFrom(emit, sizes, op.getBIh()));
+    Value yBefore = stepRange(emit, withStepBefore(emit, op.getY(), op.getH0()),
+                              rewriter.getIndexAttr(0), seq);
+    Value gh = emit.accumulateMatmulTransposed(
+        yBefore, op.getWHh(), gatesFrom(emit, sizes, op.getBHh()));
+    Value mask = op.getLengths()
+                     ? stepMask(emit, op.getLengths(), seq, batch, elementType)
+                     : Value();
+    AffineMap rowMap =
+        AffineMap::get(2, 0, {getAffineDimExpr(0, context)}, context);
+
+    // Phase 2: t = T-1 … 0, carrying dh.
+    Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
+    Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, seq);
+    Value dhInit = op.getDHN()
+                       ? op.getDHN()
+                       : emit.filled({batch, hiddenSize}, elementType, 0.0);
+    Value noDY = op.getDY()
+                     ? Value()
+                     : emit.filled({batch, hiddenSize}, elementType, 0.0);
+    SmallVector<IteratorType> parallel2(2, IteratorType::parallel);
+    auto reverse = scf::ForOp::create(
+        rewriter, loc, zero, steps, one,
+        ValueRange{emit.empty(gateSizes, elementType),
+                   emit.empty(gateSizes, elementType), dhInit},
+        [&](OpBuilder &b, Location loc, Value i, ValueRange state) {
+          Emitter emit(b, loc);
+          Value t = arith::SubIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, steps, one), i);
+          SmallVector<Value> inputs;
+          for (Value gates : {gi, gh})
+            for (int64_t gate = 0; gate < 3; ++gate)
+              inputs.push_back(
+                  timeSlice(b, loc, gates, t, batch, gate * hidden, hidden));
+          inputs.push_back(timeSlice(b, loc, yBefore, t, batch, 0, hidden));
+          inputs.push_back(
+              op.getDY() ? timeSlice(b, loc, op.getDY(), t, batch, 0, hidden)
+                         : noDY);
+          if (mask)
+            inputs.push_back(maskStep(b, loc, mask, t, batch));
+          Value dGateInit = emit.empty({batch, hiddenSize}, elementType);
+          // Outputs: dr, dz, dn (the input product's gate gradients), dn ⊙ r
+          // (the recurrent product's n part), and dh ⊙ z in place of dh.
+          SmallVector<Value> outputs = {dGateInit, dGateInit, dGateInit,
+                                        dGateInit, state[2]};
+          SmallVector<AffineMap> maps = SmallVector<AffineMap>(
+              inputs.size() + outputs.size(),
+              AffineMap::getMultiDimIdentityMap(2, context));
+          if (mask)
+            maps[inputs.size() - 1] = rowMap;
+          unsigned firstOutput = inputs.size();
+          auto cell = linalg::GenericOp::create(
+              b, loc, ValueRange(outputs).getTypes(), inputs, outputs, maps,
+              parallel2, [&](OpBuilder &b, Location loc, ValueRange args) {
+                auto mul = [&](Value x, Value y) {
+                  return arith::MulFOp::create(b, loc, x, y).getResult();
+                };
+                auto add = [&](Value x, Value y) {
+                  return arith::AddFOp::create(b, loc, x, y).getResult();
+                };
+                Value reset = sigmoid(b, loc, add(args[0], args[3]));
+                Value update = sigmoid(b, loc, add(args[1], args[4]));
+                Value candidate = math::TanhOp::create(
+                    b, loc, add(args[2], mul(reset, args[5])));
+                Value hPrev = args[6], dhCarried = args[firstOutput + 4];
+                Value dh = add(args[7], dhCarried);
+                Value dn = mul(mul(dh, oneMinus(b, loc, update)),
+                               oneMinus(b, loc, mul(candidate, candidate)));
+                Value dz = mul(
+                    mul(dh, arith::SubFOp::create(b, loc, hPrev, candidate)),
+                    mul(update, oneMinus(b, loc, update)));
+                Value dr =
+                    mul(mul(dn, args[5]), mul(reset, oneMinus(b, loc, reset)));
+                SmallVector<Value> results = {dr, dz, dn, mul(dn, reset),
+                                              mul(dh, update)};
+                if (mask)
+                  keepPastLength(b, loc, isActive(b, loc, args[8]), results, 4,
+                                 {dhCarried});
+                linalg::YieldOp::create(b, loc, results);
+              });
+          OpFoldResult zeroAttr = b.getIndexAttr(0),
+                       oneAttr = b.getIndexAttr(1);
+          auto insertGate = [&](Value value, Value into, int64_t gate) {
+            return tensor::InsertSliceOp::create(
+                       b, loc, value, into,
+                       ArrayRef<OpFoldResult>{t, zeroAttr,
+                                              b.getIndexAttr(gate * hidden)},
+                       ArrayRef<OpFoldResult>{oneAttr, batch, hiddenSize},
+                       ArrayRef<OpFoldResult>{oneAttr, oneAttr, oneAttr})
+                .getResult();
+          };
+          Value dGi = state[0], dGh = state[1];
+          for (int64_t gate = 0; gate < 3; ++gate)
+            dGi = insertGate(cell.getResult(gate), dGi, gate);
+          dGh = insertGate(cell.getResult(0), dGh, 0);
+          dGh = insertGate(cell.getResult(1), dGh, 1);
+          dGh = insertGate(cell.getResult(3), dGh, 2);
+          // dh for step t-1: dh ⊙ z + dgh_t · w_hh, in place of dh.
+          Value dGhStep = timeSlice(b, loc, dGh, t, batch, 0, 3 * hidden);
+          Value dh =
+              emit.accumulateMatmul(dGhStep, op.getWHh(), cell.getResult(4));
+          if (dh.getType() != state[2].getType())
+            dh = tensor::CastOp::create(b, loc, state[2].getType(), dh);
+          scf::YieldOp::create(b, loc, ValueRange{dGi, dGh, dh});
+        });
+    Value dGi = reverse.getResult(0), dGh = reverse.getResult(1);
+
+    // Phase 3: every step's contribution at once.
+    auto [dInput, dWIh] = inputProductGradients(emit, dGi, op.getInput(),
+                                                op.getWIh(), op.getDInput());
+    Value dWHh =
+        emit.accumulateRowProducts(dGh, yBefore, zerosLike(emit, op.getWHh()));
+    replaceWithCasts(
+        rewriter, op,
+        {dInput, dWIh, dWHh, biasGradient(emit, sizes, dGi, op.getDBIh()),
+         biasGradient(emit, sizes, dGh, op.getDBHh()), reverse.getResult(2)});
     return success();
   }
 };
@@ -601,6 +889,6 @@ void mlir::recur::to_linalg::populateTrainingPatterns(
     RewritePatternSet &patterns, int64_t embeddingGradRowBlocks) {
   MLIRContext *context = patterns.getContext();
   patterns.add<LowerCrossEntropyGrad, LowerLinearGrad, LowerLSTMGrad,
-               LowerClipGradNorm, LowerSGDUpdate>(context);
+               LowerGRUGrad, LowerClipGradNorm, LowerSGDUpdate>(context);
   patterns.add<LowerEmbeddingGrad>(context, embeddingGradRowBlocks);
 }

@@ -64,6 +64,65 @@ func.func @lstm_grad_state(%x: tensor<?x?x5xf32>, %w_ih: tensor<28x5xf32>, %w_hh
 
 // -----
 
+// With lengths: a [T, B] mask of the steps within each row's length; the
+// cell scan keeps a row's c past its length (a select), and the reverse
+// loop's step selects zero gate gradients there and passes dc and dh on
+// (dh in place, the recurrent product accumulated onto it).
+// CHECK-LABEL: func.func @lstm_grad_lengths
+// CHECK-SAME: %[[N:[^:]*]]: tensor<?xi64>
+// CHECK: %[[MASK:.*]] = linalg.generic {{.*}} ins(%[[N]] : tensor<?xi64>) outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK:   arith.cmpi slt
+// CHECK:   arith.uitofp
+// CHECK: scf.for
+// CHECK:   tensor.extract_slice %[[MASK]]
+// CHECK:   linalg.generic
+// CHECK:     arith.cmpf ogt
+// CHECK:     arith.select
+// CHECK: %[[BACK:.*]]:3 = scf.for
+// CHECK:   tensor.extract_slice %[[MASK]]
+// CHECK:   %[[STEP:.*]]:6 = linalg.generic
+// CHECK-COUNT-6: arith.select
+// CHECK:   linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%[[STEP]]#5 :
+func.func @lstm_grad_lengths(%x: tensor<?x?x5xf32>, %w_ih: tensor<28x5xf32>, %w_hh: tensor<28x7xf32>,
+    %y: tensor<?x?x7xf32>, %d_y: tensor<?x?x7xf32>, %n: tensor<?xi64>) -> tensor<28x7xf32> {
+  %g:6 = recur.lstm_grad %x, %w_ih, %w_hh y(%y) d_y(%d_y) lengths(%n)
+      : (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<?x?x7xf32>, tensor<?x?x7xf32>,
+         tensor<?xi64>)
+      -> (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<?x7xf32>, tensor<?x7xf32>)
+  return %g#2 : tensor<28x7xf32>
+}
+
+// -----
+
+// A GRU layer's backward: both gate products recomputed over all steps (x ·
+// w_ihᵀ and the shifted y · w_hhᵀ), the reverse loop (one fused step with
+// five results, dh ⊙ z in place of dh, then dgh_t · w_hh accumulated onto
+// it), then the weight and bias gradients over all rows.
+// CHECK-LABEL: func.func @gru_grad
+// CHECK-SAME: %[[X:[^:]*]]: tensor<?x?x5xf32>, %[[WIH:[^:]*]]: tensor<21x5xf32>, %[[WHH:[^:]*]]: tensor<21x7xf32>
+// CHECK: %[[GI:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[WIH]] :
+// CHECK: %[[GH:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[WHH]] :
+// CHECK: %[[BACK:.*]]:3 = scf.for
+// CHECK:   %[[STEP:.*]]:5 = linalg.generic
+// CHECK-COUNT-6: tensor.insert_slice
+// CHECK:   linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %[[WHH]] : tensor<?x21xf32>, tensor<21x7xf32>) outs(%[[STEP]]#4 :
+// CHECK: linalg.generic {{.*}} ins(%[[BACK]]#0, %[[WIH]] :
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}} ins(%[[BACK]]#0, %[[X]] :
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "reduction"]{{.*}} ins(%[[BACK]]#1, %{{.*}} :
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "reduction"]{{.*}} ins(%[[BACK]]#0 :
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "reduction"]{{.*}} ins(%[[BACK]]#1 :
+func.func @gru_grad(%x: tensor<?x?x5xf32>, %w_ih: tensor<21x5xf32>, %w_hh: tensor<21x7xf32>,
+    %b: tensor<21xf32>, %y: tensor<?x?x7xf32>, %d_y: tensor<?x?x7xf32>)
+    -> (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<21xf32>, tensor<21xf32>) {
+  %g:6 = recur.gru_grad %x, %w_ih, %w_hh, %b, %b y(%y) d_y(%d_y)
+      : (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<21xf32>, tensor<21xf32>,
+         tensor<?x?x7xf32>, tensor<?x?x7xf32>)
+      -> (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<21xf32>, tensor<21xf32>, tensor<?x7xf32>)
+  return %g#0, %g#1, %g#2, %g#3, %g#4 : tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<21xf32>, tensor<21xf32>
+}
+
+// -----
+
 // A gradient nobody reads is not computed: d_input of a model input.
 // CHECK-LABEL: func.func @linear_grad_unused_input
 // CHECK-NOT: tensor<4x13xf32>, tensor<13x7xf32>) outs

@@ -708,6 +708,22 @@ func.func @lstm_grad_d_c_n(%x: tensor<3x2x5xf32>, %wi: tensor<28x5xf32>, %wh: te
 
 // -----
 
+func.func @lstm_grad_lengths(%x: tensor<3x2x5xf32>, %wi: tensor<28x5xf32>, %wh: tensor<28x7xf32>, %y: tensor<3x2x7xf32>, %n: tensor<3xi64>) {
+  // expected-error @below {{'recur.lstm_grad' op expects lengths to be a [B] tensor of integers with the input's B, got 'tensor<3xi64>'}}
+  %0:6 = recur.lstm_grad %x, %wi, %wh y(%y) lengths(%n) : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<3x2x7xf32>, tensor<3xi64>) -> (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
+  return
+}
+
+// -----
+
+func.func @gru_grad_w_hh(%x: tensor<3x2x5xf32>, %wi: tensor<21x5xf32>, %wh: tensor<28x7xf32>, %y: tensor<3x2x7xf32>) {
+  // expected-error @below {{'recur.gru_grad' op operand 'w_hh' dimension 0 (3*H) must be a multiple of 3, got 28}}
+  %0:6 = recur.gru_grad %x, %wi, %wh y(%y) : (tensor<3x2x5xf32>, tensor<21x5xf32>, tensor<28x7xf32>, tensor<3x2x7xf32>) -> (tensor<3x2x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<21xf32>, tensor<21xf32>, tensor<2x7xf32>)
+  return
+}
+
+// -----
+
 func.func @lstm_grad_d_h0(%x: tensor<3x2x5xf32>, %wi: tensor<28x5xf32>, %wh: tensor<28x7xf32>, %y: tensor<3x2x7xf32>) {
   // expected-error @below {{'recur.lstm_grad' op result 'd_h0' expected shape [B, H] = [2, 7], got [2, 8]}}
   %0:6 = recur.lstm_grad %x, %wi, %wh y(%y) : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<3x2x7xf32>) -> (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<2x8xf32>, tensor<2x7xf32>)

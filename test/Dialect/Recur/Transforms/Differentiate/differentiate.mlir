@@ -209,3 +209,36 @@ func.func @vjp_kept(%tokens: tensor<?x?xi64> {recur.input = "tokens"},
   %logits = recur.linear %y, %p : (tensor<?x?x7xf32>, tensor<13x7xf32>) -> tensor<?x?x13xf32>
   return %logits, %y : tensor<?x?x13xf32>, tensor<?x?x7xf32>
 }
+
+// -----
+
+// Lengths reach the gradient op: the forward ran each row for its length.
+// CHECK-LABEL: func.func @vjp_lengths
+// CHECK-SAME: %[[N:[^:]*]]: tensor<?xi64> {recur.input = "lengths"}
+// CHECK: recur.lstm_grad {{.*}} lengths(%[[N]]) :
+func.func @vjp_lengths(%x: tensor<?x?x5xf32> {recur.input = "input"}, %n: tensor<?xi64> {recur.input = "lengths"},
+    %w: tensor<28x5xf32> {recur.weight = "w"}, %u: tensor<28x7xf32> {recur.weight = "u"})
+    -> (tensor<?x?x7xf32> {recur.output = "output"}) attributes {recur.vjp} {
+  %y, %h, %c = recur.lstm %x, %w, %u lengths(%n)
+      : (tensor<?x?x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<?xi64>)
+      -> (tensor<?x?x7xf32>, tensor<?x7xf32>, tensor<?x7xf32>)
+  return %y : tensor<?x?x7xf32>
+}
+
+// -----
+
+// A GRU layer's backward: recur.gru_grad, its own gradient for each bias.
+// CHECK-LABEL: func.func @vjp_gru
+// CHECK-SAME: -> (tensor<?x?x5xf32> {recur.output = "d_input"}, tensor<?x7xf32> {recur.output = "d_h0"}, tensor<21x5xf32> {recur.output = "d_w_ih"}, tensor<21x7xf32> {recur.output = "d_w_hh"}, tensor<21xf32> {recur.output = "d_b_ih"}, tensor<21xf32> {recur.output = "d_b_hh"})
+// CHECK: %[[DX:.*]], %[[DWI:.*]], %[[DWH:.*]], %[[DBI:.*]], %[[DBH:.*]], %[[DH0:.*]] = recur.gru_grad {{.*}} y(%{{.*}}) d_y(%{{.*}}) h0(%{{.*}}) d_h_n(%{{.*}}) :
+// CHECK: return %[[DX]], %[[DH0]], %[[DWI]], %[[DWH]], %[[DBI]], %[[DBH]] :
+func.func @vjp_gru(%x: tensor<?x?x5xf32> {recur.input = "input"}, %h0: tensor<?x7xf32> {recur.input = "h0"},
+    %w_ih: tensor<21x5xf32> {recur.weight = "w_ih"}, %w_hh: tensor<21x7xf32> {recur.weight = "w_hh"},
+    %b_ih: tensor<21xf32> {recur.weight = "b_ih"}, %b_hh: tensor<21xf32> {recur.weight = "b_hh"})
+    -> (tensor<?x?x7xf32> {recur.output = "output"}, tensor<?x7xf32> {recur.output = "h_n"})
+    attributes {recur.vjp} {
+  %y, %h = recur.gru %x, %w_ih, %w_hh, %b_ih, %b_hh h0(%h0)
+      : (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<21xf32>, tensor<21xf32>, tensor<?x7xf32>)
+      -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
+  return %y, %h : tensor<?x?x7xf32>, tensor<?x7xf32>
+}

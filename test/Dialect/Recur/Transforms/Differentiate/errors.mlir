@@ -67,21 +67,6 @@ func.func @no_weights(%logits: tensor<4x13xf32>, %t: tensor<4xi64>) -> tensor<f3
 
 // -----
 
-func.func @lengths(%x: tensor<3x2x5xf32>, %t: tensor<3x2xi64>, %n: tensor<2xi64>,
-    %w_ih: tensor<28x5xf32> {recur.weight = "w_ih"}, %w_hh: tensor<28x7xf32> {recur.weight = "w_hh"},
-    %p: tensor<13x7xf32> {recur.weight = "p"}) -> tensor<f32>
-    attributes {recur.train = #recur.sgd<lr = 0.1>} {
-  // expected-error @below {{'recur.lstm' op takes sequence lengths, which recur-differentiate does not support yet}}
-  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh lengths(%n)
-      : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<2xi64>)
-      -> (tensor<3x2x7xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
-  %logits = recur.linear %y, %p : (tensor<3x2x7xf32>, tensor<13x7xf32>) -> tensor<3x2x13xf32>
-  %loss = recur.cross_entropy %logits, %t : (tensor<3x2x13xf32>, tensor<3x2xi64>) -> tensor<f32>
-  return %loss : tensor<f32>
-}
-
-// -----
-
 // expected-error @below {{gradients are compiled in f32 only, got a 'bf16' argument 'w'}}
 func.func @vjp_bf16(%w: tensor<4xbf16> {recur.weight = "w"}) -> (tensor<4xbf16> {recur.output = "y"})
     attributes {recur.vjp} {
@@ -95,4 +80,15 @@ func.func @vjp_no_rule(%x: tensor<4x7xf32> {recur.input = "x"}) -> (tensor<4x7xf
   // expected-error @below {{'recur.log_softmax' op is on the path from the arguments to the results, and recur-differentiate has no gradient rule for it}}
   %y = recur.log_softmax %x : tensor<4x7xf32> -> tensor<4x7xf32>
   return %y : tensor<4x7xf32>
+}
+
+// -----
+
+func.func @vjp_rnn(%x: tensor<3x2x5xf32> {recur.input = "x"}, %w_ih: tensor<7x5xf32> {recur.weight = "w_ih"},
+    %w_hh: tensor<7x7xf32> {recur.weight = "w_hh"}) -> (tensor<3x2x7xf32> {recur.output = "y"})
+    attributes {recur.vjp} {
+  // expected-error @below {{'recur.rnn_tanh' op has no gradient rule in recur-differentiate yet (LSTM and GRU layers have one)}}
+  %y, %h = recur.rnn_tanh %x, %w_ih, %w_hh
+      : (tensor<3x2x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>) -> (tensor<3x2x7xf32>, tensor<2x7xf32>)
+  return %y : tensor<3x2x7xf32>
 }
