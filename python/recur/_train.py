@@ -73,8 +73,8 @@ class _CompiledFunction(torch.autograd.Function):
         results = results if isinstance(results, tuple) else (results,)
         by_name = dict(zip(pair.outputs, results))
         ctx.pair = pair
-        ctx.shapes = [(tuple(by_name[name].shape), by_name[name].dtype)
-                      for name in pair.returned]
+        ctx.shapes = [(tuple(by_name[name].shape), by_name[name].dtype,
+                       by_name[name].device) for name in pair.returned]
         # Saved, the weights are those the backward must use; an optimizer
         # step between the two makes autograd raise, as for any module.
         ctx.save_for_backward(*inputs, *weights, *(by_name[name] for name in pair.saved))
@@ -91,8 +91,9 @@ class _CompiledFunction(torch.autograd.Function):
         pair.bind(pair.backward, weights)
         named = dict(zip(pair.inputs, inputs))
         named.update(zip(pair.saved, kept))
-        for name, grad, (shape, dtype) in zip(pair.returned, grads, ctx.shapes):
-            named["d_" + name] = torch.zeros(shape, dtype=dtype) if grad is None else grad
+        for name, grad, (shape, dtype, device) in zip(pair.returned, grads, ctx.shapes):
+            named["d_" + name] = (torch.zeros(shape, dtype=dtype, device=device)
+                                  if grad is None else grad)
         results = pair.backward.run(**{name: named[name] for name in pair.backward_inputs})
         results = results if isinstance(results, tuple) else (results,)
         by_name = dict(zip(pair.gradients, results))
@@ -100,12 +101,14 @@ class _CompiledFunction(torch.autograd.Function):
                 *(by_name["d_" + name] for name in pair.parameters))
 
 
-def _state(hx: Any, cell_state: bool, expected: List[int], first: str) -> Tuple[Any, ...]:
+def _state(hx: Any, cell_state: bool, expected: List[int], first: str,
+           like: Any) -> Tuple[Any, ...]:
     """The state as a tuple: (h0, c0) for an LSTM (`cell_state`), (h0,) for
-    a GRU, each `expected` ([`first`, batch, hidden]); zeros for None."""
+    a GRU, each `expected` ([`first`, batch, hidden]); zeros (on `like`'s
+    device) for None."""
     names = ("h0", "c0") if cell_state else ("h0",)
     if hx is None:
-        return tuple(torch.zeros(expected) for _ in names)
+        return tuple(torch.zeros(expected, device=like.device) for _ in names)
     if cell_state and (not isinstance(hx, tuple) or len(hx) != 2):
         raise RecurError("an LSTM's state is a tuple (h0, c0)")
     if not cell_state:
@@ -178,13 +181,14 @@ class TrainableRNN(torch.nn.Module):
         count = 2 if lstm.bidirectional else 1
         cell_state = isinstance(lstm, torch.nn.LSTM)
         hx = _state(hx, cell_state, [lstm.num_layers * count, x.shape[1], lstm.hidden_size],
-                    "layers × directions")
+                    "layers × directions", x)
         finals = []
         pairs, lengths_input = self._pairs, ()
         if lengths is not None:
             pairs, lengths_input = self._packed_pairs, (lengths,)
             # Each row reversed within its length (past it, in place).
-            steps = torch.arange(x.shape[0])[:, None]
+            lengths = lengths.to(x.device)
+            steps = torch.arange(x.shape[0], device=x.device)[:, None]
             reversed_steps = torch.where(steps < lengths[None, :], lengths[None, :] - 1 - steps,
                                          steps)
 
@@ -244,7 +248,7 @@ class TrainableLM(torch.nn.Module):
         layers = lm.lstm.num_layers
         cell_state = isinstance(lm.lstm, torch.nn.LSTM)
         hidden = _state(hidden, cell_state, [layers, tokens.shape[1], lm.lstm.hidden_size],
-                        "layers")
+                        "layers", tokens)
         state = [value[layer].contiguous() for layer in range(layers) for value in hidden]
         logits, *final = pair.apply(tokens, *state)
         logits = logits.reshape(-1, logits.shape[-1]) if lm.flatten else logits
