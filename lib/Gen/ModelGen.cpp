@@ -86,8 +86,7 @@ static std::string validateCell(const SequenceConfig &config) {
 static std::string validateVjp(const SequenceConfig &config) {
   if (!config.vjp)
     return "";
-  if (config.cell != CellKind::lstm && config.cell != CellKind::gru)
-    return "--vjp: only LSTM and GRU layers have gradients so far";
+
   if (config.dtype != "f32")
     return "--vjp needs --dtype f32: gradients are compiled in f32 only";
   for (auto [set, flag] : {std::pair{config.bidirectional, "--bidirectional"},

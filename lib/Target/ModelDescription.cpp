@@ -200,9 +200,8 @@ static bool isRecurrenceOperand(OpOperand &use,
                                 std::initializer_list<StringRef> names) {
   Operation *owner = use.getOwner();
   auto named = dyn_cast<NamedOperands>(owner);
-  if (!named ||
-      !isa<LSTMOp, GRUOp, RNNTanhOp, RNNReluOp, RNNOp, LSTMGradOp, GRUGradOp>(
-          owner))
+  if (!named || !isa<LSTMOp, GRUOp, RNNTanhOp, RNNReluOp, RNNOp, LSTMGradOp,
+                     GRUGradOp, RNNGradOp>(owner))
     return false;
   for (auto [index, name] : llvm::enumerate(named.getOperandNames()))
     if (llvm::is_contained(names, name)) {
@@ -254,6 +253,9 @@ static SmallVector<StringRef, 2> leadingSymbols(Value value) {
       grad && (source == grad.getDH0() || source == grad.getDC0()))
     return {"B"};
   if (auto grad = source.getDefiningOp<GRUGradOp>();
+      grad && source == grad.getDH0())
+    return {"B"};
+  if (auto grad = source.getDefiningOp<RNNGradOp>();
       grad && source == grad.getDH0())
     return {"B"};
   // Outputs: row-wise ops keep their input's leading dimensions.
@@ -420,6 +422,8 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
       description["reduction"] = stringifyReduction(loss.getReduction());
     if (op.hasAttrOfType<UnitAttr>("reverse"))
       description["reverse"] = true;
+    if (op.hasAttrOfType<UnitAttr>("relu"))
+      description["relu"] = true;
     if (auto transpose = dyn_cast<TransposeOp>(op))
       description["permutation"] =
           llvm::json::Array(transpose.getPermutation());

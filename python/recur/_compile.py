@@ -502,7 +502,7 @@ def compile(module: Any, target: str = "cpu", fusion: Optional[str] = None,
     variant that takes each row's length (cached too), bound with the
     parameters as they were at this call.
 
-    train=True (an nn.LSTM or nn.GRU, or their LM) returns a
+    train=True (an nn.LSTM, nn.GRU or nn.RNN, or their LM) returns a
     recur.TrainableRNN (recur.TrainableLM) instead: a torch.nn.Module whose
     outputs carry a grad_fn, so that any loss's
     backward() fills the module's own parameters' .grad, for any

@@ -104,7 +104,7 @@ class _CompiledFunction(torch.autograd.Function):
 def _state(hx: Any, cell_state: bool, expected: List[int], first: str,
            like: Any) -> Tuple[Any, ...]:
     """The state as a tuple: (h0, c0) for an LSTM (`cell_state`), (h0,) for
-    a GRU, each `expected` ([`first`, batch, hidden]); zeros (on `like`'s
+    a GRU or an RNN, each `expected` ([`first`, batch, hidden]); zeros (on `like`'s
     device) for None."""
     names = ("h0", "c0") if cell_state else ("h0",)
     if hx is None:
@@ -113,7 +113,8 @@ def _state(hx: Any, cell_state: bool, expected: List[int], first: str,
         raise RecurError("an LSTM's state is a tuple (h0, c0)")
     if not cell_state:
         if not isinstance(hx, torch.Tensor):
-            raise RecurError(f"a GRU's state is one tensor h0, got {type(hx).__name__}")
+            raise RecurError(f"a GRU's or an RNN's state is one tensor h0, got "
+                             f"{type(hx).__name__}")
         hx = (hx,)
     for name, value in zip(names, hx):
         if list(value.shape) != expected:
@@ -131,9 +132,9 @@ def _stacked(finals: List[Any], cell_state: bool) -> Any:
 
 
 class TrainableRNN(torch.nn.Module):
-    """A compiled nn.LSTM or nn.GRU that trains: called as the module is,
-    `output, (h_n, c_n) = trainable(input, (h0, c0))` (a GRU's: `output,
-    h_n = trainable(input, h0)`), its outputs carry a grad_fn, and
+    """A compiled nn.LSTM, nn.GRU or nn.RNN that trains: called as the module
+    is, `output, (h_n, c_n) = trainable(input, (h0, c0))` (a GRU's or an
+    RNN's: `output, h_n = trainable(input, h0)`), its outputs carry a grad_fn, and
     `loss.backward()` fills the source module's parameters' .grad (they are
     this module's parameters, `trainable.module`'s, shared, not copies). The
     state may be passed in, and detached between BPTT windows."""
@@ -282,8 +283,9 @@ def compile_for_training(module: Any, target: str, fusion: Optional[str],
 
     shape = (["--seq", str(int(seq))] if seq is not None else []) + \
         (["--batch", str(int(batch))] if batch is not None else [])
-    if isinstance(module, (torch.nn.LSTM, torch.nn.GRU)):
-        kind = "lstm" if isinstance(module, torch.nn.LSTM) else "gru"
+    if isinstance(module, (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN)):
+        from ._compile import _gen_command
+        kind = _gen_command(module)
         if getattr(module, "proj_size", 0):
             raise RecurError(f"recur.compile(train=True): nn.LSTM(proj_size="
                              f"{module.proj_size}) has no compiled gradient yet")
@@ -293,7 +295,7 @@ def compile_for_training(module: Any, target: str, fusion: Optional[str],
             pairs = []
             for layer in range(module.num_layers):
                 width = module.input_size if layer == 0 else module.hidden_size * count
-                gen = [kind, "--input", str(width), "--hidden", str(module.hidden_size),
+                gen = kind + ["--input", str(width), "--hidden", str(module.hidden_size),
                        "--state"] + (["--no-bias"] if not module.bias else []) + extra
                 kinds = ["weight_ih", "weight_hh"] + \
                     (["bias_ih", "bias_hh"] if module.bias else [])
@@ -301,8 +303,8 @@ def compile_for_training(module: Any, target: str, fusion: Optional[str],
                     suffix = f"_l{layer}" + ("_reverse" if direction else "")
                     parameters = {f"{kind}_l0": getattr(module, kind + suffix)
                                   for kind in kinds}
-                    pairs.append(pair(gen, f"{kind.upper()} layer {layer} ({target})",
-                                      parameters))
+                    pairs.append(pair(gen, f"{type(module).__name__} layer {layer} "
+                                      f"({target})", parameters))
             return pairs
 
         # The lengths variant keeps B dynamic: its steps run on the rows still
@@ -310,16 +312,13 @@ def compile_for_training(module: Any, target: str, fusion: Optional[str],
         packed_shape = ["--seq", str(int(seq))] if seq is not None else []
         return TrainableRNN(module, layer_pairs(shape),
                             lambda: layer_pairs(packed_shape + ["--lengths"]))
-    if isinstance(module, torch.nn.RNN):
-        raise RecurError("recur.compile(train=True) takes nn.LSTM, nn.GRU and their language "
-                         "models for now, got RNN (no compiled gradient for nn.RNN yet)")
     # A language model: refused options first, with their names.
     for name, submodule in module.named_modules():
         if isinstance(submodule, torch.nn.Dropout) and submodule.p > 0 and submodule.training:
             raise RecurError(f"recur.compile(train=True): '{name}' (nn.Dropout(p="
                              f"{submodule.p})) in train mode is not compiled for a language "
                              f"model yet; set p=0, or compile its recurrent layers alone")
-        if isinstance(submodule, (torch.nn.LSTM, torch.nn.GRU)) and submodule.training and \
+        if isinstance(submodule, torch.nn.RNNBase) and submodule.training and \
                 submodule.dropout:
             raise RecurError(f"recur.compile(train=True): '{name}' (nn."
                              f"{type(submodule).__name__} dropout={submodule.dropout}) in train "
@@ -327,9 +326,6 @@ def compile_for_training(module: Any, target: str, fusion: Optional[str],
                              f"recurrent layers alone")
     plan = _plan(module, False, seq, batch)
     lm = _recognise(module)
-    if not isinstance(lm.lstm, (torch.nn.LSTM, torch.nn.GRU)):
-        raise RecurError(f"recur.compile(train=True) takes LSTM and GRU language models for "
-                         f"now, got one with an nn.{type(lm.lstm).__name__}")
     for option, value in (("batch_first", lm.lstm.batch_first),
                           ("bidirectional", lm.lstm.bidirectional),
                           ("proj_size", getattr(lm.lstm, "proj_size", 0)),

@@ -233,8 +233,6 @@ def test_dropout_between_layers_in_train_mode_only():
 def test_refusals_name_what_is_missing():
     with pytest.raises(recur.RecurError, match="proj_size=2"):
         recur.compile(nn.LSTM(3, 4, proj_size=2), train=True)
-    with pytest.raises(recur.RecurError, match="no compiled gradient for nn.RNN yet"):
-        recur.compile(nn.RNN(3, 4), train=True)
     trainable = recur.compile(nn.LSTM(3, 4), train=True)
     with pytest.raises(recur.RecurError, match="input has 5 features, the LSTM takes 3"):
         trainable(torch.randn(3, 2, 5))
@@ -419,3 +417,33 @@ def test_gru_packed_batch_and_lm_train_like_float64():
             optimizer.step()
     for p, p64 in zip(lm.parameters(), lm64.parameters()):
         assert scaled_error(p.detach(), p64.detach()) <= 1e-4
+
+
+@pytest.mark.parametrize("nonlinearity,bidirectional,packed",
+                         [("tanh", False, False), ("relu", True, False), ("tanh", True, True)])
+def test_rnn_gradients_match_autograd_in_float64(nonlinearity, bidirectional, packed):
+    torch.manual_seed(21 + bidirectional)
+    module = nn.RNN(4, 6, 2, nonlinearity=nonlinearity, bidirectional=bidirectional)
+    trainable = recur.compile(module, train=True)
+    states = 2 * (2 if bidirectional else 1)
+    x, h0, lengths = torch.randn(5, 3, 4), torch.randn(states, 3, 6), [3, 5, 1]
+
+    def run(model, dtype):
+        inputs = [v.detach().to(dtype).requires_grad_() for v in (x, h0)]
+        source = inputs[0]
+        if packed:
+            source = nn.utils.rnn.pack_padded_sequence(source, lengths, enforce_sorted=False)
+        output, h_n = model(source, inputs[1])
+        if packed:
+            output, _ = nn.utils.rnn.pad_packed_sequence(output)
+        ((output ** 2).mean() + (1.5 * h_n).sum()).backward()
+        return output.detach(), inputs
+
+    got, inputs = run(trainable, torch.float32)
+    grads = [p.grad.clone() for p in module.parameters()] + [v.grad for v in inputs]
+    reference = copy.deepcopy(module).double()
+    want, inputs64 = run(reference, torch.float64)
+    assert scaled_error(got, want) <= 1e-5
+    for g, w in zip(grads, [p.grad for p in reference.parameters()] +
+                    [v.grad for v in inputs64]):
+        assert scaled_error(g, w) <= 1e-4

@@ -166,6 +166,21 @@ recur::reference::interpret(const json &program,
                                   &result.dBIh,   &result.dBHh, &result.dH0};
         for (size_t k = 0; k < std::size(values); ++k)
           env.define(out.at(k), toFloat(*values[k]));
+      } else if (name == "rnn_grad") {
+        std::optional<DoubleTensor> dY = env.optionalDoubles(in, "d_y"),
+                                    h0 = env.optionalDoubles(in, "h0"),
+                                    dHN = env.optionalDoubles(in, "d_h_n");
+        RnnGradients result =
+            rnnGrad(toDouble(env.floats(in.at("input"))),
+                    toDouble(env.floats(in.at("w_ih"))),
+                    toDouble(env.floats(in.at("w_hh"))),
+                    toDouble(env.floats(in.at("y"))), pointer(dY), pointer(h0),
+                    pointer(dHN), env.optionalIds(in.value("lengths", json())),
+                    op.value("relu", false));
+        DoubleTensor *values[] = {&result.dInput, &result.dWIh, &result.dWHh,
+                                  &result.dBias, &result.dH0};
+        for (size_t k = 0; k < std::size(values); ++k)
+          env.define(out.at(k), toFloat(*values[k]));
       } else if (name == "linear_grad") {
         LinearGradients result =
             linearGrad(toDouble(env.floats(in.at("d_result"))),

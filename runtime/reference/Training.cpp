@@ -407,6 +407,66 @@ GruGradients gruGrad(const DoubleTensor &input, const DoubleTensor &wIh,
   return result;
 }
 
+RnnGradients rnnGrad(const DoubleTensor &input, const DoubleTensor &wIh,
+                     const DoubleTensor &wHh, const DoubleTensor &y,
+                     const DoubleTensor *dY, const DoubleTensor *h0,
+                     const DoubleTensor *dHN, const IdTensor *lengths,
+                     bool relu) {
+  if (input.shape.size() != 3 || wHh.shape.size() != 2)
+    throw std::invalid_argument(
+        "rnn_grad expects input [T, B, I] and w_hh [H, H], got " +
+        formatShape(input.shape) + " and " + formatShape(wHh.shape));
+  int64_t steps = input.dim(0), batch = input.dim(1), size = input.dim(2);
+  int64_t hidden = wHh.dim(1);
+  expectShape("w_ih", wIh, {hidden, size});
+  expectShape("w_hh", wHh, {hidden, hidden});
+  expectShape("y", y, {steps, batch, hidden});
+  if (dY)
+    expectShape("d_y", *dY, {steps, batch, hidden});
+  for (auto [name, state] : {std::pair{"h0", h0}, std::pair{"d_h_n", dHN}})
+    if (state)
+      expectShape(name, *state, {batch, hidden});
+  if (lengths)
+    expectShape("lengths", *lengths, {batch});
+  RnnGradients result{DoubleTensor(input.shape), DoubleTensor(wIh.shape),
+                      DoubleTensor(wHh.shape), DoubleTensor({hidden}),
+                      DoubleTensor({batch, hidden})};
+  std::vector<double> dh =
+      dHN ? dHN->data : std::vector<double>(batch * hidden);
+  std::vector<double> da(hidden);
+  for (int64_t t = steps - 1; t >= 0; --t) {
+    std::vector<double> dhPrev = dh;
+    for (int64_t b = 0; b < batch; ++b) {
+      if (lengths && t >= lengths->data[b])
+        continue;
+      int64_t row = t * batch + b;
+      for (int64_t j = 0; j < hidden; ++j) {
+        double h = y.data[row * hidden + j];
+        double d = dh[b * hidden + j] + (dY ? dY->data[row * hidden + j] : 0.0);
+        da[j] = d * (relu ? (h > 0 ? 1.0 : 0.0) : 1 - h * h);
+        dhPrev[b * hidden + j] = 0;
+      }
+      for (int64_t j = 0; j < hidden; ++j) {
+        result.dBias.data[j] += da[j];
+        for (int64_t k = 0; k < size; ++k) {
+          result.dWIh.data[j * size + k] += da[j] * input.data[row * size + k];
+          result.dInput.data[row * size + k] += da[j] * wIh.data[j * size + k];
+        }
+        for (int64_t k = 0; k < hidden; ++k) {
+          double hPrev = t > 0 ? y.data[(row - batch) * hidden + k]
+                         : h0  ? h0->data[b * hidden + k]
+                               : 0.0;
+          result.dWHh.data[j * hidden + k] += da[j] * hPrev;
+          dhPrev[b * hidden + k] += da[j] * wHh.data[j * hidden + k];
+        }
+      }
+    }
+    dh = std::move(dhPrev);
+  }
+  result.dH0.data = std::move(dh);
+  return result;
+}
+
 LinearGradients linearGrad(const DoubleTensor &dResult,
                            const DoubleTensor &input,
                            const DoubleTensor &weight) {

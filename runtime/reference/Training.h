@@ -77,6 +77,22 @@ GruGradients gruGrad(const DoubleTensor &input, const DoubleTensor &wIh,
                      const DoubleTensor *dY, const DoubleTensor *h0,
                      const DoubleTensor *dHN, const IdTensor *lengths);
 
+/// recur.rnn_grad's results.
+struct RnnGradients {
+  DoubleTensor dInput, dWIh, dWHh, dBias, dH0;
+};
+
+/// recur.rnn_grad: backward through time of the Elman layer (tanh, or ReLU
+/// with `relu`) `input [T, B, I]` -> `y [T, B, H]` from `h0`, given `dY`
+/// and `dHN` (each zero when null), the nonlinearity's derivative read off
+/// y; with `lengths` as lstmGrad's. Throws std::invalid_argument naming a
+/// tensor of the wrong shape.
+RnnGradients rnnGrad(const DoubleTensor &input, const DoubleTensor &wIh,
+                     const DoubleTensor &wHh, const DoubleTensor &y,
+                     const DoubleTensor *dY, const DoubleTensor *h0,
+                     const DoubleTensor *dHN, const IdTensor *lengths,
+                     bool relu);
+
 /// recur.linear_grad's results.
 struct LinearGradients {
   DoubleTensor dInput, dWeight, dBias;

@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -362,6 +363,77 @@ INSTANTIATE_TEST_SUITE_P(Lengths, GruGradTest,
                          ::testing::Values(std::vector<int64_t>{},
                                            std::vector<int64_t>{3, 1},
                                            std::vector<int64_t>{2, 3}));
+
+// recur.rnn_grad's reference, tanh and ReLU, with and without lengths: L =
+// <y, R_y> + <h_n, R_h>, every element of the input, h0 and the weights
+// against central finite differences (the bias through b_ih).
+class RnnGradTest
+    : public ::testing::TestWithParam<std::pair<bool, std::vector<int64_t>>> {};
+
+TEST_P(RnnGradTest, MatchesFiniteDifferences) {
+  auto [relu, lengths] = GetParam();
+  std::mt19937_64 rng(13);
+  int64_t steps = 3, batch = 2, size = 3, hidden = 4;
+  std::map<std::string, DoubleTensor> values = {
+      {"input", randomTensor({steps, batch, size}, rng, 1.0)},
+      {"w_ih", randomTensor({hidden, size}, rng, 0.8)},
+      {"w_hh", randomTensor({hidden, hidden}, rng, 0.8)},
+      {"b_ih", randomTensor({hidden}, rng, 0.5)},
+      {"h0", randomTensor({batch, hidden}, rng, 1.0)}};
+  DoubleTensor rY = randomTensor({steps, batch, hidden}, rng, 1.0),
+               rH = randomTensor({batch, hidden}, rng, 1.0);
+  // The layer, written out: h_t = act(x_t · w_ihᵀ + b + h_{t-1} · w_hhᵀ).
+  auto forward = [&](const std::map<std::string, DoubleTensor> &v) {
+    const DoubleTensor &x = v.at("input"), &wIh = v.at("w_ih"),
+                       &wHh = v.at("w_hh"), &bias = v.at("b_ih");
+    DoubleTensor y({steps, batch, hidden}), h = v.at("h0");
+    for (int64_t t = 0; t < steps; ++t) {
+      DoubleTensor next = h;
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t j = 0; j < hidden && (lengths.empty() || t < lengths[b]);
+             ++j) {
+          double a = bias.data[j];
+          for (int64_t k = 0; k < size; ++k)
+            a += wIh.data[j * size + k] * x.data[(t * batch + b) * size + k];
+          for (int64_t k = 0; k < hidden; ++k)
+            a += wHh.data[j * hidden + k] * h.data[b * hidden + k];
+          next.data[b * hidden + j] = relu ? std::max(a, 0.0) : std::tanh(a);
+          y.data[(t * batch + b) * hidden + j] = next.data[b * hidden + j];
+        }
+      h = std::move(next);
+    }
+    return std::pair{y, h};
+  };
+  auto loss = [&](const std::map<std::string, DoubleTensor> &v) {
+    auto [y, h] = forward(v);
+    double sum = 0;
+    for (size_t i = 0; i < y.data.size(); ++i)
+      sum += y.data[i] * rY.data[i];
+    for (size_t i = 0; i < h.data.size(); ++i)
+      sum += h.data[i] * rH.data[i];
+    return sum;
+  };
+  IdTensor lengthTensor(
+      {batch}, lengths.empty() ? std::vector<int64_t>(batch, steps) : lengths);
+  RnnGradients gradients =
+      rnnGrad(values.at("input"), values.at("w_ih"), values.at("w_hh"),
+              forward(values).first, &rY, &values.at("h0"), &rH,
+              lengths.empty() ? nullptr : &lengthTensor, relu);
+  expectFiniteDifferences(values,
+                          {{"input", &gradients.dInput},
+                           {"w_ih", &gradients.dWIh},
+                           {"w_hh", &gradients.dWHh},
+                           {"b_ih", &gradients.dBias},
+                           {"h0", &gradients.dH0}},
+                          loss);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cells, RnnGradTest,
+    ::testing::Values(std::pair{false, std::vector<int64_t>{}},
+                      std::pair{true, std::vector<int64_t>{}},
+                      std::pair{false, std::vector<int64_t>{3, 1}},
+                      std::pair{true, std::vector<int64_t>{2, 3}}));
 
 TEST(ReferenceTraining, BadTargetsAndWeightsAreNamed) {
   std::mt19937_64 rng(3);

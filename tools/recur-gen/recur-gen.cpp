@@ -158,7 +158,7 @@ static cl::opt<bool>
                  "(recur.compile(..., train=True)): recur-compile builds the "
                  "vector-Jacobian product (input, state, weights, the kept "
                  "output, d_output, d_h_n, d_c_n) -> gradients of the input, "
-                 "state and weights (LSTM and GRU layers); it takes each "
+                 "state and weights; it takes each "
                  "layer's output sequence that --keep-activations returns"),
         cl::sub(lstmCommand), cl::sub(gruCommand), cl::sub(rnnCommand),
         cl::sub(lstmLmCommand), cl::sub(gruLmCommand), cl::sub(rnnLmCommand),

@@ -124,22 +124,53 @@ LogicalResult GRUOp::buildGradients(OpBuilder &builder,
   return success();
 }
 
-/// nn.RNN's layers: no rule yet, said on the op.
-static LogicalResult noRnnRule(Operation *op) {
-  return op->emitOpError() << "has no gradient rule in recur-differentiate "
-                              "yet (LSTM and GRU layers have one)";
+/// nn.RNN's layers: recur.rnn_grad (`relu` for rnn_relu).
+template <typename ElmanOp>
+static LogicalResult
+elmanGradients(ElmanOp op, OpBuilder &builder, ArrayRef<Value> resultGradients,
+               ArrayRef<bool> needed, SmallVectorImpl<Value> &gradients,
+               bool relu) {
+  resetGradients(op, gradients);
+  if (op.getReverse())
+    return op.emitOpError() << "runs in reverse (a bidirectional layer's "
+                               "backward direction), which "
+                               "recur-differentiate does not support yet";
+  Value dY = resultGradients[0], dHN = resultGradients[1];
+  if (!dY && !dHN)
+    return success();
+  auto grad = RNNGradOp::create(builder, op.getLoc(), op.getInput(),
+                                op.getWIh(), op.getWHh(), op.getY(), dY,
+                                op.getH0(), dHN, op.getLengths(), relu);
+  SmallVector<std::pair<OpOperand *, Value>> rules = {
+      {&op.getInputMutable(), grad.getDInput()},
+      {&op.getWIhMutable(), grad.getDWIh()},
+      {&op.getWHhMutable(), grad.getDWHh()}};
+  if (op.getBIh()) {
+    rules.push_back({&op.getBIhMutable()[0], grad.getDBias()});
+    rules.push_back({&op.getBHhMutable()[0], grad.getDBias()});
+  }
+  if (op.getH0())
+    rules.push_back({&op.getH0Mutable()[0], grad.getDH0()});
+  for (auto &[operand, gradient] : rules)
+    if (needed[operand->getOperandNumber()])
+      gradients[operand->getOperandNumber()] = gradient;
+  return success();
 }
 
-LogicalResult RNNTanhOp::buildGradients(OpBuilder &, ArrayRef<Value>,
-                                        ArrayRef<bool>,
-                                        SmallVectorImpl<Value> &) {
-  return noRnnRule(*this);
+LogicalResult RNNTanhOp::buildGradients(OpBuilder &builder,
+                                        ArrayRef<Value> resultGradients,
+                                        ArrayRef<bool> needed,
+                                        SmallVectorImpl<Value> &gradients) {
+  return elmanGradients(*this, builder, resultGradients, needed, gradients,
+                        /*relu=*/false);
 }
 
-LogicalResult RNNReluOp::buildGradients(OpBuilder &, ArrayRef<Value>,
-                                        ArrayRef<bool>,
-                                        SmallVectorImpl<Value> &) {
-  return noRnnRule(*this);
+LogicalResult RNNReluOp::buildGradients(OpBuilder &builder,
+                                        ArrayRef<Value> resultGradients,
+                                        ArrayRef<bool> needed,
+                                        SmallVectorImpl<Value> &gradients) {
+  return elmanGradients(*this, builder, resultGradients, needed, gradients,
+                        /*relu=*/true);
 }
 
 LogicalResult CrossEntropyOp::buildGradients(

@@ -663,6 +663,48 @@ def Recur_GRUGradOp : Recur_Op<"gru_grad", [Pure, AttrSizedOperandSegments]> {
       "::mlir::Value":$d_h_n, "::mlir::Value":$lengths)>];
 }
 
+def Recur_RNNGradOp : Recur_Op<"rnn_grad", [Pure, AttrSizedOperandSegments]> {
+  let summary = "backward through time of one Elman RNN layer (tanh or ReLU)";
+  let description = [{
+    Given `d_y [T, B, H]`, the gradient of the loss with respect to the
+    output sequence `y` of `recur.rnn_tanh` (`recur.rnn_relu` with `relu`)
+    `%input, %w_ih, %w_hh, %b_ih, %b_hh h0(%h0)`, and optionally `d_h_n`:
+
+    ```
+    dh = d_h_n                                   // zero when absent
+    for t = T-1 … 0:
+      dh += d_y[t]
+      da_t = dh ⊙ (1 - y_t²)       (tanh)    or   dh ⊙ (y_t > 0)   (relu)
+      dh = da_t · w_hh
+    d_h0 = dh
+    d_input = da · w_ih;  d_w_ih = Σ_t da_tᵀ · x_t;  d_w_hh = Σ_t da_tᵀ · y_{t-1}
+    d_bias = Σ da                    // the gradient of b_ih and of b_hh alike
+    ```
+
+    with `y_{-1} = h0`. The derivative of the nonlinearity is read off y, so
+    nothing is recomputed. Optional operands are zero when absent;
+    `lengths [B]` as `recur.lstm_grad`'s. A result without uses is not
+    computed.
+  }];
+  let arguments = (ins AnyTensor:$input, AnyTensor:$w_ih, AnyTensor:$w_hh,
+                       AnyTensor:$y, Optional<AnyTensor>:$d_y,
+                       Optional<AnyTensor>:$h0, Optional<AnyTensor>:$d_h_n,
+                       Optional<AnyTensor>:$lengths, UnitAttr:$relu);
+  let results = (outs AnyTensor:$d_input, AnyTensor:$d_w_ih, AnyTensor:$d_w_hh,
+                      AnyTensor:$d_bias, AnyTensor:$d_h0);
+  let assemblyFormat = [{
+    $input `,` $w_ih `,` $w_hh `y` `(` $y `)` (`d_y` `(` $d_y^ `)`)?
+    (`h0` `(` $h0^ `)`)? (`d_h_n` `(` $d_h_n^ `)`)?
+    (`lengths` `(` $lengths^ `)`)? (`relu` $relu^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$w_ih,
+      "::mlir::Value":$w_hh, "::mlir::Value":$y, "::mlir::Value":$d_y,
+      "::mlir::Value":$h0, "::mlir::Value":$d_h_n, "::mlir::Value":$lengths,
+      "bool":$relu)>];
+}
+
 def Recur_EmbeddingGradOp : Recur_Op<"embedding_grad", [Pure]> {
   let summary = "gradient of an embedding table: rows summed by id";
   let description = [{

@@ -273,6 +273,61 @@ void GRUGradOp::build(OpBuilder &builder, OperationState &state, Value input,
 }
 
 static FailureOr<SmallVector<SymbolicShape>>
+checkRNNGrad(ShapeChecker &checker, Type input, Type wIh, Type wHh, Type y,
+             Type dY, Type h0, Type dHN) {
+  SmallVector<ExpectedOperand> operands = {
+      {"input", input, {"T", "B", "I"}, false},
+      {"w_ih", wIh, {"H", "I"}, true},
+      {"w_hh", wHh, {"H", "H"}, true},
+      {"y", y, {"T", "B", "H"}, false}};
+  if (dY)
+    operands.push_back({"d_y", dY, {"T", "B", "H"}, false});
+  if (h0)
+    operands.push_back({"h0", h0, {"B", "H"}, false});
+  if (dHN)
+    operands.push_back({"d_h_n", dHN, {"B", "H"}, false});
+  if (failed(checkFloatOperands(checker, operands)))
+    return failure();
+  return SmallVector<SymbolicShape>{
+      {"T", "B", "I"}, {"H", "I"}, {"H", "H"}, {"H"}, {"B", "H"}};
+}
+
+LogicalResult RNNGradOp::verify() {
+  if (failed(verifyLengths(*this, getLengths(), getInput())))
+    return failure();
+  ShapeChecker checker = verifyingChecker(*this);
+  auto shapes =
+      checkRNNGrad(checker, getInput().getType(), getWIh().getType(),
+                   getWHh().getType(), getY().getType(), typeOrNull(getDY()),
+                   typeOrNull(getH0()), typeOrNull(getDHN()));
+  return success(
+      succeeded(shapes) &&
+      succeeded(verifyResults(*this, checker,
+                              {"d_input", "d_w_ih", "d_w_hh", "d_bias", "d_h0"},
+                              *shapes)));
+}
+
+SmallVector<Type> RNNGradOp::inferResultTypes() {
+  return inferredTypes(getContext(), 5, [&](ShapeChecker &checker) {
+    return checkRNNGrad(checker, getInput().getType(), getWIh().getType(),
+                        getWHh().getType(), getY().getType(),
+                        typeOrNull(getDY()), typeOrNull(getH0()),
+                        typeOrNull(getDHN()));
+  });
+}
+
+void RNNGradOp::build(OpBuilder &builder, OperationState &state, Value input,
+                      Value wIh, Value wHh, Value y, Value dY, Value h0,
+                      Value dHN, Value lengths, bool relu) {
+  auto types = inferredTypes(builder.getContext(), 5, [&](ShapeChecker &c) {
+    return checkRNNGrad(c, input.getType(), wIh.getType(), wHh.getType(),
+                        y.getType(), typeOrNull(dY), typeOrNull(h0),
+                        typeOrNull(dHN));
+  });
+  build(builder, state, types, input, wIh, wHh, y, dY, h0, dHN, lengths, relu);
+}
+
+static FailureOr<SmallVector<SymbolicShape>>
 checkEmbeddingGrad(ShapeChecker &checker, Type dResult, Type ids,
                    int64_t rows) {
   FailureOr<int64_t> idsRank =

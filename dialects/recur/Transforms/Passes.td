@@ -43,7 +43,7 @@ def Differentiate : Pass<"recur-differentiate", "::mlir::func::FuncOp"> {
     loss back, each op builds its operands' gradients from its results'
     (the `Differentiable` interface: `recur.cross_entropy_grad`,
     `recur.linear_grad`, `recur.lstm_grad`, `recur.gru_grad`,
-    `recur.embedding_grad`), and
+    `recur.rnn_grad`, `recur.embedding_grad`), and
     gradients of a value used twice are summed. Then, when `clip_norm` is
     positive, `recur.clip_grad_norm` scales them together, and
     `recur.sgd_update` computes every weight's new value:
@@ -57,8 +57,8 @@ def Differentiate : Pass<"recur-differentiate", "::mlir::func::FuncOp"> {
     over the bound weight, in place. A weight the loss does not depend on
     gets no gradient and is not updated (as PyTorch's SGD skips parameters
     without one). What is not differentiable yet (an op without a rule, an
-    LSTM's projection, a reverse direction, an `nn.RNN` layer, a bf16 model)
-    is an error on the op.
+    LSTM's projection, a reverse direction, a `recur.rnn` cell region, a
+    bf16 model) is an error on the op.
 
     A function with `recur.vjp` (`recur-gen lstm --vjp`) becomes its
     vector-Jacobian product instead, the backward pass a caller's autograd

@@ -646,6 +646,111 @@ struct LowerGRUGrad : OpRewritePattern<GRUGradOp> {
   }
 };
 
+/// Backward through time of one Elman RNN layer (recur.rnn_grad's
+/// description has the equations): the reverse time loop, whose step is one
+/// elementwise pass over [B, H] (the nonlinearity's derivative read off y;
+/// with lengths, steps past a row's length give no gradient and pass dh on)
+/// and the recurrent GEMM da_t · w_hh accumulated onto what passes, in place;
+/// then the weight, bias and input gradients over all steps at once.
+struct LowerRNNGrad : OpRewritePattern<RNNGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RNNGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Emitter emit(rewriter, loc);
+    MLIRContext *context = rewriter.getContext();
+    LayerSizes sizes(rewriter, loc, op.getInput(), op.getWHh(), 1);
+    int64_t hidden = sizes.hidden;
+    Value yBefore = stepRange(emit, withStepBefore(emit, op.getY(), op.getH0()),
+                              rewriter.getIndexAttr(0), sizes.seq);
+    Value mask = op.getLengths() ? stepMask(emit, op.getLengths(), sizes.seq,
+                                            sizes.batch, sizes.elementType)
+                                 : Value();
+    Value zero = emit.constantIndex(0), one = emit.constantIndex(1);
+    Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, sizes.seq);
+    SmallVector<OpFoldResult> stateSizes = {sizes.batch, sizes.hiddenSize};
+    Value dhInit = op.getDHN()
+                       ? op.getDHN()
+                       : emit.filled(stateSizes, sizes.elementType, 0.0);
+    Value noDY =
+        op.getDY() ? Value() : emit.filled(stateSizes, sizes.elementType, 0.0);
+    bool relu = op.getRelu();
+    auto reverse = scf::ForOp::create(
+        rewriter, loc, zero, steps, one,
+        ValueRange{emit.empty(sizes.gateSizes, sizes.elementType), dhInit},
+        [&](OpBuilder &b, Location loc, Value i, ValueRange state) {
+          Emitter emit(b, loc);
+          Value t = arith::SubIOp::create(
+              b, loc, arith::SubIOp::create(b, loc, steps, one), i);
+          SmallVector<Value> inputs = {
+              timeSlice(b, loc, op.getY(), t, sizes.batch, 0, hidden),
+              op.getDY()
+                  ? timeSlice(b, loc, op.getDY(), t, sizes.batch, 0, hidden)
+                  : noDY};
+          if (mask)
+            inputs.push_back(maskStep(b, loc, mask, t, sizes.batch));
+          // Outputs: da_t, and in place of dh what passes to the step
+          // before besides da_t · w_hh (all of dh past a row's length).
+          SmallVector<Value> outputs = {
+              emit.empty(stateSizes, sizes.elementType), state[1]};
+          SmallVector<AffineMap> maps(
+              inputs.size() + outputs.size(),
+              AffineMap::getMultiDimIdentityMap(2, context));
+          if (mask)
+            maps[2] =
+                AffineMap::get(2, 0, {getAffineDimExpr(0, context)}, context);
+          unsigned firstOutput = inputs.size();
+          auto cell = linalg::GenericOp::create(
+              b, loc, ValueRange(outputs).getTypes(), inputs, outputs, maps,
+              SmallVector<IteratorType>(2, IteratorType::parallel),
+              [&](OpBuilder &b, Location loc, ValueRange args) {
+                Value y = args[0], dhCarried = args[firstOutput + 1];
+                Value dh = arith::AddFOp::create(b, loc, args[1], dhCarried);
+                Value slope;
+                if (relu) {
+                  Value positive =
+                      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                            y, zeroLike(b, loc, y));
+                  slope =
+                      arith::UIToFPOp::create(b, loc, y.getType(), positive);
+                } else {
+                  slope = oneMinus(b, loc, arith::MulFOp::create(b, loc, y, y));
+                }
+                SmallVector<Value> results = {
+                    arith::MulFOp::create(b, loc, dh, slope),
+                    zeroLike(b, loc, dh)};
+                if (mask)
+                  keepPastLength(b, loc, isActive(b, loc, args[2]), results, 1,
+                                 {dhCarried});
+                linalg::YieldOp::create(b, loc, results);
+              });
+          OpFoldResult zeroAttr = b.getIndexAttr(0),
+                       oneAttr = b.getIndexAttr(1);
+          Value dA = tensor::InsertSliceOp::create(
+              b, loc, cell.getResult(0), state[0],
+              ArrayRef<OpFoldResult>{t, zeroAttr, zeroAttr},
+              ArrayRef<OpFoldResult>{oneAttr, sizes.batch, sizes.hiddenSize},
+              ArrayRef<OpFoldResult>{oneAttr, oneAttr, oneAttr});
+          Value dAStep = timeSlice(b, loc, dA, t, sizes.batch, 0, hidden);
+          Value dh =
+              emit.accumulateMatmul(dAStep, op.getWHh(), cell.getResult(1));
+          if (dh.getType() != state[1].getType())
+            dh = tensor::CastOp::create(b, loc, state[1].getType(), dh);
+          scf::YieldOp::create(b, loc, ValueRange{dA, dh});
+        });
+    Value dA = reverse.getResult(0);
+    auto [dInput, dWIh] = inputProductGradients(emit, dA, op.getInput(),
+                                                op.getWIh(), op.getDInput());
+    Value dWHh =
+        emit.accumulateRowProducts(dA, yBefore, zerosLike(emit, op.getWHh()));
+    replaceWithCasts(rewriter, op,
+                     {dInput, dWIh, dWHh,
+                      biasGradient(emit, sizes, dA, op.getDBias()),
+                      reverse.getResult(1)});
+    return success();
+  }
+};
+
 /// Rows of the table summed by id, one id after another (ids may repeat):
 /// whole rows in one loop, or (`rowBlocks` > 0) in an scf.forall whose tasks
 /// each own one column of one block of rows.
@@ -889,6 +994,7 @@ void mlir::recur::to_linalg::populateTrainingPatterns(
     RewritePatternSet &patterns, int64_t embeddingGradRowBlocks) {
   MLIRContext *context = patterns.getContext();
   patterns.add<LowerCrossEntropyGrad, LowerLinearGrad, LowerLSTMGrad,
-               LowerGRUGrad, LowerClipGradNorm, LowerSGDUpdate>(context);
+               LowerGRUGrad, LowerRNNGrad, LowerClipGradNorm, LowerSGDUpdate>(
+      context);
   patterns.add<LowerEmbeddingGrad>(context, embeddingGradRowBlocks);
 }

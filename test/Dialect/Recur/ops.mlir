@@ -208,7 +208,8 @@ func.func @model_names(%tokens: tensor<2x3xi64> {recur.input = "tokens"},
 func.func @training_ops(%x: tensor<?x?x5xf32>, %ids: tensor<?x?xi64>, %w_ih: tensor<28x5xf32>,
     %w_hh: tensor<28x7xf32>, %b: tensor<28xf32>, %y: tensor<?x?x7xf32>, %w: tensor<13x7xf32>,
     %logits: tensor<?x?x13xf32>, %d_loss: tensor<f32>, %per_token: tensor<?x?xf32>,
-    %gw_ih: tensor<21x5xf32>, %gw_hh: tensor<21x7xf32>, %gb: tensor<21xf32>)
+    %gw_ih: tensor<21x5xf32>, %gw_hh: tensor<21x7xf32>, %gb: tensor<21xf32>,
+    %ew_ih: tensor<7x5xf32>, %ew_hh: tensor<7x7xf32>)
     -> (tensor<13x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<f32>, tensor<?x?x13xf32>) {
   // CHECK: recur.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x?x13xf32>, tensor<?x?xi64>, tensor<f32>) -> tensor<?x?x13xf32>
   %d_logits = recur.cross_entropy_grad %logits, %ids, %d_loss
@@ -239,6 +240,11 @@ func.func @training_ops(%x: tensor<?x?x5xf32>, %ids: tensor<?x?xi64>, %w_ih: ten
       : (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<21xf32>, tensor<21xf32>,
          tensor<?x?x7xf32>, tensor<?x?x7xf32>, tensor<?x7xf32>)
       -> (tensor<?x?x5xf32>, tensor<21x5xf32>, tensor<21x7xf32>, tensor<21xf32>, tensor<21xf32>, tensor<?x7xf32>)
+  // CHECK: recur.rnn_grad %{{.*}}, %{{.*}}, %{{.*}} y(%{{.*}}) d_y(%{{.*}}) relu :
+  // CHECK-SAME: -> (tensor<?x?x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>, tensor<7xf32>, tensor<?x7xf32>)
+  %e:5 = recur.rnn_grad %x, %ew_ih, %ew_hh y(%y) d_y(%d_y) relu
+      : (tensor<?x?x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>, tensor<?x?x7xf32>, tensor<?x?x7xf32>)
+      -> (tensor<?x?x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>, tensor<7xf32>, tensor<?x7xf32>)
   // CHECK: recur.embedding_grad %{{.*}}[%{{.*}}] rows(13) : (tensor<?x?x5xf32>, tensor<?x?xi64>) -> tensor<13x5xf32>
   %d_table = recur.embedding_grad %d_x[%ids] rows(13) : (tensor<?x?x5xf32>, tensor<?x?xi64>) -> tensor<13x5xf32>
   // CHECK: recur.clip_grad_norm %{{.*}}, %{{.*}} max_norm(2.500000e-01) : (tensor<13x5xf32>, tensor<28x7xf32>)

@@ -242,3 +242,20 @@ func.func @vjp_gru(%x: tensor<?x?x5xf32> {recur.input = "input"}, %h0: tensor<?x
       -> (tensor<?x?x7xf32>, tensor<?x7xf32>)
   return %y, %h : tensor<?x?x7xf32>, tensor<?x7xf32>
 }
+
+// -----
+
+// An Elman layer's backward: recur.rnn_grad (relu for rnn_relu), one bias
+// gradient for both biases.
+// CHECK-LABEL: func.func @vjp_rnn_relu
+// CHECK: %[[DX:.*]], %[[DWI:.*]], %[[DWH:.*]], %[[DB:.*]], %{{.*}} = recur.rnn_grad {{.*}} y(%{{.*}}) d_y(%{{.*}}) relu :
+// CHECK: return %[[DX]], %[[DWI]], %[[DWH]], %[[DB]], %[[DB]] :
+func.func @vjp_rnn_relu(%x: tensor<3x2x5xf32> {recur.input = "x"}, %w_ih: tensor<7x5xf32> {recur.weight = "w_ih"},
+    %w_hh: tensor<7x7xf32> {recur.weight = "w_hh"}, %b_ih: tensor<7xf32> {recur.weight = "b_ih"},
+    %b_hh: tensor<7xf32> {recur.weight = "b_hh"}) -> (tensor<3x2x7xf32> {recur.output = "y"})
+    attributes {recur.vjp} {
+  %y, %h = recur.rnn_relu %x, %w_ih, %w_hh, %b_ih, %b_hh
+      : (tensor<3x2x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>, tensor<7xf32>, tensor<7xf32>)
+      -> (tensor<3x2x7xf32>, tensor<2x7xf32>)
+  return %y : tensor<3x2x7xf32>
+}

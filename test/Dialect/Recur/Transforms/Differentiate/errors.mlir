@@ -81,14 +81,3 @@ func.func @vjp_no_rule(%x: tensor<4x7xf32> {recur.input = "x"}) -> (tensor<4x7xf
   %y = recur.log_softmax %x : tensor<4x7xf32> -> tensor<4x7xf32>
   return %y : tensor<4x7xf32>
 }
-
-// -----
-
-func.func @vjp_rnn(%x: tensor<3x2x5xf32> {recur.input = "x"}, %w_ih: tensor<7x5xf32> {recur.weight = "w_ih"},
-    %w_hh: tensor<7x7xf32> {recur.weight = "w_hh"}) -> (tensor<3x2x7xf32> {recur.output = "y"})
-    attributes {recur.vjp} {
-  // expected-error @below {{'recur.rnn_tanh' op has no gradient rule in recur-differentiate yet (LSTM and GRU layers have one)}}
-  %y, %h = recur.rnn_tanh %x, %w_ih, %w_hh
-      : (tensor<3x2x5xf32>, tensor<7x5xf32>, tensor<7x7xf32>) -> (tensor<3x2x7xf32>, tensor<2x7xf32>)
-  return %y : tensor<3x2x7xf32>
-}
