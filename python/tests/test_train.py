@@ -344,20 +344,19 @@ def test_language_model_refusals_name_the_option():
                                                       (torch.zeros(1), torch.zeros(1)))
 
 
-@pytest.mark.parametrize("case", [(1, False, False), (2, True, False), (2, False, True)],
-                         ids=["gru-1", "gru-2-bidirectional", "gru-2-no-bias"])
-def test_gru_gradients_match_autograd_in_float64(case):
-    layers, bidirectional, no_bias = case
-    torch.manual_seed(layers + 3 * bidirectional)
-    module = nn.GRU(4, 6, layers, bidirectional=bidirectional, bias=not no_bias)
-    trainable = recur.compile(module, train=True)
-    assert isinstance(trainable, recur.TrainableRNN)
-    states = layers * (2 if bidirectional else 1)
-    x, h0 = torch.randn(5, 3, 4), torch.randn(states, 3, 6)
+def assert_h_state_gradients(module, trainable, x, h0, lengths):
+    """A GRU's or RNN's (state h alone) output and the gradients of its
+    input, h0 and parameters, on `x` (packed with `lengths` if given),
+    against autograd on the module in float64."""
 
     def run(model, dtype):
         inputs = [v.detach().to(dtype).requires_grad_() for v in (x, h0)]
-        output, h_n = model(inputs[0], inputs[1])
+        source = inputs[0]
+        if lengths:
+            source = nn.utils.rnn.pack_padded_sequence(source, lengths, enforce_sorted=False)
+        output, h_n = model(source, inputs[1])
+        if lengths:
+            output, _ = nn.utils.rnn.pad_packed_sequence(output)
         ((output ** 2).mean() + (1.5 * h_n).sum()).backward()
         return output.detach(), inputs
 
@@ -369,6 +368,19 @@ def test_gru_gradients_match_autograd_in_float64(case):
     for g, w in zip(grads, [p.grad for p in reference.parameters()] +
                     [v.grad for v in inputs64]):
         assert scaled_error(g, w) <= 1e-4
+
+
+@pytest.mark.parametrize("case", [(1, False, False), (2, True, False), (2, False, True)],
+                         ids=["gru-1", "gru-2-bidirectional", "gru-2-no-bias"])
+def test_gru_gradients_match_autograd_in_float64(case):
+    layers, bidirectional, no_bias = case
+    torch.manual_seed(layers + 3 * bidirectional)
+    module = nn.GRU(4, 6, layers, bidirectional=bidirectional, bias=not no_bias)
+    trainable = recur.compile(module, train=True)
+    assert isinstance(trainable, recur.TrainableRNN)
+    states = layers * (2 if bidirectional else 1)
+    assert_h_state_gradients(module, trainable, torch.randn(5, 3, 4),
+                             torch.randn(states, 3, 6), None)
 
 
 def test_gru_packed_batch_and_lm_train_like_float64():
@@ -426,24 +438,5 @@ def test_rnn_gradients_match_autograd_in_float64(nonlinearity, bidirectional, pa
     module = nn.RNN(4, 6, 2, nonlinearity=nonlinearity, bidirectional=bidirectional)
     trainable = recur.compile(module, train=True)
     states = 2 * (2 if bidirectional else 1)
-    x, h0, lengths = torch.randn(5, 3, 4), torch.randn(states, 3, 6), [3, 5, 1]
-
-    def run(model, dtype):
-        inputs = [v.detach().to(dtype).requires_grad_() for v in (x, h0)]
-        source = inputs[0]
-        if packed:
-            source = nn.utils.rnn.pack_padded_sequence(source, lengths, enforce_sorted=False)
-        output, h_n = model(source, inputs[1])
-        if packed:
-            output, _ = nn.utils.rnn.pad_packed_sequence(output)
-        ((output ** 2).mean() + (1.5 * h_n).sum()).backward()
-        return output.detach(), inputs
-
-    got, inputs = run(trainable, torch.float32)
-    grads = [p.grad.clone() for p in module.parameters()] + [v.grad for v in inputs]
-    reference = copy.deepcopy(module).double()
-    want, inputs64 = run(reference, torch.float64)
-    assert scaled_error(got, want) <= 1e-5
-    for g, w in zip(grads, [p.grad for p in reference.parameters()] +
-                    [v.grad for v in inputs64]):
-        assert scaled_error(g, w) <= 1e-4
+    assert_h_state_gradients(module, trainable, torch.randn(5, 3, 4),
+                             torch.randn(states, 3, 6), [3, 5, 1] if packed else None)

@@ -321,6 +321,20 @@ LstmGradients lstmGrad(const DoubleTensor &input, const DoubleTensor &wIh,
   return result;
 }
 
+/// A recurrence's backward's optional operands, each checked if given:
+/// `dY` [T, B, H], `h0` and `dHN` [B, H], `lengths` [B].
+void expectStepShapes(const DoubleTensor *dY, const DoubleTensor *h0,
+                      const DoubleTensor *dHN, const IdTensor *lengths,
+                      int64_t steps, int64_t batch, int64_t hidden) {
+  if (dY)
+    expectShape("d_y", *dY, {steps, batch, hidden});
+  for (auto [name, state] : {std::pair{"h0", h0}, std::pair{"d_h_n", dHN}})
+    if (state)
+      expectShape(name, *state, {batch, hidden});
+  if (lengths)
+    expectShape("lengths", *lengths, {batch});
+}
+
 GruGradients gruGrad(const DoubleTensor &input, const DoubleTensor &wIh,
                      const DoubleTensor &wHh, const DoubleTensor *bIh,
                      const DoubleTensor *bHh, const DoubleTensor &y,
@@ -339,13 +353,7 @@ GruGradients gruGrad(const DoubleTensor &input, const DoubleTensor &wIh,
     expectShape("b_ih", *bIh, {gates});
   if (bHh)
     expectShape("b_hh", *bHh, {gates});
-  if (dY)
-    expectShape("d_y", *dY, {steps, batch, hidden});
-  for (auto [name, state] : {std::pair{"h0", h0}, std::pair{"d_h_n", dHN}})
-    if (state)
-      expectShape(name, *state, {batch, hidden});
-  if (lengths)
-    expectShape("lengths", *lengths, {batch});
+  expectStepShapes(dY, h0, dHN, lengths, steps, batch, hidden);
   GruGradients result{DoubleTensor(input.shape), DoubleTensor(wIh.shape),
                       DoubleTensor(wHh.shape),   DoubleTensor({gates}),
                       DoubleTensor({gates}),     DoubleTensor({batch, hidden})};
@@ -421,13 +429,7 @@ RnnGradients rnnGrad(const DoubleTensor &input, const DoubleTensor &wIh,
   expectShape("w_ih", wIh, {hidden, size});
   expectShape("w_hh", wHh, {hidden, hidden});
   expectShape("y", y, {steps, batch, hidden});
-  if (dY)
-    expectShape("d_y", *dY, {steps, batch, hidden});
-  for (auto [name, state] : {std::pair{"h0", h0}, std::pair{"d_h_n", dHN}})
-    if (state)
-      expectShape(name, *state, {batch, hidden});
-  if (lengths)
-    expectShape("lengths", *lengths, {batch});
+  expectStepShapes(dY, h0, dHN, lengths, steps, batch, hidden);
   RnnGradients result{DoubleTensor(input.shape), DoubleTensor(wIh.shape),
                       DoubleTensor(wHh.shape), DoubleTensor({hidden}),
                       DoubleTensor({batch, hidden})};
