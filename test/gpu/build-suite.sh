@@ -99,6 +99,17 @@ compile layer_norm_lstm "$root/test/Tools/recur-run/Inputs/layer-norm-lstm.mlir"
 run layer_norm_lstm 4 3 16
 compile peephole_lstm "$root/test/Tools/recur-run/Inputs/peephole-lstm.mlir"
 run peephole_lstm 5 2 17
+# The backward models recur.compile(train=True) runs (recur-gen --vjp):
+# LSTM, GRU and RNN stacks (with lengths) and an LSTM LM, checked against the
+# reference's gradients.
+compile lstm_vjp "gen lstm --input 5 --hidden 6 --layers 2 --state --lengths --vjp"
+run lstm_vjp 4 3 20
+compile gru_vjp "gen gru --input 5 --hidden 6 --layers 2 --state --lengths --vjp"
+run gru_vjp 4 3 21
+compile rnn_vjp "gen rnn --input 5 --hidden 33 --layers 2 --nonlinearity relu --state --vjp"
+run rnn_vjp 4 3 22
+compile lm_vjp "gen lstm-lm --vocab 19 --embed 6 --hidden 8 --layers 2 --state --vjp"
+run lm_vjp 4 3 23
 
 # The reference LM (benchmark size), checked on a short sequence: the
 # double-precision reference takes minutes at T = 50, B = 128.

@@ -210,7 +210,7 @@ static int generate(Config config, BuildFn build) {
   config.projSize = projSize;
   config.lengths = lengths;
   config.vjp = vjp;
-  config.keepActivations = keepActivations || vjp;
+  config.keepActivations = keepActivations;
   if (std::string error = validate(config); !error.empty())
     return fail(error);
 

@@ -226,6 +226,13 @@ void keepPastLength(OpBuilder &b, Location loc, Value active,
         arith::SelectOp::create(b, loc, active, results[gates + k], value);
 }
 
+/// Step T-1-i: a reverse time loop's step at iteration i of `steps`.
+Value stepFromEnd(OpBuilder &b, Location loc, Value steps, Value i) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  return arith::SubIOp::create(b, loc,
+                               arith::SubIOp::create(b, loc, steps, one), i);
+}
+
 /// Whether a mask value says active.
 Value isActive(OpBuilder &b, Location loc, Value mask) {
   Value half = arith::ConstantOp::create(b, loc, mask.getType(),
@@ -403,8 +410,7 @@ struct LowerLSTMGrad : OpRewritePattern<LSTMGradOp> {
         rewriter, loc, zero, steps, one, ValueRange{dGatesInit, dhInit, dcInit},
         [&](OpBuilder &b, Location loc, Value i, ValueRange state) {
           Emitter emit(b, loc);
-          Value t = arith::SubIOp::create(
-              b, loc, arith::SubIOp::create(b, loc, steps, one), i);
+          Value t = stepFromEnd(b, loc, steps, i);
           Value next = arith::AddIOp::create(b, loc, t, one);
           SmallVector<Value> inputs = gateSlices(b, loc, t);
           inputs.push_back(timeSlice(b, loc, cells, next, batch, 0, hidden));
@@ -553,8 +559,7 @@ struct LowerGRUGrad : OpRewritePattern<GRUGradOp> {
                    emit.empty(gateSizes, elementType), dhInit},
         [&](OpBuilder &b, Location loc, Value i, ValueRange state) {
           Emitter emit(b, loc);
-          Value t = arith::SubIOp::create(
-              b, loc, arith::SubIOp::create(b, loc, steps, one), i);
+          Value t = stepFromEnd(b, loc, steps, i);
           SmallVector<Value> inputs;
           for (Value gates : {gi, gh})
             for (int64_t gate = 0; gate < 3; ++gate)
@@ -680,8 +685,7 @@ struct LowerRNNGrad : OpRewritePattern<RNNGradOp> {
         ValueRange{emit.empty(sizes.gateSizes, sizes.elementType), dhInit},
         [&](OpBuilder &b, Location loc, Value i, ValueRange state) {
           Emitter emit(b, loc);
-          Value t = arith::SubIOp::create(
-              b, loc, arith::SubIOp::create(b, loc, steps, one), i);
+          Value t = stepFromEnd(b, loc, steps, i);
           SmallVector<Value> inputs = {
               timeSlice(b, loc, op.getY(), t, sizes.batch, 0, hidden),
               op.getDY()

@@ -796,6 +796,13 @@ func.func @sgd_update_negative_lr(%w: tensor<4xf32>) {
 
 // -----
 
+// expected-error @below {{'recur.backward' is a unit attribute of a function}}
+func.func @backward_not_unit(%x: tensor<f32>) -> tensor<f32> attributes {recur.backward = 1 : i64} {
+  return %x : tensor<f32>
+}
+
+// -----
+
 // expected-error @below {{'recur.kept' is a unit attribute of a result that has a 'recur.output' name}}
 func.func @kept_without_name(%x: tensor<f32>) -> (tensor<f32> {recur.kept}) {
   return %x : tensor<f32>
