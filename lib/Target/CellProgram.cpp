@@ -81,6 +81,21 @@ std::optional<StringRef> scalarFunction(Operation &op) {
       .Case([](math::RsqrtOp) { return "rsqrt"; })
       .Case([](math::AbsFOp) { return "abs"; })
       .Case([](math::PowFOp) { return "pow"; })
+      .Case([](arith::SelectOp) { return "select"; })
+      .Case([](arith::CmpFOp cmp) -> std::optional<StringRef> {
+        switch (cmp.getPredicate()) {
+        case arith::CmpFPredicate::OGT:
+          return "greater";
+        case arith::CmpFPredicate::OLT:
+          return "less";
+        case arith::CmpFPredicate::OGE:
+          return "greater_equal";
+        case arith::CmpFPredicate::OLE:
+          return "less_equal";
+        default:
+          return std::nullopt;
+        }
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 
@@ -251,4 +266,15 @@ std::optional<llvm::json::Object> CellWriter::block(Block &block) {
 std::optional<llvm::json::Object> mlir::recur::describeCell(RNNOp op) {
   CellWriter writer;
   return writer.block(op.getCell());
+}
+
+std::optional<llvm::json::Object> mlir::recur::describeTensorOp(Operation &op) {
+  CellWriter writer;
+  llvm::json::Array arguments = writer.names_(op.getOperands());
+  std::optional<llvm::json::Object> description = writer.tensorOp(op);
+  if (!description)
+    return std::nullopt;
+  return llvm::json::Object{{"arguments", std::move(arguments)},
+                            {"ops", llvm::json::Array{std::move(*description)}},
+                            {"yield", writer.names_(op.getResults())}};
 }

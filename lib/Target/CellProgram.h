@@ -7,6 +7,10 @@
 
 #include <optional>
 
+namespace mlir {
+class Operation;
+} // namespace mlir
+
 namespace mlir::recur {
 class RNNOp;
 
@@ -14,6 +18,11 @@ class RNNOp;
 /// interpreter: {"arguments", "ops", "yield"}, values by name; nullopt when
 /// the region holds an op the interpreter does not know.
 std::optional<llvm::json::Object> describeCell(RNNOp op);
+
+/// One op outside any cell (a slice, a sum, an elementwise generic) as a
+/// program of one op of the cell interpreter, whose arguments are the op's
+/// operands and whose yield its results; nullopt for an op it does not know.
+std::optional<llvm::json::Object> describeTensorOp(Operation &op);
 } // namespace mlir::recur
 
 #endif // RECUR_TARGET_CELLPROGRAM_H

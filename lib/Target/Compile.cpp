@@ -54,7 +54,8 @@ FailureOr<TargetConfig> mlir::recur::compileModel(ModuleOp module,
 
   // A vector-Jacobian product is described with its own signature (the
   // gradients it takes and returns), so it is derived first.
-  if (entry->hasAttr(RecurDialect::kVjpAttrName)) {
+  if (entry->hasAttr(RecurDialect::kVjpAttrName) ||
+      entry->hasAttr(RecurDialect::kKeepActivationsAttrName)) {
     PassManager differentiate(module.getContext());
     differentiate.addNestedPass<func::FuncOp>(createDifferentiate());
     if (failed(differentiate.run(module)))

@@ -265,6 +265,12 @@ static SmallVector<StringRef, 2> leadingSymbols(Value value) {
   if (auto transpose = dyn_cast_or_null<TransposeOp>(producer);
       transpose && swapsTimeAndBatch(transpose))
     return {"B", "T"};
+  // An input nothing reads (a backward's initial state: it reads the kept
+  // states instead): a float matrix is a state [B, n].
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (isa<BlockArgument>(value) && value.use_empty() && type &&
+      type.getRank() == 2 && isa<FloatType>(type.getElementType()))
+    return {"B"};
   return {"T", "B"};
 }
 
@@ -388,6 +394,19 @@ static std::optional<llvm::json::Object> describeProgram(func::FuncOp entry) {
           {"operands", llvm::json::Object{{"inputs", std::move(inputs)}}}});
       continue;
     }
+    // Tensor, linalg and arith ops between the recur ops (a backward's
+    // slices and sums): a program of the reference's cell interpreter.
+    if (!isa<NamedOperands>(op))
+      if (std::optional<llvm::json::Object> program = describeTensorOp(op)) {
+        llvm::json::Array inputs;
+        for (Value operand : op.getOperands())
+          inputs.push_back(nameOf(operand));
+        defineResults(llvm::json::Object{
+            {"op", "tensor"},
+            {"program", std::move(*program)},
+            {"operands", llvm::json::Object{{"inputs", std::move(inputs)}}}});
+        continue;
+      }
     // Operands by their ODS names, whatever the op: the reference
     // interpreter reads them by name.
     auto named = dyn_cast<NamedOperands>(op);

@@ -20,12 +20,13 @@ from ._errors import RecurError
 from ._model import Model, TensorSpec, load
 
 __all__ = ["RecurError", "Model", "TensorSpec", "load", "compile", "CompiledLM",
-           "CompiledLSTM", "CompiledRNN", "compile_rnn", "CompiledCells", "TrainableRNN", "TrainableLM"]
+           "CompiledLSTM", "CompiledRNN", "compile_rnn", "CompiledCells", "TrainableRNN", "TrainableLM",
+           "TrainableCells"]
 
 
 def __getattr__(name):
     # The trainable modules need torch, which the rest of the package does not.
-    if name in ("TrainableRNN", "TrainableLM"):
+    if name in ("TrainableRNN", "TrainableLM", "TrainableCells"):
         from . import _train
         return getattr(_train, name)
     raise AttributeError(f"module 'recur' has no attribute '{name}'")

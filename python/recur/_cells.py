@@ -814,11 +814,12 @@ def _translate(cell: Any, input_size: int, state_sizes: List[int], tuple_state: 
 
 
 def _module_text(layers: List[_Layer], input_size: int, state_sizes: List[List[int]],
-                 lengths: bool = False) -> Tuple[str, Dict[str, Any]]:
+                 lengths: bool = False, attribute: str = "") -> Tuple[str, Dict[str, Any]]:
     """The model: `input` [T, B, I] through every layer's recur.rnn, the
     states by layer as inputs and outputs, the captured tensors as weights;
-    with `lengths`, an input `lengths` [B] that every layer takes. Returns
-    the IR and the weights to bind by name."""
+    with `lengths`, an input `lengths` [B] that every layer takes; with
+    `attribute`, the function carries it (recur.vjp, recur.keep_activations).
+    Returns the IR and the weights to bind by name."""
     x, x_type = "%input", f"tensor<?x?x{input_size}xf32>"
     arguments = [f"{x}: {x_type} {{recur.input = \"input\"}}"]
     if lengths:
@@ -875,8 +876,9 @@ def _module_text(layers: List[_Layer], input_size: int, state_sizes: List[List[i
     results.insert(0, f"{x_type} {{recur.output = \"output\"}}")
     result_values.insert(0, x)
     final_types.insert(0, x_type)
+    attributes = f" attributes {{{attribute}}}" if attribute else ""
     text = ["module {", f"  func.func @forward({', '.join(arguments)}) -> "
-            f"({', '.join(results)}) {{"]
+            f"({', '.join(results)}){attributes} {{"]
     text += ["    " + line for line in body]
     text.append(f"    return {', '.join(result_values)} : {', '.join(final_types)}")
     text += ["  }", "}", ""]
@@ -1007,14 +1009,18 @@ class CompiledCells:
 
 def compile_rnn(cells: Any, target: str = "cpu", fusion: Optional[str] = None,
                 threads: Optional[int] = None, extra_flags: Sequence[str] = (),
-                verbose: bool = False) -> CompiledCells:
+                verbose: bool = False, train: bool = False) -> Any:
     """Compiles recurrent cells written in PyTorch: one nn.Module, or a list
     of them, one per layer, each layer's h_t the next one's x_t. A cell's
     `forward(x_t, state)` returns `(h_t, new_state)`, the state a tensor or
     a tuple of tensors. Returns a CompiledCells, `y, states = f(x,
     states)`, or `f(x, states, lengths=lengths)` for sequences of different
     lengths in one batch (PyTorch's packed semantics). target: "cpu", "cuda" or "cuda-emulator"; fusion: recur-compile
-    --fusion (default: the target's)."""
+    --fusion (default: the target's).
+
+    train=True returns a recur.TrainableCells instead: an nn.Module called the
+    same way whose outputs carry a grad_fn, so that `loss.backward()` fills
+    the cells' parameters' .grad (docs/training.md)."""
     import torch
     single = isinstance(cells, torch.nn.Module)
     cell_list = [cells] if single else list(cells)
@@ -1027,4 +1033,7 @@ def compile_rnn(cells: Any, target: str = "cpu", fusion: Optional[str] = None,
                              f"{', '.join(sorted(map(str, dtypes)))}: cells compile in float32")
         if any(isinstance(m, torch.nn.Dropout) and m.training and m.p for m in cell.modules()):
             raise RecurError(f"{type(cell).__name__} has nn.Dropout in train mode: call .eval()")
+    if train:
+        from ._train import TrainableCells
+        return TrainableCells(cell_list, single, target, fusion, threads, extra_flags, verbose)
     return CompiledCells(cell_list, single, target, fusion, threads, extra_flags, verbose)

@@ -256,6 +256,82 @@ class TrainableLM(torch.nn.Module):
         return logits, _stacked(final, cell_state)
 
 
+class TrainableCells(torch.nn.Module):
+    """recur.compile_rnn(cells, train=True): cells written in PyTorch,
+    compiled, that train. Called as recur.CompiledCells is, `y, states =
+    trainable(x, states)` (or with `lengths`); the outputs carry a grad_fn,
+    and `loss.backward()` fills the cells' parameters' .grad (the cells are
+    this module's submodules, their parameters shared, not copied). Each
+    layer is one pair of compiled models per input size and state structure,
+    compiled on first use: its forward, which also returns the states that
+    entered each step (recur.keep_activations), and its vector-Jacobian
+    product (recur.vjp), whose backward recurrence recur-differentiate
+    derives from the cell's region."""
+
+    def __init__(self, cells: List[Any], single: bool, target: str, fusion: Optional[str],
+                 threads: Optional[int], extra_flags: Sequence[str], verbose: bool) -> None:
+        super().__init__()
+        from ._cells import CompiledCells
+        self.cells = torch.nn.ModuleList(cells)
+        self.single = single
+        # The argument checks and their messages are the inference module's.
+        self._checker = CompiledCells(cells, single, target, fusion, threads, extra_flags,
+                                      verbose)
+        self._flags = [f"--target={target}"] + ([f"--fusion={fusion}"] if fusion else []) + \
+            list(extra_flags)
+        self._threads, self._verbose, self._target = threads, verbose, target
+        self._pairs: Dict[Tuple, _Pair] = {}
+
+    def _tensor(self, cell: Any, local: str, traced: Any) -> Any:
+        """The cell's own parameter (or buffer) named `local`, which the
+        optimizer updates; the traced value for a constant."""
+        for get in (cell.get_parameter, cell.get_buffer):
+            try:
+                return get(local)
+            except AttributeError:
+                pass
+        return traced
+
+    def _pair(self, layer: int, input_size: int, sizes: Tuple[int, ...], is_tuple: bool,
+              lengths: bool) -> _Pair:
+        key = (layer, input_size, sizes, is_tuple, lengths)
+        if key not in self._pairs:
+            from ._cells import _module_text, _translate
+            from ._compile import _build
+            cell = self.cells[layer]
+            prefix = "" if self.single else f"{layer}."
+            traced = _translate(cell, input_size, list(sizes), is_tuple, prefix)
+            models = []
+            for attribute, what in (("recur.keep_activations", ""), ("recur.vjp", ", backward")):
+                ir, weights = _module_text([traced], input_size, [list(sizes)], lengths,
+                                           attribute)
+                label = f"{type(cell).__name__} ({self._target}){what}"
+                model = Model(_build(ir, self._flags, label, self._verbose)[0])
+                if self._threads is not None:
+                    model.set_threads(self._threads)
+                models.append(model)
+            parameters = {name: self._tensor(cell, name[len(prefix):], value)
+                          for name, value in weights.items()}
+            self._pairs[key] = _Pair(models[0], models[1], parameters)
+        return self._pairs[key]
+
+    def forward(self, x: Any, states: Any, lengths: Any = None) -> Tuple[Any, Any]:
+        from ._compile import _sequence_lengths
+        tensors, tuples = self._checker._structure(x, states)
+        if lengths is not None:
+            lengths = _sequence_lengths(lengths, x.shape[1])
+        y, result = x, []
+        for layer, (values, is_tuple) in enumerate(zip(tensors, tuples)):
+            pair = self._pair(layer, y.shape[2], tuple(v.shape[1] for v in values), is_tuple,
+                              lengths is not None)
+            inputs = [y] + ([lengths] if lengths is not None else []) + values
+            outputs = pair.apply(*inputs)
+            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+            y, finals = outputs[0], list(outputs[1:])
+            result.append(tuple(finals) if is_tuple else finals[0])
+        return y, (result[0] if self.single else result)
+
+
 def compile_for_training(module: Any, target: str, fusion: Optional[str],
                          threads: Optional[int], extra_flags: Sequence[str],
                          verbose: bool, seq: Optional[int], batch: Optional[int]) -> Any:

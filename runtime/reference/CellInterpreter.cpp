@@ -50,11 +50,15 @@ Array fromFloats(const FloatTensor &tensor) {
 struct ScalarFunction {
   double (*unary)(double) = nullptr;
   double (*binary)(double, double) = nullptr;
+  double (*ternary)(double, double, double) = nullptr;
 
-  size_t arity() const { return unary ? 1 : 2; }
+  size_t arity() const { return unary ? 1 : binary ? 2 : 3; }
   double operator()(const double *x) const {
-    return unary ? unary(x[0]) : binary(x[0], x[1]);
+    return unary    ? unary(x[0])
+           : binary ? binary(x[0], x[1])
+                    : ternary(x[0], x[1], x[2]);
   }
+  explicit operator bool() const { return unary || binary || ternary; }
 };
 
 double maximum(double a, double b) {
@@ -86,9 +90,18 @@ ScalarFunction resolveFunction(const std::string &name, size_t operands) {
       // arith.maxnumf/minnumf: a NaN operand gives the other one.
       {"maxnum", [](double a, double b) { return std::fmax(a, b); }},
       {"minnum", [](double a, double b) { return std::fmin(a, b); }},
-      {"pow", [](double a, double b) { return std::pow(a, b); }}};
+      {"pow", [](double a, double b) { return std::pow(a, b); }},
+      // arith.cmpf's ordered predicates: 1 or 0 (false for a NaN).
+      {"greater", [](double a, double b) { return double(a > b); }},
+      {"less", [](double a, double b) { return double(a < b); }},
+      {"greater_equal", [](double a, double b) { return double(a >= b); }},
+      {"less_equal", [](double a, double b) { return double(a <= b); }}};
   ScalarFunction function;
-  if (auto found = unary.find(name); found != unary.end())
+  if (name == "select")
+    function.ternary = [](double condition, double a, double b) {
+      return condition != 0.0 ? a : b;
+    };
+  else if (auto found = unary.find(name); found != unary.end())
     function.unary = found->second;
   else if (auto found = binary.find(name); found != binary.end())
     function.binary = found->second;
@@ -287,7 +300,7 @@ void CellInterpreter::apply(const json &op) {
     Array result{operands.at(0)->shape, {}};
     ScalarFunction function =
         resolveFunction(op.at("function"), operands.size());
-    double x[2];
+    double x[3];
     for (int64_t i = 0, n = result.size(); i < n; ++i) {
       for (size_t k = 0; k < operands.size(); ++k)
         x[k] = operands[k]->data.at(i);
@@ -379,7 +392,7 @@ void CellInterpreter::generic(const json &op) {
   struct Step {
     ScalarFunction function; // none: a constant
     double constant = 0;
-    size_t operands[2] = {0, 0};
+    size_t operands[3] = {0, 0, 0};
     size_t result = 0;
   };
   std::vector<Step> steps;
@@ -420,10 +433,9 @@ void CellInterpreter::generic(const json &op) {
                      ? operands[k]->data.at(offset(k))
                      : outputs[k - operands.size()].data.at(offset(k));
     for (const Step &step : steps) {
-      double x[2] = {slots[step.operands[0]], slots[step.operands[1]]};
-      slots[step.result] = step.function.unary || step.function.binary
-                               ? step.function(x)
-                               : step.constant;
+      double x[3] = {slots[step.operands[0]], slots[step.operands[1]],
+                     slots[step.operands[2]]};
+      slots[step.result] = step.function ? step.function(x) : step.constant;
     }
     for (size_t k = 0; k < outputs.size(); ++k)
       outputs[k].data.at(offset(operands.size() + k)) = slots[yielded[k]];
@@ -509,6 +521,19 @@ rnnRegion(const json &cell, const FloatTensor &input,
   results.push_back(toFloats(y));
   for (const Array &value : state)
     results.push_back(toFloats(value));
+  return results;
+}
+
+std::vector<FloatTensor>
+tensorProgram(const json &program,
+              const std::vector<const FloatTensor *> &arguments) {
+  std::vector<Array> arrays;
+  for (const FloatTensor *value : arguments)
+    arrays.push_back(fromFloats(*value));
+  std::vector<FloatTensor> results;
+  for (const Array &array : CellInterpreter(program).run(std::move(arrays)))
+    results.emplace_back(
+        array.shape, std::vector<float>(array.data.begin(), array.data.end()));
   return results;
 }
 

@@ -210,6 +210,15 @@ recur::reference::interpret(const json &program,
         for (const json &input : in.at("inputs"))
           inputs.push_back(&env.floats(input));
         env.define(out.at(0), concat(inputs, op.at("dim")));
+      } else if (name == "tensor") {
+        // Slices, sums and generics between the recur ops (a backward's).
+        std::vector<const FloatTensor *> inputs;
+        for (const json &input : in.at("inputs"))
+          inputs.push_back(&env.floats(input));
+        std::vector<FloatTensor> results =
+            tensorProgram(op.at("program"), inputs);
+        for (size_t k = 0; k < results.size(); ++k)
+          env.define(out.at(k), std::move(results[k]));
       } else if (name == "log_softmax") {
         env.define(out.at(0), logSoftmax(env.floats(in.at("input"))));
       } else if (name == "cross_entropy") {

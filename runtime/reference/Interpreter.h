@@ -39,6 +39,13 @@ rnnRegion(const nlohmann::json &cell, const FloatTensor &input,
           const std::vector<const FloatTensor *> &captures, bool reverse,
           int64_t outputSize, const IdTensor *lengths = nullptr);
 
+/// A program of cell ops outside any cell ({"arguments", "ops", "yield"}, as
+/// lib/Target/CellProgram.cpp's describeTensorOp writes one op) on
+/// `arguments`, in double; index scalars are tensors of shape [].
+std::vector<FloatTensor>
+tensorProgram(const nlohmann::json &program,
+              const std::vector<const FloatTensor *> &arguments);
+
 } // namespace recur::reference
 
 #endif // RECUR_REFERENCE_INTERPRETER_H

@@ -58,6 +58,12 @@ def Recur_Dialect : Dialect {
     /// `recur.vjp` function takes it back as an argument and seeds no
     /// gradient for it.
     static constexpr ::llvm::StringLiteral kKeptAttrName = "recur.kept";
+    /// Function attribute (unit) of the forward of a training pair, whose
+    /// `recur.vjp` twin is its backward: `recur-differentiate` makes it
+    /// return, as kept results, what the backward reads and would otherwise
+    /// compute again (each recur.rnn's states entering each step).
+    static constexpr ::llvm::StringLiteral kKeepActivationsAttrName =
+        "recur.keep_activations";
     /// Function attribute (unit) of a vector-Jacobian product that
     /// `recur-differentiate` built from a `recur.vjp` function.
     static constexpr ::llvm::StringLiteral kBackwardAttrName = "recur.backward";

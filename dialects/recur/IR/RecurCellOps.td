@@ -13,7 +13,8 @@ include "recur/IR/RecurBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Recur_RNNOp : Recur_Op<"rnn", [AttrSizedOperandSegments, IsolatedFromAbove,
-    RecursiveMemoryEffects, SingleBlock]> {
+    RecursiveMemoryEffects, SingleBlock,
+    DeclareOpInterfaceMethods<Recur_Differentiable>]> {
   let summary = "a recurrence over a sequence whose cell is a region";
   let description = [{
     Runs the cell `body` over the steps of `input [T, B, I]`: at step t the
@@ -41,6 +42,13 @@ def Recur_RNNOp : Recur_Op<"rnn", [AttrSizedOperandSegments, IsolatedFromAbove,
     concatenations along it. It is isolated from above: what it reads comes
     in as a block argument. A block argument may be less static than its
     operand (after `recur-specialize-shapes`).
+
+    `recur-differentiate` derives its backward from the region: a
+    `recur.rnn` running the other way, whose cell recomputes the step from
+    the states that entered it (the forward keeps them after y_t:
+    `concat(y_t, states...)`) and carries the states' gradients; the
+    weights' gradients are GEMMs and sums over all T·B rows after it
+    (docs/training.md).
 
     ```mlir
     // nn.RNN(nonlinearity="tanh") without biases
@@ -91,6 +99,14 @@ def Recur_RNNOp : Recur_Op<"rnn", [AttrSizedOperandSegments, IsolatedFromAbove,
         return nullptr;
       return &getCapturesMutable()[argument.getArgNumber() - first];
     }
+    /// Where y_t ends and the states that entered the step begin, if the
+    /// cell yields `concat(y_t, states...)` (it keeps them for its
+    /// backward: cloneKeepingStates); nullopt otherwise.
+    std::optional<int64_t> getKeptStatesOffset();
+    /// A copy of this recurrence, built at `builder`'s point, whose y also
+    /// holds, after each step's y_t, the states that entered the step: what
+    /// its backward reads instead of running the recurrence again.
+    RNNOp cloneKeepingStates(::mlir::OpBuilder &builder);
   }];
 }
 

@@ -147,7 +147,8 @@ bool RecurDialect::isInTrainingStep(Operation *op) {
   if (!function)
     return false;
   if (function->hasAttr(kTrainAttrName) || function->hasAttr(kVjpAttrName) ||
-      function->hasAttr(kBackwardAttrName))
+      function->hasAttr(kBackwardAttrName) ||
+      function->hasAttr(kKeepActivationsAttrName))
     return true;
   return llvm::any_of(llvm::seq(function.getNumResults()), [&](unsigned index) {
     return function.getResultAttr(index, kKeptAttrName);
@@ -373,10 +374,11 @@ LogicalResult RecurDialect::verifyOperationAttribute(Operation *op,
                              << "' is a unit attribute of a function";
     return success();
   }
-  if (attr.getName() == kVjpAttrName) {
+  if (attr.getName() == kVjpAttrName ||
+      attr.getName() == kKeepActivationsAttrName) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op) ||
         op->hasAttr(kTrainAttrName))
-      return op->emitError() << "'" << kVjpAttrName
+      return op->emitError() << "'" << attr.getName().getValue()
                              << "' is a unit attribute of a function that is "
                                 "not a training step";
     return success();

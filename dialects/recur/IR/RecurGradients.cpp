@@ -56,6 +56,23 @@ LogicalResult LinearOp::buildGradients(OpBuilder &builder,
   return success();
 }
 
+LogicalResult TransposeOp::buildGradients(OpBuilder &builder,
+                                          ArrayRef<Value> resultGradients,
+                                          ArrayRef<bool> needed,
+                                          SmallVectorImpl<Value> &gradients) {
+  resetGradients(*this, gradients);
+  if (!resultGradients[0] || !needed[0])
+    return success();
+  // The inverse permutation moves every dimension back.
+  ArrayRef<int64_t> permutation = getPermutation();
+  SmallVector<int64_t> inverse(permutation.size());
+  for (auto [k, dim] : llvm::enumerate(permutation))
+    inverse[dim] = k;
+  gradients[0] =
+      TransposeOp::create(builder, getLoc(), resultGradients[0], inverse);
+  return success();
+}
+
 LogicalResult LSTMOp::buildGradients(OpBuilder &builder,
                                      ArrayRef<Value> resultGradients,
                                      ArrayRef<bool> needed,

@@ -32,6 +32,11 @@ namespace mlir::recur {
 /// recurrence cell (a recur.rnn's or a recur.rnn_wavefront layer's); null
 /// otherwise.
 OpOperand *getCapturedOperand(Value value);
+
+/// Erases the ops of `block` (its terminator aside) whose results nothing
+/// reads and that have no side effects, last first, so that chains go too:
+/// what a derivation built and did not need.
+void eraseUnusedOps(Block &block);
 } // namespace mlir::recur
 
 #endif // RECUR_IR_RECUROPS_H

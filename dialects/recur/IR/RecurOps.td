@@ -396,7 +396,8 @@ def Recur_LinearOp : Recur_Op<"linear", [Pure, DeclareOpInterfaceMethods<Recur_D
       CArg<"::mlir::Value", "{}">:$bias)>];
 }
 
-def Recur_TransposeOp : Recur_Op<"transpose", [Pure]> {
+def Recur_TransposeOp : Recur_Op<"transpose", [Pure,
+    DeclareOpInterfaceMethods<Recur_Differentiable>]> {
   let summary = "permutes a tensor's dimensions";
   let description = [{
     Dimension `k` of the result is dimension `permutation[k]` of the input,

@@ -10,6 +10,7 @@
 
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
+#include "recur/Utils/TensorCasts.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
@@ -65,6 +66,19 @@ DenseSet<Value> activeValues(Block &body, ArrayRef<Weight> weights) {
   return active;
 }
 
+/// A zero tensor shaped like `like`.
+Value zerosLike(OpBuilder &builder, Location loc, Value like) {
+  auto type = cast<RankedTensorType>(like.getType());
+  SmallVector<Value> sizes;
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (type.isDynamicDim(dim))
+      sizes.push_back(tensor::DimOp::create(builder, loc, like, dim));
+  Value empty = tensor::EmptyOp::create(builder, loc, type, sizes);
+  Value zero = arith::ConstantOp::create(
+      builder, loc, builder.getFloatAttr(type.getElementType(), 0.0));
+  return linalg::FillOp::create(builder, loc, zero, empty).getResult(0);
+}
+
 /// Reverse-mode sweep over `body`'s ops: from the seeds in `gradients`
 /// (result values to their gradients), each op on the path from an `active`
 /// value builds its operands' gradients with its Differentiable rule, at
@@ -88,6 +102,24 @@ LogicalResult backpropagate(Block &body, const DenseSet<Value> &active,
         op->getResults(), [&](Value r) { return gradients.lookup(r); });
     if (llvm::all_of(resultGradients, [](Value g) { return !g; }))
       continue;
+    // A recurrence keeping its states gives its y_t as a slice of its y
+    // (keepCellStates): the rest of the gradient is zero.
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+      if (active.contains(slice.getSource()))
+        accumulate(slice.getSource(),
+                   tensor::InsertSliceOp::create(
+                       builder, loc, resultGradients[0],
+                       zerosLike(builder, loc, slice.getSource()),
+                       slice.getMixedOffsets(), slice.getMixedSizes(),
+                       slice.getMixedStrides()));
+      continue;
+    }
+    if (auto cast = dyn_cast<tensor::CastOp>(op)) {
+      if (active.contains(cast.getSource()))
+        accumulate(cast.getSource(), castTo(builder, loc, resultGradients[0],
+                                            cast.getSource().getType()));
+      continue;
+    }
     auto differentiable = dyn_cast<Differentiable>(op);
     if (!differentiable)
       return op->emitOpError()
@@ -116,17 +148,65 @@ StringRef argumentName(func::FuncOp function, unsigned index) {
   return "";
 }
 
-/// A zero tensor shaped like `like`.
-Value zerosLike(OpBuilder &builder, Location loc, Value like) {
-  auto type = cast<RankedTensorType>(like.getType());
-  SmallVector<Value> sizes;
-  for (int64_t dim = 0; dim < type.getRank(); ++dim)
-    if (type.isDynamicDim(dim))
-      sizes.push_back(tensor::DimOp::create(builder, loc, like, dim));
-  Value empty = tensor::EmptyOp::create(builder, loc, type, sizes);
-  Value zero = arith::ConstantOp::create(
-      builder, loc, builder.getFloatAttr(type.getElementType(), 0.0));
-  return linalg::FillOp::create(builder, loc, zero, empty).getResult(0);
+/// Makes every recur.rnn that the float arguments reach keep the states
+/// that enter each of its steps, after y_t in its y (the cell yields
+/// `concat(y_t, states...)`; its old y is a slice of the new), so that its
+/// backward reads them instead of running the recurrence again. With
+/// `returnThem`, each is also a kept result of `function`, `kept_states_<k>`
+/// for the k-th recurrence: what a `recur.vjp` function takes back, and its
+/// `recur.keep_activations` forward returns.
+LogicalResult keepCellStates(func::FuncOp function, bool returnThem) {
+  Block &body = function.getBody().front();
+  DenseSet<Value> active;
+  for (BlockArgument arg : body.getArguments())
+    if (isa<FloatType>(getElementTypeOrSelf(arg.getType())))
+      active.insert(arg);
+  SmallVector<RNNOp> recurrences;
+  for (Operation &op : body) {
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return active.contains(v); }))
+      active.insert(op.result_begin(), op.result_end());
+    if (auto rnn = dyn_cast<RNNOp>(op); rnn && active.contains(rnn.getY()))
+      recurrences.push_back(rnn);
+  }
+  auto terminator = cast<func::ReturnOp>(body.getTerminator());
+  MLIRContext *context = function.getContext();
+  for (auto [index, rnn] : llvm::enumerate(recurrences)) {
+    RNNOp kept = rnn;
+    if (!rnn.getKeptStatesOffset()) {
+      OpBuilder builder(rnn);
+      Location loc = rnn.getLoc();
+      kept = rnn.cloneKeepingStates(builder);
+      auto yType = cast<RankedTensorType>(rnn.getY().getType());
+      Value y = tensor::ExtractSliceOp::create(
+          builder, loc, kept.getY(),
+          ArrayRef<OpFoldResult>(
+              SmallVector<OpFoldResult>(3, builder.getIndexAttr(0))),
+          ArrayRef<OpFoldResult>{
+              tensor::getMixedSize(builder, loc, kept.getY(), 0),
+              tensor::getMixedSize(builder, loc, kept.getY(), 1),
+              builder.getIndexAttr(yType.getDimSize(2))},
+          ArrayRef<OpFoldResult>(
+              SmallVector<OpFoldResult>(3, builder.getIndexAttr(1))));
+      rnn.getY().replaceAllUsesWith(castTo(builder, loc, y, yType));
+      rnn.getFinalStates().replaceAllUsesWith(kept.getFinalStates());
+      rnn.erase();
+    }
+    if (!returnThem)
+      continue;
+    unsigned position = function.getNumResults();
+    NamedAttribute attrs[] = {
+        NamedAttribute(
+            StringAttr::get(context, RecurDialect::kOutputAttrName),
+            StringAttr::get(context, "kept_states_" + std::to_string(index))),
+        NamedAttribute(StringAttr::get(context, RecurDialect::kKeptAttrName),
+                       UnitAttr::get(context))};
+    if (failed(function.insertResult(position, kept.getY().getType(),
+                                     DictionaryAttr::get(context, attrs))))
+      return failure();
+    terminator.getOperandsMutable().append(kept.getY());
+  }
+  return success();
 }
 
 /// `recur.vjp`: rewrites `forward(args) -> results` into its vector-Jacobian
@@ -140,6 +220,8 @@ LogicalResult vectorJacobianProduct(func::FuncOp function) {
   if (!function.getBody().hasOneBlock())
     return function.emitError()
            << "a function to differentiate must have a single block";
+  if (failed(keepCellStates(function, /*returnThem=*/true)))
+    return failure();
   Block &body = function.getBody().front();
   SmallVector<BlockArgument> floats;
   for (BlockArgument arg : body.getArguments()) {
@@ -235,13 +317,9 @@ LogicalResult vectorJacobianProduct(func::FuncOp function) {
 
   func::ReturnOp::create(builder, terminator.getLoc(), argumentGradients);
   terminator.erase();
-  SmallVector<Operation *> forwardOps;
-  for (Operation &op : body.without_terminator())
-    if (forward.contains(&op))
-      forwardOps.push_back(&op);
-  for (Operation *op : llvm::reverse(forwardOps))
-    if (op->use_empty() && isMemoryEffectFree(op))
-      op->erase();
+  // The forward ops the backward does not read, and what the rules built
+  // but did not use (a recurrence reads y_t's gradient without its padding).
+  eraseUnusedOps(body);
   function.setFunctionType(
       FunctionType::get(context, body.getArgumentTypes(),
                         ValueRange(argumentGradients).getTypes()));
@@ -255,6 +333,13 @@ struct DifferentiatePass
     : mlir::recur::impl::DifferentiateBase<DifferentiatePass> {
   void runOnOperation() override {
     func::FuncOp function = getOperation();
+    if (function->hasAttr(RecurDialect::kKeepActivationsAttrName)) {
+      if (!function.getBody().hasOneBlock() ||
+          failed(keepCellStates(function, /*returnThem=*/true)))
+        return signalPassFailure();
+      function->removeAttr(RecurDialect::kKeepActivationsAttrName);
+      return;
+    }
     if (function->hasAttr(RecurDialect::kVjpAttrName)) {
       if (failed(vectorJacobianProduct(function)))
         signalPassFailure();
@@ -273,7 +358,8 @@ struct DifferentiatePass
   }
 
   LogicalResult differentiate(func::FuncOp function, SGDAttr sgd) {
-    if (failed(checkTrainingStep(function)))
+    if (failed(checkTrainingStep(function)) ||
+        failed(keepCellStates(function, /*returnThem=*/false)))
       return failure();
     Block &body = function.getBody().front();
     SmallVector<Weight> weights;

@@ -81,3 +81,65 @@ func.func @vjp_no_rule(%x: tensor<4x7xf32> {recur.input = "x"}) -> (tensor<4x7xf
   %y = recur.log_softmax %x : tensor<4x7xf32> -> tensor<4x7xf32>
   return %y : tensor<4x7xf32>
 }
+
+// -----
+
+// A recurrence's cell: a product whose weight is per-step data (here the
+// state itself) has no weight gradient after the loop.
+func.func @cell_weight_per_step(%x: tensor<?x6x6xf32> {recur.input = "input"}, %h0: tensor<6x6xf32> {recur.input = "h0"})
+    -> (tensor<?x6x6xf32> {recur.output = "y"}) attributes {recur.vjp} {
+  %y, %h = recur.rnn %x init(%h0)
+      : (tensor<?x6x6xf32>, tensor<6x6xf32>) -> (tensor<?x6x6xf32>, tensor<6x6xf32>) {
+  ^bb0(%xt: tensor<6x6xf32>, %hp: tensor<6x6xf32>):
+    // expected-error @below {{'recur.linear' op multiplies by a weight that changes from step to step, which recur-differentiate cannot differentiate}}
+    %p = recur.linear %xt, %hp : (tensor<6x6xf32>, tensor<6x6xf32>) -> tensor<6x6xf32>
+    recur.yield %p, %p : tensor<6x6xf32>, tensor<6x6xf32>
+  }
+  return %y : tensor<?x6x6xf32>
+}
+
+// -----
+
+func.func @cell_max_reduction(%x: tensor<?x?x4xf32> {recur.input = "input"}, %h0: tensor<?x4xf32> {recur.input = "h0"})
+    -> (tensor<?x?x4xf32> {recur.output = "y"}) attributes {recur.vjp} {
+  %y, %h = recur.rnn %x init(%h0)
+      : (tensor<?x?x4xf32>, tensor<?x4xf32>) -> (tensor<?x?x4xf32>, tensor<?x4xf32>) {
+  ^bb0(%xt: tensor<?x4xf32>, %hp: tensor<?x4xf32>):
+    %c0 = arith.constant 0 : index
+    %B = tensor.dim %xt, %c0 : tensor<?x4xf32>
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty(%B) : tensor<?xf32>
+    %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+    // expected-error @below {{'linalg.generic' op is a reduction other than a sum, which recur-differentiate cannot differentiate}}
+    %m = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+        ins(%hp : tensor<?x4xf32>) outs(%init : tensor<?xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = arith.maximumf %a, %o : f32
+      linalg.yield %r : f32
+    } -> tensor<?xf32>
+    %e2 = tensor.empty(%B) : tensor<?x4xf32>
+    %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%xt, %m : tensor<?x4xf32>, tensor<?xf32>) outs(%e2 : tensor<?x4xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %r = arith.subf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<?x4xf32>
+    recur.yield %s, %s : tensor<?x4xf32>, tensor<?x4xf32>
+  }
+  return %y : tensor<?x?x4xf32>
+}
+
+// -----
+
+func.func @cell_op_without_rule(%x: tensor<?x?x4xf32> {recur.input = "input"}, %h0: tensor<?x4xf32> {recur.input = "h0"})
+    -> (tensor<?x?x4xf32> {recur.output = "y"}) attributes {recur.vjp} {
+  %y, %h = recur.rnn %x init(%h0)
+      : (tensor<?x?x4xf32>, tensor<?x4xf32>) -> (tensor<?x?x4xf32>, tensor<?x4xf32>) {
+  ^bb0(%xt: tensor<?x4xf32>, %hp: tensor<?x4xf32>):
+    %s = arith.addf %xt, %hp : tensor<?x4xf32>
+    // expected-error @below {{'math.sin' op computes 'math.sin', which recur-differentiate has no gradient rule for}}
+    %h_t = math.sin %s : tensor<?x4xf32>
+    recur.yield %h_t, %h_t : tensor<?x4xf32>, tensor<?x4xf32>
+  }
+  return %y : tensor<?x?x4xf32>
+}
