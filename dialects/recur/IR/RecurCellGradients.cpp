@@ -347,6 +347,16 @@ private:
     return pieces.size() - 1;
   }
   Value zerosLike(Value like);
+  /// The sizes of `value`; in the loop a dynamic one is the batch's, so
+  /// that every buffer of the step has a size known before the loop.
+  SmallVector<OpFoldResult> sizesOf(Value value) {
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc(), value);
+    if (!afterLoop)
+      for (OpFoldResult &size : sizes)
+        if (isa<Value>(size))
+          size = rows;
+    return sizes;
+  }
   Value transposed(Value invariant);
 
   LogicalResult backward(Operation *op);
@@ -355,18 +365,18 @@ private:
                                 ArrayRef<Value> dResults);
   LogicalResult reductionBackward(linalg::GenericOp generic, Value g);
   LogicalResult elementwiseBackward(Operation *op, Value g);
-  /// The adjoint of `inputs[index]` through an elementwise map: one
+  /// The adjoints of `op`'s active operands (`inputs`, in the loop's
+  /// values) through an elementwise map, accumulated: per output map one
   /// linalg.generic over the iteration space of `result` whose body
   /// (`body`: scalar inputs and output adjoints to the ops it builds and
   /// the seeds) is recomputed and swept backward.
-  FailureOr<Value>
-  pointwiseAdjoint(Operation *op, ValueRange inputs,
-                   ArrayRef<AffineMap> inputMaps, ArrayRef<Value> dResults,
-                   Value result, unsigned index,
-                   function_ref<std::pair<SmallVector<Operation *>,
-                                          SmallVector<std::pair<Value, Value>>>(
-                       OpBuilder &, ValueRange, ValueRange)>
-                       body);
+  LogicalResult pointwiseAdjoints(
+      Operation *op, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+      ArrayRef<Value> dResults, Value result,
+      function_ref<std::pair<SmallVector<Operation *>,
+                             SmallVector<std::pair<Value, Value>>>(
+          OpBuilder &, ValueRange, ValueRange)>
+          body);
 
   RNNOp forward;
   ArrayRef<bool> needed;
@@ -382,6 +392,8 @@ private:
   /// the steps and taken through their ops once, after the loop.
   DenseSet<Value> invariant;
   bool afterLoop = false;
+  /// The batch size in the loop (the stream row's).
+  OpFoldResult rows;
   DenseSet<Value> active;
   DenseMap<Value, Value> adjoints;
   SmallVector<Value> pieces;
@@ -392,7 +404,7 @@ private:
 };
 
 Value CellBackward::zerosLike(Value like) {
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc(), like);
+  SmallVector<OpFoldResult> sizes = sizesOf(like);
   Type element = getElementTypeOrSelf(like.getType());
   Value empty = tensor::EmptyOp::create(b, loc(), sizes, element);
   Value zeros =
@@ -412,9 +424,9 @@ Value CellBackward::transposed(Value weight) {
   return it->second;
 }
 
-FailureOr<Value> CellBackward::pointwiseAdjoint(
+LogicalResult CellBackward::pointwiseAdjoints(
     Operation *op, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
-    ArrayRef<Value> dResults, Value result, unsigned index,
+    ArrayRef<Value> dResults, Value result,
     function_ref<std::pair<SmallVector<Operation *>,
                            SmallVector<std::pair<Value, Value>>>(
         OpBuilder &, ValueRange, ValueRange)>
@@ -422,50 +434,34 @@ FailureOr<Value> CellBackward::pointwiseAdjoint(
   MLIRContext *context = op->getContext();
   int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
   AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, context);
-  AffineMap inputMap = inputMaps[index];
-  Value input = inputs[index];
-  // A loop-invariant vector's contribution stays per row, summed after the
-  // loop; another broadcast value's is summed here over the dimensions its
-  // map drops.
-  bool deferred = !afterLoop && invariant.contains(op->getOperand(index)) &&
-                  inputMap != identity;
-  if (deferred &&
-      !(rank == 2 &&
-        inputMap == AffineMap::get(2, 0, getAffineDimExpr(1, context))))
-    return op->emitOpError()
-           << "reads a parameter through " << AffineMapAttr::get(inputMap)
-           << ", which recur-differentiate cannot differentiate (a "
-              "parameter is a [n] vector over the features or one per row)";
-  if (!inputMap.isProjectedPermutation())
-    return op->emitOpError()
-           << "reads an operand through " << AffineMapAttr::get(inputMap)
-           << ", which recur-differentiate cannot "
-              "differentiate (not a projection)";
-  bool reduces = !deferred && inputMap != identity;
-  Value init;
-  AffineMap outputMap = identity;
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  Type element = getElementTypeOrSelf(input.getType());
-  if (reduces) {
-    init = zerosLike(input);
-    outputMap = inputMap;
-    llvm::SmallBitVector used(rank);
-    for (AffineExpr expr : inputMap.getResults())
-      used.set(cast<AffineDimExpr>(expr).getPosition());
-    for (int64_t d = 0; d < rank; ++d)
-      if (!used.test(d))
-        iterators[d] = utils::IteratorType::reduction;
-  } else {
-    // Sized by an operand read whole, if any: the result itself may
-    // otherwise be recomputed for its size alone.
-    Value like = result;
-    for (auto [operand, map] : llvm::zip(inputs, inputMaps))
-      if (map == identity && operand.getType() == result.getType())
-        like = operand;
-    init = tensor::EmptyOp::create(
-        b, loc(), tensor::getMixedSizes(b, loc(), like), element);
+  AffineMap rowVector = AffineMap::get(2, 0, getAffineDimExpr(1, context));
+  // The active operands by the map of their gradient: the identity for an
+  // operand read whole and for a loop-invariant vector (its contribution
+  // stays per row, summed after the loop), the operand's own map for
+  // another broadcast value (summed here over the dimensions it drops).
+  // Each group is one generic, one output per operand.
+  llvm::MapVector<AffineMap, SmallVector<unsigned>> groups;
+  DenseSet<unsigned> deferredOperands;
+  for (auto [index, map] : llvm::enumerate(inputMaps)) {
+    if (!isActive(op->getOperand(index)))
+      continue;
+    if (!map.isProjectedPermutation())
+      return op->emitOpError()
+             << "reads an operand through " << AffineMapAttr::get(map)
+             << ", which recur-differentiate cannot differentiate (not a "
+                "projection)";
+    bool deferred = !afterLoop && invariant.contains(op->getOperand(index)) &&
+                    map != identity;
+    if (deferred && !(rank == 2 && map == rowVector))
+      return op->emitOpError()
+             << "reads a parameter through " << AffineMapAttr::get(map)
+             << ", which recur-differentiate cannot differentiate (a "
+                "parameter is a [n] vector over the features or one per row)";
+    if (deferred)
+      deferredOperands.insert(index);
+    groups[deferred ? identity : map].push_back(index);
   }
+
   SmallVector<Value> operands(inputs);
   SmallVector<AffineMap> maps(inputMaps);
   SmallVector<Value> gradients;
@@ -475,49 +471,84 @@ FailureOr<Value> CellBackward::pointwiseAdjoint(
       maps.push_back(identity);
       gradients.push_back(g);
     }
-  maps.push_back(outputMap);
-  LogicalResult status = success();
-  auto generic = linalg::GenericOp::create(
-      b, loc(), init.getType(), operands, init, maps, iterators,
-      [&](OpBuilder &nested, Location loc, ValueRange args) {
-        ValueRange scalars = args.take_front(inputs.size());
-        ValueRange seeds = args.slice(inputs.size(), gradients.size());
-        auto [ops, seedPairs] = body(nested, scalars, seeds);
-        FailureOr<SmallVector<Value>> adjoint =
-            scalarAdjoints(nested, loc, ops, seedPairs, scalars[index],
-                           [&] { return op->emitOpError(); });
-        Value d;
-        if (failed(adjoint)) {
-          status = failure();
-        } else {
-          d = (*adjoint)[0];
-        }
-        if (!d)
-          d = constant(nested, loc, element, 0.0);
-        if (reduces)
-          d = arith::AddFOp::create(nested, loc, args.back(), d);
-        linalg::YieldOp::create(nested, loc, d);
-      });
-  if (failed(status))
-    return failure();
-  // What recomputing the forward left unread.
-  Block &adjointBody = generic.getRegion().front();
-  eraseUnusedOps(adjointBody);
-  // A gradient passed through unchanged (a sum's) needs no loop.
-  Value yielded = adjointBody.getTerminator()->getOperand(0);
-  for (auto [k, g] : llvm::enumerate(gradients))
-    if (!reduces && !deferred &&
-        yielded == adjointBody.getArgument(inputs.size() + k) &&
-        g.getType() == generic.getResult(0).getType()) {
-      generic.erase();
-      return g;
+  for (auto &[outputMap, indices] : groups) {
+    bool reduces = outputMap != identity;
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    SmallVector<Value> inits;
+    if (reduces) {
+      llvm::SmallBitVector used(rank);
+      for (AffineExpr expr : outputMap.getResults())
+        used.set(cast<AffineDimExpr>(expr).getPosition());
+      for (int64_t d = 0; d < rank; ++d)
+        if (!used.test(d))
+          iterators[d] = utils::IteratorType::reduction;
+      for (unsigned index : indices)
+        inits.push_back(zerosLike(inputs[index]));
+    } else {
+      // Sized by an operand read whole, if any: the result itself may
+      // otherwise be recomputed for its size alone.
+      Value like = result;
+      for (auto [operand, map] : llvm::zip(inputs, inputMaps))
+        if (map == identity && operand.getType() == result.getType())
+          like = operand;
+      for (unsigned index : indices)
+        inits.push_back(tensor::EmptyOp::create(
+            b, loc(), sizesOf(like),
+            getElementTypeOrSelf(inputs[index].getType())));
     }
-  Value adjoint = generic.getResult(0);
-  if (deferred) {
-    this->deferred.push_back({op->getOperand(index), addPiece(adjoint), true});
-    return Value();
+    SmallVector<AffineMap> allMaps(maps);
+    allMaps.append(indices.size(), outputMap);
+    LogicalResult status = success();
+    auto generic = linalg::GenericOp::create(
+        b, loc(), ValueRange(inits).getTypes(), operands, inits, allMaps,
+        iterators, [&](OpBuilder &nested, Location loc, ValueRange args) {
+          ValueRange scalars = args.take_front(inputs.size());
+          ValueRange seeds = args.slice(inputs.size(), gradients.size());
+          auto [ops, seedPairs] = body(nested, scalars, seeds);
+          SmallVector<Value> wanted = llvm::map_to_vector(
+              indices, [&](unsigned index) { return scalars[index]; });
+          FailureOr<SmallVector<Value>> adjoint =
+              scalarAdjoints(nested, loc, ops, seedPairs, wanted,
+                             [&] { return op->emitOpError(); });
+          if (failed(adjoint))
+            status = failure();
+          SmallVector<Value> yielded;
+          for (auto [k, index] : llvm::enumerate(indices)) {
+            Value d = succeeded(adjoint) ? (*adjoint)[k] : Value();
+            if (!d)
+              d = constant(nested, loc, scalars[index].getType(), 0.0);
+            if (reduces)
+              d = arith::AddFOp::create(nested, loc, args[operands.size() + k],
+                                        d);
+            yielded.push_back(d);
+          }
+          linalg::YieldOp::create(nested, loc, yielded);
+        });
+    if (failed(status))
+      return failure();
+    // What recomputing the forward left unread.
+    Block &adjointBody = generic.getRegion().front();
+    eraseUnusedOps(adjointBody);
+    bool computed = false;
+    for (auto [k, index] : llvm::enumerate(indices)) {
+      Value adjoint = generic.getResult(k);
+      // A gradient passed through unchanged (a sum's) needs no loop.
+      Value yielded = adjointBody.getTerminator()->getOperand(k);
+      for (auto [j, g] : llvm::enumerate(gradients))
+        if (!reduces && yielded == adjointBody.getArgument(inputs.size() + j) &&
+            g.getType() == adjoint.getType())
+          adjoint = g;
+      computed |= adjoint == generic.getResult(k);
+      if (deferredOperands.contains(index))
+        deferred.push_back({op->getOperand(index), addPiece(adjoint), true});
+      else
+        accumulate(op->getOperand(index), adjoint);
+    }
+    if (!computed)
+      generic.erase();
   }
-  return adjoint;
+  return success();
 }
 
 LogicalResult CellBackward::genericBackward(linalg::GenericOp generic,
@@ -560,18 +591,8 @@ LogicalResult CellBackward::genericBackward(linalg::GenericOp generic,
             {scalarMapping.lookupOrDefault(yielded), seeds[next++]});
     return std::make_pair(ops, seedPairs);
   };
-  for (auto [index, operand] : llvm::enumerate(generic.getDpsInputs())) {
-    if (!isActive(operand))
-      continue;
-    FailureOr<Value> adjoint =
-        pointwiseAdjoint(generic, inputs, inputMaps, dResults,
-                         primal(generic.getResult(0)), index, bodyFn);
-    if (failed(adjoint))
-      return failure();
-    if (*adjoint)
-      accumulate(operand, *adjoint);
-  }
-  return success();
+  return pointwiseAdjoints(generic, inputs, inputMaps, dResults,
+                           primal(generic.getResult(0)), bodyFn);
 }
 
 LogicalResult CellBackward::reductionBackward(linalg::GenericOp generic,
@@ -594,8 +615,7 @@ LogicalResult CellBackward::reductionBackward(linalg::GenericOp generic,
     Value source = primal(input);
     int64_t rank = cast<RankedTensorType>(source.getType()).getRank();
     Value init = tensor::EmptyOp::create(
-        b, loc(), tensor::getMixedSizes(b, loc(), source),
-        getElementTypeOrSelf(source.getType()));
+        b, loc(), sizesOf(source), getElementTypeOrSelf(source.getType()));
     AffineMap outputMap =
         generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
     auto broadcast = linalg::GenericOp::create(
@@ -630,17 +650,7 @@ LogicalResult CellBackward::elementwiseBackward(Operation *op, Value g) {
         SmallVector<Operation *>{scalar},
         SmallVector<std::pair<Value, Value>>{{scalar->getResult(0), seeds[0]}});
   };
-  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
-    if (!isActive(operand))
-      continue;
-    FailureOr<Value> adjoint =
-        pointwiseAdjoint(op, inputs, maps, {g}, result, index, bodyFn);
-    if (failed(adjoint))
-      return failure();
-    if (*adjoint)
-      accumulate(operand, *adjoint);
-  }
-  return success();
+  return pointwiseAdjoints(op, inputs, maps, {g}, result, bodyFn);
 }
 
 LogicalResult CellBackward::linearBackward(LinearOp linear, Value g) {
@@ -733,8 +743,7 @@ LogicalResult CellBackward::backward(Operation *op) {
         OpFoldResult offset = b.getIndexAttr(0);
         for (Value input : concat.getInputs()) {
           Value source = primal(input);
-          SmallVector<OpFoldResult> sizes =
-              tensor::getMixedSizes(b, loc(), source);
+          SmallVector<OpFoldResult> sizes = sizesOf(source);
           int64_t rank = sizes.size();
           SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
           offsets[dim] = offset;
@@ -764,8 +773,7 @@ LogicalResult CellBackward::backward(Operation *op) {
         accumulate(collapse.getSrc(),
                    tensor::ExpandShapeOp::create(
                        b, loc(), source.getType(), g,
-                       collapse.getReassociationIndices(),
-                       tensor::getMixedSizes(b, loc(), source)));
+                       collapse.getReassociationIndices(), sizesOf(source)));
         return success();
       })
       .Case([&](tensor::CastOp cast) {
@@ -907,7 +915,7 @@ LogicalResult CellBackward::build(OpBuilder &outside, RNNOp op, Value dY,
     inside.map(capture, cell->addArgument(capture.getType(), location));
   b.setInsertionPointToStart(cell);
 
-  OpFoldResult rows = tensor::getMixedSize(b, location, streamRow, 0);
+  rows = tensor::getMixedSize(b, location, streamRow, 0);
   auto columns = [&](int64_t offset, int64_t width, Type type) {
     Value slice = tensor::ExtractSliceOp::create(
         b, location, streamRow,
@@ -1032,6 +1040,7 @@ LogicalResult CellBackward::build(OpBuilder &outside, RNNOp op, Value dY,
   }
   YieldOp::create(b, location, yielded);
   eraseUnusedOps(*cell);
+  afterLoop = true;
 
   // The reverse recurrence.
   b.setInsertionPoint(outside.getInsertionBlock(), outside.getInsertionPoint());
@@ -1098,7 +1107,6 @@ LogicalResult CellBackward::build(OpBuilder &outside, RNNOp op, Value dY,
   if (inputPiece)
     add(inputOperand, piece(*inputPiece));
   adjoints.clear();
-  afterLoop = true;
   for (DeferredProduct &product : products) {
     Value input = product.fromStep     ? Value(forward.getInput())
                   : product.state >= 0 ? keptState(product.state)
