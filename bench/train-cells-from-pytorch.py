@@ -3,9 +3,11 @@
 (the backward recurrence derived from the cell's region) against PyTorch
 running the same cells, eager step by step and as fastrnns scripts them
 (TorchScript), side by side in one process: same weights, input and loss
-(MSE on a linear head plus the final state), torch.optim.Adam around each.
+(MSE on a linear head plus the final state), torch.optim.SGD around each.
 Each row is checked on the first step's loss and on the parameters after
-its steps against eager PyTorch's. Run from a build tree:
+its steps against the same training in float64 (eager PyTorch), the float32
+rows' own rounding included: PyTorch's eager float32 row shows how far
+float32 rounding alone takes them. Run from a build tree:
   RECUR_BUILD_DIR=build PYTHONPATH=python python3 bench/train-cells-from-pytorch.py
 """
 import argparse
@@ -43,16 +45,17 @@ def eager_layer(cell):
 
 
 def train(run, parameters, head, x, target, count):
-    """Median ms of `count` Adam steps after one, the first step's loss."""
-    optimizer = torch.optim.Adam(parameters + list(head.parameters()), lr=1e-3)
+    """Median ms of `count` SGD steps after one, the first step's loss."""
+    optimizer = torch.optim.SGD(parameters + list(head.parameters()), lr=0.1)
     times, first = [], None
     batch, hidden = x.shape[1], head.in_features
     for _ in range(count + 1):
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
-        state = (torch.zeros(batch, hidden), torch.zeros(batch, hidden))
-        y, (h, c) = run(x, state)
-        loss = F.mse_loss(head(y), target) + 1e-3 * (c ** 2).mean()
+        dtype = head.weight.dtype
+        state = (torch.zeros(batch, hidden, dtype=dtype), torch.zeros(batch, hidden, dtype=dtype))
+        y, (h, c) = run(x.to(dtype), state)
+        loss = F.mse_loss(head(y), target.to(dtype)) + 1e-3 * (c ** 2).mean()
         loss.backward()
         optimizer.step()
         times.append((time.perf_counter() - start) * 1e3)
@@ -78,12 +81,15 @@ def main():
     x = torch.randn(args.seq, args.batch, args.input)
     target = torch.randn(args.seq, args.batch, 16)
     print(f"{args.cell} input {args.input} hidden {args.hidden} T {args.seq} B {args.batch}, "
-          f"one Adam step (forward, backward, update), fp32, {args.threads} threads, "
+          f"one SGD step (forward, backward, update), fp32, {args.threads} threads, "
           f"median of {args.steps}")
     rows, final = [], {}
-    for name in ["pytorch-eager", "torchscript", "recur"]:
+    for name in ["float64", "pytorch-eager", "torchscript", "recur"]:
         mine, my_head = copy.deepcopy(cell), copy.deepcopy(head)
-        if name == "pytorch-eager":
+        if name == "float64":
+            mine, my_head = mine.double(), my_head.double()
+            run = eager_layer(mine)
+        elif name == "pytorch-eager":
             run = eager_layer(mine)
         elif name == "torchscript":
             run = torch.jit.script(ScriptedLayer(mine))
@@ -94,11 +100,13 @@ def main():
         ms, first = train(run, list(mine.parameters()), my_head, x, target, args.steps)
         final[name] = [p.detach() for p in mine.parameters()]
         rows.append((name, ms, first))
-    reference = final["pytorch-eager"]
-    print("| system | ms per step | first loss | max param diff vs eager |")
+    reference = final.pop("float64")
+    rows = rows[1:]
+    print("| system | ms per step | first loss | max |Δ param| / (1 + |param|) vs float64 |")
     print("|---|---|---|---|")
     for name, ms, first in rows:
-        diff = max((a - b).abs().max().item() for a, b in zip(final[name], reference))
+        diff = max(((a.double() - b).abs() / (1 + b.abs())).max().item()
+                   for a, b in zip(final[name], reference))
         print(f"| {name} | {ms:.0f} | {first:.6f} | {diff:.2e} |")
 
 
