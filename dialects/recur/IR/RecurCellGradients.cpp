@@ -300,11 +300,13 @@ struct DeferredProduct {
 };
 
 /// A loop-invariant value (a capture, or computed from captures only) read
-/// per row: its per-step contribution, [B, n], summed over T (and over B
-/// for a [n] vector broadcast over the rows) after the loop.
+/// per row: its per-step contribution, [B, n], summed over the steps in a
+/// state the reverse loop carries (a row keeps it past its length, as any
+/// state), and over B after the loop for a [n] vector broadcast over the
+/// rows.
 struct DeferredInvariant {
   Value value;
-  unsigned piece;
+  Value contribution;
   bool overRows;
 };
 
@@ -541,7 +543,7 @@ LogicalResult CellBackward::pointwiseAdjoints(
           adjoint = g;
       computed |= adjoint == generic.getResult(k);
       if (deferredOperands.contains(index))
-        deferred.push_back({op->getOperand(index), addPiece(adjoint), true});
+        deferred.push_back({op->getOperand(index), adjoint, true});
       else
         accumulate(op->getOperand(index), adjoint);
     }
@@ -987,14 +989,14 @@ LogicalResult CellBackward::build(OpBuilder &outside, RNNOp op, Value dY,
       return failure();
 
   // Invariant [B, n] values read whole per row: their per-step gradient,
-  // summed over T after the loop.
+  // summed over the steps.
   for (Operation *inner : invariantOps)
     for (Value result : inner->getResults())
       if (Value gradient = adjoints.lookup(result))
-        deferred.push_back({result, addPiece(gradient), false});
+        deferred.push_back({result, gradient, false});
   for (Value capture : forward.getCaptureArguments())
     if (Value gradient = adjoints.lookup(capture))
-      deferred.push_back({capture, addPiece(gradient), false});
+      deferred.push_back({capture, gradient, false});
   for (const DeferredInvariant &value : deferred) {
     auto type = cast<RankedTensorType>(value.value.getType());
     bool fits = value.overRows ? type.getRank() == 1
@@ -1038,6 +1040,18 @@ LogicalResult CellBackward::build(OpBuilder &outside, RNNOp op, Value dY,
                              gradient ? gradient : zerosLike(primal(state)),
                              state.getType()));
   }
+  // The invariants' sums over the steps, carried after the states'
+  // gradients: in registers and cache, not [T, B, n] stored and re-read.
+  SmallVector<Type> sumTypes;
+  for (const DeferredInvariant &value : deferred) {
+    auto type = RankedTensorType::get(
+        {stepType.getDimSize(0), featureSize(value.contribution)}, element);
+    sumTypes.push_back(type);
+    Value sum = cell->insertArgument(1 + numStates + (sumTypes.size() - 1),
+                                     type, location);
+    yielded.push_back(arith::AddFOp::create(
+        b, location, sum, castTo(b, location, value.contribution, type)));
+  }
   YieldOp::create(b, location, yielded);
   eraseUnusedOps(*cell);
   afterLoop = true;
@@ -1055,12 +1069,28 @@ LogicalResult CellBackward::build(OpBuilder &outside, RNNOp op, Value dY,
     Value gradient = dFinal[index] ? dFinal[index] : zerosLike(state);
     init.push_back(castTo(b, location, gradient, state.getType()));
   }
+  SmallVector<Type> finalTypes(forward.getFinalStates().getTypes());
+  for (Type type : sumTypes) {
+    auto sumType = RankedTensorType::get(
+        {inputType.getDimSize(1), cast<RankedTensorType>(type).getDimSize(1)},
+        element);
+    Value empty = tensor::EmptyOp::create(
+        b, location,
+        ArrayRef<OpFoldResult>{
+            tensor::getMixedSize(b, location, forward.getInput(), 1),
+            b.getIndexAttr(sumType.getDimSize(1))},
+        element);
+    Value zeros = linalg::FillOp::create(
+                      b, location, constant(b, location, element, 0.0), empty)
+                      .getResult(0);
+    init.push_back(castTo(b, location, zeros, sumType));
+    finalTypes.push_back(sumType);
+  }
   SmallVector<Value> captures(forward.getCaptures());
   llvm::append_range(captures, extraCaptures);
-  auto reverse =
-      RNNOp::create(b, location, yType, forward.getFinalStates().getTypes(),
-                    stream, init, captures, forward.getLengths(),
-                    !forward.getReverse(), forward.getLengthsSorted());
+  auto reverse = RNNOp::create(
+      b, location, yType, finalTypes, stream, init, captures,
+      forward.getLengths(), !forward.getReverse(), forward.getLengthsSorted());
   reverse.getBody().push_back(cell);
   // One generic per operand recomputes the same body: a sum's operands get
   // the same gradient, computed once.
@@ -1120,20 +1150,20 @@ LogicalResult CellBackward::build(OpBuilder &outside, RNNOp op, Value dY,
     if (product.bias)
       accumulate(product.linear.getBias(), grad.getDBias());
   }
-  for (const DeferredInvariant &value : deferred) {
-    // Σ over T (and B, for a [n] vector) of the contributions [T, B, n].
+  for (auto [k, value] : llvm::enumerate(deferred)) {
+    Value steps = reverse.getFinalStates()[numStates + k];
+    if (!value.overRows) {
+      accumulate(value.value, steps);
+      continue;
+    }
+    // Σ over B of the sums over the steps, [B, n] -> [n].
     Value zeros = zerosLike(primal(value.value));
     auto d = [&](unsigned k) { return getAffineDimExpr(k, context); };
     auto sum = linalg::GenericOp::create(
-        b, location, zeros.getType(), piece(value.piece), zeros,
-        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(3, context),
-                            value.overRows
-                                ? AffineMap::get(3, 0, {d(2)}, context)
-                                : AffineMap::get(3, 0, {d(1), d(2)}, context)},
+        b, location, zeros.getType(), steps, zeros,
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(2, context),
+                            AffineMap::get(2, 0, {d(1)}, context)},
         ArrayRef<utils::IteratorType>{utils::IteratorType::reduction,
-                                      value.overRows
-                                          ? utils::IteratorType::reduction
-                                          : utils::IteratorType::parallel,
                                       utils::IteratorType::parallel},
         [](OpBuilder &nested, Location loc, ValueRange args) {
           linalg::YieldOp::create(

@@ -98,19 +98,26 @@ func.func @forward_keeps_states(%x: tensor<?x?x16xf32> {recur.input = "input"}, 
 // -----
 
 // A parameter broadcast over the rows (a gain [n], as a layer norm's): its
-// per-row contributions leave the loop and are summed over T and B after it.
-// The gradient of a loop-invariant value computed from parameters
-// (1 - leak) is summed so too, and taken back to the parameter once, after
-// the loop.
+// per-row contributions are summed over the steps in states the reverse
+// loop carries (zero at first), and over the rows after it. The gradient of
+// a loop-invariant value computed from parameters (1 - leak) is summed so
+// too, and taken back to the parameter once, after the loop.
 
 // CHECK-LABEL: func.func @parameters_per_feature
 // CHECK-SAME: %[[LEAK:[^:]*]]: tensor<6xf32> {recur.weight = "leak"}
 // CHECK-SAME: -> (tensor<?x?x4xf32> {recur.output = "d_input"}, tensor<?x6xf32> {recur.output = "d_h0"},
 // CHECK-SAME: tensor<6x4xf32> {recur.output = "d_w"}, tensor<6x6xf32> {recur.output = "d_u"},
 // CHECK-SAME: tensor<6xf32> {recur.output = "d_leak"})
-// CHECK: recur.rnn {{.*}} reverse
-// CHECK: %[[DGAIN:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[SUM:map[0-9]*]]], iterator_types = ["reduction", "reduction", "parallel"]}
-// CHECK: %[[DKEEP:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[SUM]]], iterator_types = ["reduction", "reduction", "parallel"]}
+// CHECK: %[[ZEROS1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x6xf32>)
+// CHECK: %[[ZEROS2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x6xf32>)
+// CHECK: %{{.*}}, %[[FINAL:.*]]:3 = recur.rnn %{{.*}} init(%{{.*}}, %[[ZEROS1]], %[[ZEROS2]]) {{.*}} reverse
+// CHECK: ^bb0(%{{[^:]*}}: tensor<?x24xf32>, %{{[^:]*}}: tensor<?x6xf32>, %[[SUMGAIN:[^:]*]]: tensor<?x6xf32>, %[[SUMKEEP:[^:]*]]: tensor<?x6xf32>,
+// CHECK: %[[D:.*]]:5 = linalg.generic
+// CHECK-DAG: %[[NEXTGAIN:.*]] = arith.addf %[[SUMGAIN]], %[[D]]#2
+// CHECK-DAG: %[[NEXTKEEP:.*]] = arith.addf %[[SUMKEEP]], %[[D]]#3
+// CHECK: recur.yield %{{.*}}, %{{.*}}, %[[NEXTGAIN]], %[[NEXTKEEP]]
+// CHECK: %[[DGAIN:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[ROWS:map[0-9]*]]], iterator_types = ["reduction", "parallel"]} ins(%[[FINAL]]#1 :
+// CHECK: %[[DKEEP:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[ROWS]]], iterator_types = ["reduction", "parallel"]} ins(%[[FINAL]]#2 :
 // CHECK: %[[DLEAK:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[LEAK]], %[[DKEEP]] :
 // CHECK: arith.negf
 // CHECK: %[[TOTAL:.*]] = arith.addf %[[DGAIN]], %[[DLEAK]] : tensor<6xf32>
