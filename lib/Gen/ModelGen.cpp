@@ -90,7 +90,6 @@ static std::string validateVjp(const SequenceConfig &config) {
   if (config.dtype != "f32")
     return "--vjp needs --dtype f32: gradients are compiled in f32 only";
   for (auto [set, flag] : {std::pair{config.bidirectional, "--bidirectional"},
-                           std::pair{config.projSize > 0, "--proj-size"},
                            std::pair{config.batchFirst, "--batch-first"}})
     if (set)
       return std::string("--vjp with ") + flag +
@@ -201,6 +200,11 @@ public:
       function->setAttr(RecurDialect::kTrainAttrName, trainAttr);
     if (config.vjp)
       function->setAttr(RecurDialect::kVjpAttrName, builder.getUnitAttr());
+    else if (config.keepActivations)
+      // recur-differentiate adds what a cell it differentiates as a
+      // recur.rnn (an LSTM's projection) reads: its states at each step.
+      function->setAttr(RecurDialect::kKeepActivationsAttrName,
+                        builder.getUnitAttr());
     return module;
   }
 

@@ -102,13 +102,16 @@ class _CompiledFunction(torch.autograd.Function):
 
 
 def _state(hx: Any, cell_state: bool, expected: List[int], first: str,
-           like: Any) -> Tuple[Any, ...]:
+           like: Any, h_size: Optional[int] = None) -> Tuple[Any, ...]:
     """The state as a tuple: (h0, c0) for an LSTM (`cell_state`), (h0,) for
-    a GRU or an RNN, each `expected` ([`first`, batch, hidden]); zeros (on `like`'s
+    a GRU or an RNN, each `expected` ([`first`, batch, hidden]; h0's last
+    size `h_size` if given, an LSTM's projection); zeros (on `like`'s
     device) for None."""
     names = ("h0", "c0") if cell_state else ("h0",)
+    shapes = [expected[:-1] + [h_size] if h_size and name == "h0" else expected
+              for name in names]
     if hx is None:
-        return tuple(torch.zeros(expected, device=like.device) for _ in names)
+        return tuple(torch.zeros(shape, device=like.device) for shape in shapes)
     if cell_state and (not isinstance(hx, tuple) or len(hx) != 2):
         raise RecurError("an LSTM's state is a tuple (h0, c0)")
     if not cell_state:
@@ -116,10 +119,10 @@ def _state(hx: Any, cell_state: bool, expected: List[int], first: str,
             raise RecurError(f"a GRU's or an RNN's state is one tensor h0, got "
                              f"{type(hx).__name__}")
         hx = (hx,)
-    for name, value in zip(names, hx):
-        if list(value.shape) != expected:
-            raise RecurError(f"{name} has shape {list(value.shape)}, expected {expected} "
-                             f"({first}, batch, hidden)")
+    for name, value, shape in zip(names, hx, shapes):
+        if list(value.shape) != shape:
+            raise RecurError(f"{name} has shape {list(value.shape)}, expected {shape} "
+                             f"({first}, batch, {'proj_size' if shape != expected else 'hidden'})")
     return hx
 
 
@@ -182,7 +185,7 @@ class TrainableRNN(torch.nn.Module):
         count = 2 if lstm.bidirectional else 1
         cell_state = isinstance(lstm, torch.nn.LSTM)
         hx = _state(hx, cell_state, [lstm.num_layers * count, x.shape[1], lstm.hidden_size],
-                    "layers × directions", x)
+                    "layers × directions", x, getattr(lstm, "proj_size", 0))
         finals = []
         pairs, lengths_input = self._pairs, ()
         if lengths is not None:
@@ -362,19 +365,19 @@ def compile_for_training(module: Any, target: str, fusion: Optional[str],
     if isinstance(module, (torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN)):
         from ._compile import _gen_command
         kind = _gen_command(module)
-        if getattr(module, "proj_size", 0):
-            raise RecurError(f"recur.compile(train=True): nn.LSTM(proj_size="
-                             f"{module.proj_size}) has no compiled gradient yet")
+        proj = getattr(module, "proj_size", 0)
         count = 2 if module.bidirectional else 1
 
         def layer_pairs(extra: List[str]) -> List[_Pair]:
             pairs = []
             for layer in range(module.num_layers):
-                width = module.input_size if layer == 0 else module.hidden_size * count
+                width = module.input_size if layer == 0 else (proj or module.hidden_size) * count
                 gen = kind + ["--input", str(width), "--hidden", str(module.hidden_size),
-                       "--state"] + (["--no-bias"] if not module.bias else []) + extra
+                       "--state"] + (["--no-bias"] if not module.bias else []) + \
+                    (["--proj-size", str(proj)] if proj else []) + extra
                 kinds = ["weight_ih", "weight_hh"] + \
-                    (["bias_ih", "bias_hh"] if module.bias else [])
+                    (["bias_ih", "bias_hh"] if module.bias else []) + \
+                    (["weight_hr"] if proj else [])
                 for direction in range(count):
                     suffix = f"_l{layer}" + ("_reverse" if direction else "")
                     parameters = {f"{kind}_l0": getattr(module, kind + suffix)

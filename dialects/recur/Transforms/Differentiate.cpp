@@ -157,6 +157,19 @@ StringRef argumentName(func::FuncOp function, unsigned index) {
 /// `recur.keep_activations` forward returns.
 LogicalResult keepCellStates(func::FuncOp function, bool returnThem) {
   Block &body = function.getBody().front();
+  // A named cell its own rule does not cover (an LSTM's projection, a
+  // reverse direction) is differentiated as the recur.rnn of its cell.
+  SmallVector<Operation *> uncovered;
+  for (Operation &op : body) {
+    auto lstm = dyn_cast<LSTMOp>(op);
+    if ((lstm && (lstm.getWHr() || lstm.getReverse())) ||
+        (isa<GRUOp, RNNTanhOp, RNNReluOp>(op) &&
+         op.hasAttrOfType<UnitAttr>("reverse")))
+      uncovered.push_back(&op);
+  }
+  IRRewriter rewriter(function.getContext());
+  for (Operation *op : uncovered)
+    generalizeCell(op, rewriter);
   DenseSet<Value> active;
   for (BlockArgument arg : body.getArguments())
     if (isa<FloatType>(getElementTypeOrSelf(arg.getType())))

@@ -227,6 +227,32 @@ Value gruCell(OpBuilder &b, Location loc, ValueRange args) {
                                arith::MulFOp::create(b, loc, z, args[6]));
 }
 
+} // namespace
+
+void mlir::recur::generalizeCell(Operation *op, RewriterBase &rewriter) {
+  if (auto lstmOp = dyn_cast<LSTMOp>(op)) {
+    generalizeLSTM(lstmOp, rewriter);
+  } else if (auto gru = dyn_cast<GRUOp>(op)) {
+    generalize(gru, rewriter, gruCell);
+  } else if (auto rnn = dyn_cast<RNNTanhOp>(op)) {
+    generalize(rnn, rewriter,
+               [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                 return math::TanhOp::create(
+                     b, loc, arith::AddFOp::create(b, loc, args[0], args[1]));
+               });
+  } else {
+    generalize(cast<RNNReluOp>(op), rewriter,
+               [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                 Value sum = arith::AddFOp::create(b, loc, args[0], args[1]);
+                 Value zero = arith::ConstantOp::create(
+                     b, loc, sum.getType(), b.getFloatAttr(sum.getType(), 0.0));
+                 return arith::MaximumFOp::create(b, loc, sum, zero);
+               });
+  }
+}
+
+namespace {
+
 struct GeneralizeCellsPass
     : mlir::recur::impl::GeneralizeCellsBase<GeneralizeCellsPass> {
   using Base::Base;
@@ -240,29 +266,8 @@ struct GeneralizeCellsPass
         cells.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (Operation *op : cells) {
-      if (auto lstmOp = dyn_cast<LSTMOp>(op)) {
-        generalizeLSTM(lstmOp, rewriter);
-      } else if (auto gru = dyn_cast<GRUOp>(op)) {
-        generalize(gru, rewriter, gruCell);
-      } else if (auto rnn = dyn_cast<RNNTanhOp>(op)) {
-        generalize(rnn, rewriter,
-                   [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-                     return math::TanhOp::create(
-                         b, loc,
-                         arith::AddFOp::create(b, loc, args[0], args[1]));
-                   });
-      } else {
-        generalize(
-            cast<RNNReluOp>(op), rewriter,
-            [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-              Value sum = arith::AddFOp::create(b, loc, args[0], args[1]);
-              Value zero = arith::ConstantOp::create(
-                  b, loc, sum.getType(), b.getFloatAttr(sum.getType(), 0.0));
-              return arith::MaximumFOp::create(b, loc, sum, zero);
-            });
-      }
-    }
+    for (Operation *op : cells)
+      generalizeCell(op, rewriter);
   }
 };
 

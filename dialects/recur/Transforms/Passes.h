@@ -19,6 +19,10 @@ namespace mlir::recur {
 #define GEN_PASS_REGISTRATION
 #include "recur/Transforms/Passes.h.inc"
 
+/// Writes the named cell `op` (recur.lstm, recur.gru, recur.rnn_tanh,
+/// recur.rnn_relu) as the recur.rnn of its cell (recur-generalize-cells).
+void generalizeCell(Operation *op, RewriterBase &rewriter);
+
 } // namespace mlir::recur
 
 #endif // RECUR_TRANSFORMS_PASSES_H

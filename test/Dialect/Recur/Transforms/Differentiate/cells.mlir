@@ -184,3 +184,49 @@ func.func @reverse_with_lengths(%x: tensor<?x?x8xf32> {recur.input = "input"}, %
   }
   return %y, %h : tensor<?x?x8xf32>, tensor<?x8xf32>
 }
+
+// -----
+
+// A training step through the LSTMs that recur.lstm_grad does not cover (a
+// reverse direction, a projection): recur-differentiate takes each as the
+// recur.rnn of its cell, keeps its states, and derives the backward from the
+// region; the fused step updates every weight, w_hr included.
+
+// CHECK-LABEL: func.func @reverse
+// CHECK-NOT: recur.lstm
+// CHECK: %[[KEPT:.*]], %{{.*}}:2 = recur.rnn %{{.*}} init({{.*}}) captures({{.*}}) reverse
+// CHECK: recur.rnn %{{.*}} init({{.*}}) captures({{.*}}) :
+// CHECK-COUNT-4: recur.sgd_update
+func.func @reverse(%x: tensor<3x2x5xf32>, %t: tensor<3x2xi64>,
+    %w_ih: tensor<28x5xf32> {recur.weight = "w_ih"}, %w_hh: tensor<28x7xf32> {recur.weight = "w_hh"},
+    %b: tensor<28xf32> {recur.weight = "b"}, %p: tensor<13x7xf32> {recur.weight = "p"}) -> tensor<f32>
+    attributes {recur.train = #recur.sgd<lr = 0.1>} {
+  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b, %b reverse
+      : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>)
+      -> (tensor<3x2x7xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
+  %logits = recur.linear %y, %p : (tensor<3x2x7xf32>, tensor<13x7xf32>) -> tensor<3x2x13xf32>
+  %loss = recur.cross_entropy %logits, %t : (tensor<3x2x13xf32>, tensor<3x2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// -----
+
+// CHECK-LABEL: func.func @projected
+// CHECK-NOT: recur.lstm
+// CHECK: recur.rnn %{{.*}} init({{.*}}) captures(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[WHR:[^)]*]]) :
+// CHECK: recur.rnn %{{.*}} init({{.*}}) captures({{.*}}) reverse
+// CHECK: recur.sgd_update %[[WHR]], %{{.*}} : tensor<3x7xf32>
+func.func @projected(%x: tensor<3x2x5xf32>, %t: tensor<3x2xi64>,
+    %w_ih: tensor<28x5xf32> {recur.weight = "w_ih"}, %w_hh: tensor<28x3xf32> {recur.weight = "w_hh"},
+    %b: tensor<28xf32> {recur.weight = "b"}, %w_hr: tensor<3x7xf32> {recur.weight = "w_hr"},
+    %p: tensor<13x3xf32> {recur.weight = "p"}) -> tensor<f32>
+    attributes {recur.train = #recur.sgd<lr = 0.1>} {
+  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b, %b proj(%w_hr)
+      : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x3xf32>, tensor<28xf32>, tensor<28xf32>, tensor<3x7xf32>)
+      -> (tensor<3x2x3xf32>, tensor<2x3xf32>, tensor<2x7xf32>)
+  %logits = recur.linear %y, %p : (tensor<3x2x3xf32>, tensor<13x3xf32>) -> tensor<3x2x13xf32>
+  %loss = recur.cross_entropy %logits, %t : (tensor<3x2x13xf32>, tensor<3x2xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}

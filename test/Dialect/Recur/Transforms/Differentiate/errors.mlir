@@ -27,37 +27,6 @@ func.func @no_rule(%x: tensor<4x7xf32>, %t: tensor<4xi64>, %w: tensor<13x7xf32> 
 
 // -----
 
-func.func @reverse(%x: tensor<3x2x5xf32>, %t: tensor<3x2xi64>,
-    %w_ih: tensor<28x5xf32> {recur.weight = "w_ih"}, %w_hh: tensor<28x7xf32> {recur.weight = "w_hh"},
-    %b: tensor<28xf32> {recur.weight = "b"}, %p: tensor<13x7xf32> {recur.weight = "p"}) -> tensor<f32>
-    attributes {recur.train = #recur.sgd<lr = 0.1>} {
-  // expected-error @below {{'recur.lstm' op runs in reverse (a bidirectional layer's backward direction), which recur-differentiate does not support yet}}
-  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b, %b reverse
-      : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x7xf32>, tensor<28xf32>, tensor<28xf32>)
-      -> (tensor<3x2x7xf32>, tensor<2x7xf32>, tensor<2x7xf32>)
-  %logits = recur.linear %y, %p : (tensor<3x2x7xf32>, tensor<13x7xf32>) -> tensor<3x2x13xf32>
-  %loss = recur.cross_entropy %logits, %t : (tensor<3x2x13xf32>, tensor<3x2xi64>) -> tensor<f32>
-  return %loss : tensor<f32>
-}
-
-// -----
-
-func.func @projected(%x: tensor<3x2x5xf32>, %t: tensor<3x2xi64>,
-    %w_ih: tensor<28x5xf32> {recur.weight = "w_ih"}, %w_hh: tensor<28x3xf32> {recur.weight = "w_hh"},
-    %b: tensor<28xf32> {recur.weight = "b"}, %w_hr: tensor<3x7xf32> {recur.weight = "w_hr"},
-    %p: tensor<13x3xf32> {recur.weight = "p"}) -> tensor<f32>
-    attributes {recur.train = #recur.sgd<lr = 0.1>} {
-  // expected-error @below {{'recur.lstm' op projects its hidden state (w_hr), which recur-differentiate does not support yet}}
-  %y, %h, %c = recur.lstm %x, %w_ih, %w_hh, %b, %b proj(%w_hr)
-      : (tensor<3x2x5xf32>, tensor<28x5xf32>, tensor<28x3xf32>, tensor<28xf32>, tensor<28xf32>, tensor<3x7xf32>)
-      -> (tensor<3x2x3xf32>, tensor<2x3xf32>, tensor<2x7xf32>)
-  %logits = recur.linear %y, %p : (tensor<3x2x3xf32>, tensor<13x3xf32>) -> tensor<3x2x13xf32>
-  %loss = recur.cross_entropy %logits, %t : (tensor<3x2x13xf32>, tensor<3x2xi64>) -> tensor<f32>
-  return %loss : tensor<f32>
-}
-
-// -----
-
 // expected-error @below {{the loss depends on no weight: nothing to train}}
 func.func @no_weights(%logits: tensor<4x13xf32>, %t: tensor<4xi64>) -> tensor<f32>
     attributes {recur.train = #recur.sgd<lr = 0.1>} {
