@@ -28,20 +28,14 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python", "tests"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import recur  # noqa: E402
-from test_compile_rnn import LayerNormLSTMCell, PeepholeLSTMCell  # noqa: E402
+from test_compile_rnn import LayerNormLSTMCell, PeepholeLSTMCell, run_eager  # noqa: E402
 from systems.custom_cells import ScriptedLayer  # noqa: E402
 
 CELLS = {"lnlstm": LayerNormLSTMCell, "peephole": PeepholeLSTMCell}
 
 
 def eager_layer(cell):
-    def run(x, state):
-        outputs = []
-        for step in x.unbind(0):
-            out, state = cell(step, state)
-            outputs.append(out)
-        return torch.stack(outputs), state
-    return run
+    return lambda x, state: run_eager(cell, x, state, grad=True)
 
 
 def train(run, parameters, head, x, target, count):

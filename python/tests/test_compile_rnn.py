@@ -2,6 +2,7 @@
 the same cells run step by step by PyTorch (and, for a GRU written as a
 cell, against nn.GRU itself), at every fusion level and on the CUDA
 emulator; and the errors for what a cell may not do."""
+import contextlib
 from typing import Tuple
 
 import pytest
@@ -131,16 +132,28 @@ class Everything(nn.Module):
         return h, h
 
 
-def run_eager(cells, x, states):
-    """The cells run step by step by PyTorch, layer by layer."""
+def run_eager(cells, x, states, lengths=None, grad=False):
+    """The cells run step by step by PyTorch, layer by layer; with
+    `lengths`, PyTorch's packed semantics (a row past its length keeps its
+    state and its output is zero); with `grad`, under autograd."""
     single = isinstance(cells, nn.Module)
     cells, states = ([cells], [states]) if single else (cells, list(states))
-    with torch.no_grad():
+
+    def keep(active, new, old):
+        if isinstance(new, torch.Tensor):
+            return torch.where(active, new, old)
+        return tuple(keep(active, n, o) for n, o in zip(new, old))
+    with contextlib.nullcontext() if grad else torch.no_grad():
         layer_input = x
         for k, cell in enumerate(cells):
             outputs = []
             for t in range(layer_input.shape[0]):
-                h, states[k] = cell(layer_input[t], states[k])
+                h, new = cell(layer_input[t], states[k])
+                if lengths is not None:
+                    active = (t < lengths)[:, None]
+                    new = keep(active, new, states[k])
+                    h = torch.where(active, h, torch.zeros_like(h))
+                states[k] = new
                 outputs.append(h)
             layer_input = torch.stack(outputs)
     return layer_input, (states[0] if single else states)
@@ -316,29 +329,6 @@ def test_refresh_binds_new_parameter_values():
     assert_close(got, run_eager(cell, x, h)[0])
 
 
-def run_eager_packed(cells, x, states, lengths):
-    """The cells run step by step with PyTorch's packed semantics: a row
-    past its length keeps its state and its output is zero."""
-    single = isinstance(cells, nn.Module)
-    cells, states = ([cells], [states]) if single else (cells, list(states))
-
-    def keep(active, new, old):
-        if isinstance(new, torch.Tensor):
-            return torch.where(active, new, old)
-        return tuple(keep(active, n, o) for n, o in zip(new, old))
-    with torch.no_grad():
-        layer_input = x
-        for k, cell in enumerate(cells):
-            outputs = []
-            for t in range(layer_input.shape[0]):
-                active = (t < lengths)[:, None]
-                h, new = cell(layer_input[t], states[k])
-                states[k] = keep(active, new, states[k])
-                outputs.append(torch.where(active, h, torch.zeros_like(h)))
-            layer_input = torch.stack(outputs)
-    return layer_input, (states[0] if single else states)
-
-
 # Rows of different lengths, unsorted, with 1 and T among them, through a
 # stack of different cells (states of one and two tensors), and B = 1.
 @pytest.mark.parametrize("options", PIPELINES)
@@ -353,7 +343,7 @@ def test_lengths_give_pytorchs_packed_semantics(options):
         states = [(torch.randn(batch, 8), torch.randn(batch, 8)), torch.randn(batch, 16),
                   (torch.randn(batch, 16), torch.randn(batch, 16))]
         lengths = torch.tensor(lengths)
-        want_y, want_states = run_eager_packed(cells, x, states, lengths)
+        want_y, want_states = run_eager(cells, x, states, lengths)
         got_y, got_states = compiled(x, states, lengths=lengths)
         assert_close(got_y, want_y)
         assert_states_close(got_states, want_states)

@@ -14,7 +14,7 @@ import torch.nn as nn
 
 import recur
 from test_compile_rnn import (ElmanCell, Everything, GRUCell, LayerNormLSTMCell,
-                              PeepholeLSTMCell, ScaledRNNCell)
+                              PeepholeLSTMCell, ScaledRNNCell, run_eager)
 
 
 @pytest.fixture(autouse=True)
@@ -29,25 +29,9 @@ def scaled_error(got, want):
 
 
 def eager(cells, x, states, lengths=None):
-    """The cells run step by step by PyTorch, layer by layer; with lengths,
-    a row keeps its state past its length and its output is zero there."""
-    single = isinstance(cells, nn.Module)
-    cells, states = ([cells], [states]) if single else (cells, states)
-    finals = []
-    for cell, state in zip(cells, states):
-        ys = []
-        for t in range(x.shape[0]):
-            out, new = cell(x[t], state)
-            if lengths is not None:
-                active = (lengths > t).to(x.dtype)[:, None]
-                out = out * active
-                keep = lambda n, o: active * n + (1 - active) * o
-                new = tuple(map(keep, new, state)) if isinstance(new, tuple) else keep(new, state)
-            ys.append(out)
-            state = new
-        x = torch.stack(ys)
-        finals.append(state)
-    return x, finals[0] if single else finals
+    """The cells step by step by PyTorch under autograd (packed semantics
+    with lengths)."""
+    return run_eager(cells, x, states, lengths, grad=True)
 
 
 def flat(states):

@@ -110,6 +110,18 @@ compile rnn_vjp "gen rnn --input 5 --hidden 33 --layers 2 --nonlinearity relu --
 run rnn_vjp 4 3 22
 compile lm_vjp "gen lstm-lm --vocab 19 --embed 6 --hidden 8 --layers 2 --state --vjp"
 run lm_vjp 4 3 23
+# ... and the backwards recur-differentiate derives from a cell's region: a
+# projected LSTM stack, and cells written in PyTorch (recur.compile_rnn(cells,
+# train=True) marks them recur.vjp), the leaky Elman one with lengths.
+compile lstm_proj_vjp "gen lstm --input 5 --hidden 6 --proj-size 3 --layers 2 --state --vjp"
+run lstm_proj_vjp 4 3 24
+for cell in layer-norm-lstm every-op-cell leaky-elman-cell; do
+  sed '0,/) {$/s//) attributes {recur.vjp} {/' \
+    "$root/test/Tools/recur-run/Inputs/$cell.mlir" > "$out/$cell-vjp.source.mlir"
+  compile "${cell//-/_}_vjp" "$out/$cell-vjp.source.mlir"
+  rm "$out/$cell-vjp.source.mlir"
+  run "${cell//-/_}_vjp" 4 3 25
+done
 
 # The reference LM (benchmark size), checked on a short sequence: the
 # double-precision reference takes minutes at T = 50, B = 128.

@@ -5,10 +5,10 @@
 // any cell. Its cell recomputes the forward step from the states that
 // entered it (the forward keeps them after y_t: cloneKeepingStates), then
 // runs the step's ops in reverse, each by its rule below, carrying the
-// states' gradients from step to step. Per step it returns what the weights'
-// gradients need (each product's output gradient, each broadcast
-// parameter's per-row contribution), so that those are GEMMs and sums over
-// all T·B rows after the loop, as the named cells' are.
+// states' gradients from step to step. Per step it returns each product's
+// output gradient, so that the weights' gradients are GEMMs over all T·B
+// rows after the loop, as the named cells' are; a parameter's per-row
+// contributions are summed in states it carries.
 //
 //===----------------------------------------------------------------------===//
 
@@ -323,12 +323,6 @@ public:
 private:
   Location loc() { return forward.getLoc(); }
   bool isActive(Value value) { return active.contains(value); }
-  int captureIndex(Value value) {
-    OpOperand *operand = forward.getCapturedOperand(value);
-    return operand ? int(operand->getOperandNumber() -
-                         forward.getCaptures().getBeginOperandIndex())
-                   : -1;
-  }
   int stateIndex(Value value) {
     for (auto [index, argument] : llvm::enumerate(forward.getStateArguments()))
       if (argument == value)

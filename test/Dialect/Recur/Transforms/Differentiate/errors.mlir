@@ -112,3 +112,27 @@ func.func @cell_op_without_rule(%x: tensor<?x?x4xf32> {recur.input = "input"}, %
   }
   return %y : tensor<?x?x4xf32>
 }
+
+// -----
+
+// A parameter read one value per row ([B] through (d0, d1) -> (d0)) has no
+// rule: its per-step gradient is neither a feature vector nor a [B, n] row.
+func.func @cell_parameter_per_row(%x: tensor<?x3x4xf32> {recur.input = "input"}, %h0: tensor<3x4xf32> {recur.input = "h0"},
+                                  %scale: tensor<3xf32> {recur.weight = "scale"})
+    -> (tensor<?x3x4xf32> {recur.output = "y"}) attributes {recur.vjp} {
+  %y, %h = recur.rnn %x init(%h0) captures(%scale)
+      : (tensor<?x3x4xf32>, tensor<3x4xf32>, tensor<3xf32>) -> (tensor<?x3x4xf32>, tensor<3x4xf32>) {
+  ^bb0(%xt: tensor<3x4xf32>, %hp: tensor<3x4xf32>, %s: tensor<3xf32>):
+    %e = tensor.empty() : tensor<3x4xf32>
+    // expected-error @below {{'linalg.generic' op reads a parameter through affine_map<(d0, d1) -> (d0)>, which recur-differentiate cannot differentiate (a parameter is a [n] vector over the features or one per row)}}
+    %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+        ins(%xt, %hp, %s : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3xf32>) outs(%e : tensor<3x4xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+      %t = arith.addf %a, %b : f32
+      %u = arith.mulf %t, %c : f32
+      linalg.yield %u : f32
+    } -> tensor<3x4xf32>
+    recur.yield %r, %r : tensor<3x4xf32>, tensor<3x4xf32>
+  }
+  return %y : tensor<?x3x4xf32>
+}
