@@ -119,7 +119,14 @@ def worker(rank, port, sizes, data, result, bucket_mb):
         torch.save({"weights": {k: v.detach().clone() for k, v in net.named_parameters()},
                     "bytes_per_step": total // steps, "buckets_per_step":
                     len(record["buckets"]) // steps, "overlapped": early / total}, result)
-    dist.destroy_process_group()
+    # torch 1.13 can deadlock tearing DDP down: the Reducer's destructor joins
+    # the gloo threads while holding the GIL, and a gloo thread may still be
+    # releasing the comm hook's Python callback (which needs the GIL). Every
+    # collective has completed here and the result is saved, so the worker
+    # leaves without running destructors.
+    dist.barrier()
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def free_port():
