@@ -36,6 +36,27 @@ else
   echo "setup: all packages present"
 fi
 
+# The ONNX front end (recur.onnx, recur-import-onnx) and its tests: Debian's
+# python3-onnx 1.12 fails with Debian's NumPy 1.24 (its node test generators
+# use np.float), so onnx comes from PyPI, with a protobuf of its own (the
+# upb one: Debian's C++ protobuf shares its descriptor pool with libtorch's
+# libonnx 1.12, and onnx 1.16 imported after torch then fails), and ONNX
+# Runtime, the tests' independent reference and a bench row. All three go to
+# one directory on the tests' PYTHONPATH; Debian's NumPy serves them.
+onnx_dir=/opt/recur/python-onnx
+onnx_wheels=(onnx==1.16.2 protobuf==4.25.5 onnxruntime==1.19.2)
+if ! PYTHONPATH=$onnx_dir /usr/bin/python3 -c 'import onnx, onnxruntime, google.protobuf as p
+assert onnx.__version__ == "1.16.2" and p.__version__ == "4.25.5"' 2>/dev/null; then
+  if /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --no-deps \
+      --upgrade --target "$onnx_dir" "${onnx_wheels[@]}" >/dev/null 2>&1; then
+    echo "setup: installed ${onnx_wheels[*]} in $onnx_dir"
+  else
+    echo "setup: note: could not install ${onnx_wheels[*]} from PyPI; the ONNX tests will be skipped"
+  fi
+else
+  echo "setup: onnx, protobuf and onnxruntime present in $onnx_dir"
+fi
+
 # The CUDA toolkit is not a Debian package here; the GPU target needs it, the
 # CPU target and the tests that need no GPU do not.
 cuda=/usr/local/cuda

@@ -171,6 +171,7 @@ void mlir::recur::buildLowerLoopsToLLVMPipeline(
   pm.addPass(createExpandBf16Conversions());
   if (options.openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createExpandShapesBySizes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // memref.alloca_scope (from the OpenMP conversion) must be lowered while its
@@ -287,6 +288,7 @@ void mlir::recur::buildLowerGpuToNVVMPipeline(
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createExpandShapesBySizes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;

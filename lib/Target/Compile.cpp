@@ -113,11 +113,12 @@ FailureOr<TargetConfig> mlir::recur::compileModel(ModuleOp module,
     for (unsigned index = 0; index < function.getNumArguments(); ++index)
       for (StringRef name :
            {RecurDialect::kInputAttrName, RecurDialect::kWeightAttrName,
-            RecurDialect::kDerivedAttrName})
+            RecurDialect::kDerivedAttrName, RecurDialect::kDimsAttrName})
         function.removeArgAttr(index, name);
     for (unsigned index = 0; index < function.getNumResults(); ++index)
       for (StringRef name :
-           {RecurDialect::kOutputAttrName, RecurDialect::kDerivedAttrName})
+           {RecurDialect::kOutputAttrName, RecurDialect::kDerivedAttrName,
+            RecurDialect::kDimsAttrName})
         function.removeResultAttr(index,
                                   StringAttr::get(function.getContext(), name));
   });

@@ -274,6 +274,34 @@ static SmallVector<StringRef, 2> leadingSymbols(Value value) {
   return {"T", "B"};
 }
 
+/// The symbols of a model tensor's dimensions: its `recur.dims` attribute
+/// (`dims`) if it has one, else those leadingSymbols infers (`inferred`).
+static FailureOr<SmallVector<StringRef, 4>>
+tensorSymbols(func::FuncOp entry, const std::string &what, Type type,
+              DictionaryAttr attributes, ArrayRef<StringRef> inferred) {
+  auto dims = attributes
+                  ? attributes.getAs<ArrayAttr>(RecurDialect::kDimsAttrName)
+                  : ArrayAttr();
+  if (!dims)
+    return SmallVector<StringRef, 4>(inferred);
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  SmallVector<StringRef, 4> symbols;
+  for (Attribute dim : dims) {
+    auto symbol = dyn_cast<StringAttr>(dim);
+    if (!symbol || !llvm::is_contained({"T", "B", ""}, symbol.getValue()))
+      return entry.emitError()
+             << what << ": '" << RecurDialect::kDimsAttrName
+             << "' holds \"T\", \"B\" or \"\" per dimension, got " << dim;
+    symbols.push_back(symbol.getValue());
+  }
+  if (tensor && static_cast<int64_t>(symbols.size()) != tensor.getRank())
+    return entry.emitError()
+           << what << ": '" << RecurDialect::kDimsAttrName << "' names "
+           << symbols.size() << " dimensions of a tensor of rank "
+           << tensor.getRank();
+  return symbols;
+}
+
 /// {"name", "dtype", "shape", "dims"} of one tensor; `what` names it in errors
 /// and `symbols` are those of its leading dimensions (leadingSymbols).
 static FailureOr<llvm::json::Object>
@@ -309,7 +337,10 @@ describeTensor(func::FuncOp entry, const std::string &what, StringRef name,
       InFlightDiagnostic diag = entry.emitError()
                                 << what << " has a dynamic dimension " << index
                                 << "; only dimension";
-      if (symbols.size() == 2)
+      if (static_cast<int64_t>(symbols.size()) == tensor.getRank())
+        diag << "s that '" << RecurDialect::kDimsAttrName
+             << "' names T or B may be dynamic";
+      else if (symbols.size() == 2)
         diag << "s 0 (" << symbols[0] << ") and 1 (" << symbols[1]
              << ") may be dynamic";
       else
@@ -527,9 +558,14 @@ mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
              << "' or '" << RecurDialect::kWeightAttrName << "' attribute";
     StringRef name = input ? input.getValue() : weight.getValue();
     std::string what = (input ? "input '" : "weight '") + name.str() + "'";
+    FailureOr<SmallVector<StringRef, 4>> symbols =
+        tensorSymbols(entry, what, argument.getType(),
+                      entry.getArgAttrDict(index), leadingSymbols(argument));
+    if (failed(symbols))
+      return failure();
     FailureOr<llvm::json::Object> description =
         describeTensor(entry, what, name, argument.getType(),
-                       /*dynamicAllowed=*/bool(input), leadingSymbols(argument),
+                       /*dynamicAllowed=*/bool(input), *symbols,
                        /*isInput=*/bool(input));
     if (failed(description))
       return failure();
@@ -561,9 +597,15 @@ mlir::recur::describeModel(func::FuncOp entry, func::FuncOp compiled,
              << "result #" << index << " of @" << entry.getSymName()
              << " has no name: give it a '" << RecurDialect::kOutputAttrName
              << "' attribute";
-    FailureOr<llvm::json::Object> description = describeTensor(
-        entry, "output '" + name.getValue().str() + "'", name.getValue(), type,
-        /*dynamicAllowed=*/true, leadingSymbols(returned.getOperand(index)));
+    std::string what = "output '" + name.getValue().str() + "'";
+    FailureOr<SmallVector<StringRef, 4>> symbols =
+        tensorSymbols(entry, what, type, entry.getResultAttrDict(index),
+                      leadingSymbols(returned.getOperand(index)));
+    if (failed(symbols))
+      return failure();
+    FailureOr<llvm::json::Object> description =
+        describeTensor(entry, what, name.getValue(), type,
+                       /*dynamicAllowed=*/true, *symbols);
     if (failed(description))
       return failure();
     if (entry.getResultAttr(index, RecurDialect::kKeptAttrName))

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 import recur
+from recur import _safetensors
 # The comparison and a fresh compile cache per test, as the GRU/RNN tests'.
 from test_cells import assert_close, cache  # noqa: F401
 
@@ -468,36 +469,12 @@ def test_dropout_in_train_mode_is_refused():
 
 
 def write_safetensors(path, tensors):
-    """A safetensors file of float32 tensors (the format's header and data)."""
-    import json
-    import struct
-    header, blobs, offset = {}, [], 0
-    for name, tensor in tensors.items():
-        data = tensor.detach().to(torch.float32).contiguous().numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensor.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    _safetensors.save(str(path), {name: t.detach().to(torch.float32).numpy()
+                                  for name, t in tensors.items()})
 
 
 def read_safetensors(path):
-    import json
-    import struct
-    with open(path, "rb") as f:
-        blob = f.read()
-    size = struct.unpack("<Q", blob[:8])[0]
-    header = json.loads(blob[8:8 + size])
-    result = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        data = bytearray(blob[8 + size + begin:8 + size + end])
-        result[name] = torch.frombuffer(data, dtype=torch.float32).reshape(info["shape"])
-    return result
+    return {name: torch.from_numpy(a) for name, a in _safetensors.load(str(path)).items()}
 
 
 @pytest.mark.parametrize("make", [lambda: LayerNormLSTMCell(6, 8, decompose_layernorm=True),

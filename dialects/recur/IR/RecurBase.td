@@ -34,6 +34,12 @@ def Recur_Dialect : Dialect {
   let extraClassDeclaration = [{
     /// Argument attribute naming a model input (`tokens`, ...).
     static constexpr ::llvm::StringLiteral kInputAttrName = "recur.input";
+    /// Argument and result attribute of a model tensor: one string per
+    /// dimension, "T", "B" or "" (a size of its own), naming the run-time
+    /// sizes where the description's inference (time-major [T, B, ...],
+    /// states [B, n], batch-first through a recur.transpose) does not fit,
+    /// as in an ONNX graph's [T, D, B, H] output.
+    static constexpr ::llvm::StringLiteral kDimsAttrName = "recur.dims";
     /// Argument attribute naming a weight by its PyTorch `state_dict` key.
     static constexpr ::llvm::StringLiteral kWeightAttrName = "recur.weight";
     /// Result attribute naming a model output (`logits`, ...).

@@ -397,6 +397,29 @@ LogicalResult RecurDialect::verifyOperationAttribute(Operation *op,
   return success();
 }
 
+/// A `recur.dims` attribute: "T", "B" or "" for each dimension of the
+/// tensor it describes.
+static LogicalResult verifyDims(Operation *op, Type type, NamedAttribute attr) {
+  auto dims = dyn_cast<ArrayAttr>(attr.getValue());
+  auto tensor = dyn_cast<ShapedType>(type);
+  auto isSymbol = [](Attribute dim) {
+    auto symbol = dyn_cast<StringAttr>(dim);
+    return symbol && llvm::is_contained({"T", "B", ""}, symbol.getValue());
+  };
+  if (!dims || !llvm::all_of(dims, isSymbol))
+    return op->emitError() << "'" << RecurDialect::kDimsAttrName
+                           << "' must be an array of \"T\", \"B\" or \"\", one "
+                              "per dimension, got "
+                           << attr.getValue();
+  // The rank is checked while the function is on tensors or memrefs (its
+  // LLVM form takes pointers).
+  if (tensor && tensor.hasRank() &&
+      static_cast<int64_t>(dims.size()) != tensor.getRank())
+    return op->emitError() << "'" << RecurDialect::kDimsAttrName << "' names "
+                           << dims.size() << " dimensions of " << type;
+  return success();
+}
+
 LogicalResult RecurDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
@@ -404,6 +427,12 @@ LogicalResult RecurDialect::verifyRegionArgAttribute(Operation *op, unsigned,
   if (name == kInputAttrName || name == kWeightAttrName ||
       name == kDerivedAttrName)
     return verifyExternalName(op, argIndex, /*isResult=*/false, attr);
+  if (name == kDimsAttrName) {
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (!function)
+      return op->emitError() << "'" << name << "' belongs on a function";
+    return verifyDims(op, function.getArgument(argIndex).getType(), attr);
+  }
   if (name == kOutputAttrName)
     return op->emitError() << "'" << name
                            << "' names a result, but is on argument "
@@ -422,6 +451,12 @@ LogicalResult RecurDialect::verifyRegionResultAttribute(Operation *op, unsigned,
     return verifyExternalName(op, resultIndex, /*isResult=*/true, attr);
   if (name == kUpdateAttrName)
     return verifyUpdate(op, resultIndex, attr);
+  if (name == kDimsAttrName) {
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    if (!function)
+      return op->emitError() << "'" << name << "' belongs on a function";
+    return verifyDims(op, function.getResultTypes()[resultIndex], attr);
+  }
   if (name == kKeptAttrName) {
     auto function = dyn_cast<FunctionOpInterface>(op);
     if (!isa<UnitAttr>(attr.getValue()) || !function ||

@@ -52,6 +52,21 @@ def AllocateAtBound : Pass<"recur-allocate-at-bound", "::mlir::func::FuncOp"> {
   }];
 }
 
+def ExpandShapesBySizes : Pass<"recur-expand-shapes-by-sizes"> {
+  let summary = "Lower memref.expand_shape into several run-time sizes as a reinterpret_cast";
+  let description = [{
+    Upstream's `expand-strided-metadata` (LLVM 22) infers the sizes of an
+    expanded group from the source, which it cannot do when a group has
+    more than one dynamic size (`[T * B, V]` into `[T, B, V]`, as an ONNX
+    graph's Reshape back from a flattened projection writes): it crashes.
+    Such an expand_shape becomes a `memref.reinterpret_cast` of the
+    source's base buffer (`memref.extract_strided_metadata`) to its
+    `output_shape`, each group's strides row-major from its source
+    dimension's; the others stay for upstream.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
 def MarkWritableArguments : Pass<"recur-mark-writable-arguments",
                                  "::mlir::func::FuncOp"> {
   let summary = "Tell bufferization which model arguments it may write";

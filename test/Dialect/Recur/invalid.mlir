@@ -1276,3 +1276,19 @@ func.func @stationary_step_not_on_a_step(%x: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// expected-error @below {{'recur.dims' must be an array of "T", "B" or "", one per dimension, got ["T", "N"]}}
+func.func @dims_unknown_symbol(%a: tensor<?x?xf32> {recur.input = "x", recur.dims = ["T", "N"]}) {
+  return
+}
+
+// -----
+
+// expected-error @below {{'recur.dims' names 2 dimensions of 'tensor<?x1x?xf32>'}}
+func.func @dims_wrong_rank() -> (tensor<?x1x?xf32> {recur.output = "y", recur.dims = ["T", "B"]}) {
+  %0 = tensor.empty() : tensor<0x1x0xf32>
+  %1 = tensor.cast %0 : tensor<0x1x0xf32> to tensor<?x1x?xf32>
+  return %1 : tensor<?x1x?xf32>
+}
