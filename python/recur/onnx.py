@@ -936,7 +936,8 @@ class _Importer:
         initial = []
         for position, what in ((5, "initial_h"), (6, "initial_c")):
             value = self.value(inputs[position]) if inputs[position] else None
-            if isinstance(value, _Splat) and value.value == 0:
+            if isinstance(value, _Splat) and value.value == 0 or \
+                    isinstance(value, _Const) and not value.array.any():
                 value = None  # zeros: the default initial state
             if value is not None:
                 value = self.tensor(value, what)

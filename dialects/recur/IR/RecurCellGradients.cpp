@@ -23,8 +23,10 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -82,6 +84,32 @@ RNNOp RNNOp::cloneKeepingStates(OpBuilder &builder) {
   Value y = tensor::ConcatOp::create(atYield, yield.getLoc(), 1, pieces);
   yield.getValuesMutable()[0].set(y);
   return kept;
+}
+
+bool mlir::recur::isPrologueOp(Operation *op) {
+  if (op->getNumRegions() == 0)
+    return isPure(op);
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || !generic.hasPureTensorSemantics())
+    return false;
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(generic.getRegion(), above);
+  return above.empty();
+}
+
+bool mlir::recur::isWeightOnly(Value value) {
+  if (auto argument = dyn_cast<BlockArgument>(value)) {
+    auto function =
+        dyn_cast<FunctionOpInterface>(argument.getOwner()->getParentOp());
+    return function && argument.getOwner()->isEntryBlock() &&
+           function.getArgAttr(argument.getArgNumber(),
+                               RecurDialect::kWeightAttrName);
+  }
+  Operation *producer = value.getDefiningOp();
+  if (producer->hasTrait<OpTrait::ConstantLike>())
+    return true;
+  return isPrologueOp(producer) &&
+         llvm::all_of(producer->getOperands(), isWeightOnly);
 }
 
 void mlir::recur::eraseUnusedOps(Block &block) {

@@ -33,6 +33,18 @@ namespace mlir::recur {
 /// otherwise.
 OpOperand *getCapturedOperand(Value value);
 
+/// Whether `op` may run in an entry's weight prologue
+/// (recur-outline-weight-prologue): it is pure and has no region, or is a
+/// linalg.generic on tensors whose body reads nothing from outside it (a
+/// weight scaled at bind time).
+bool isPrologueOp(Operation *op);
+
+/// Whether `value` is computed by prologue ops from the entry's weights
+/// (`recur.weight` arguments) and constants alone: weight-only work, done
+/// once per binding (a transpose, a gate interleaving or reordering, a
+/// bf16 weight's extension, a folded scale).
+bool isWeightOnly(Value value);
+
 /// Erases the ops of `block` (its terminator aside) whose results nothing
 /// reads and that have no side effects, last first, so that chains go too:
 /// what a derivation built and did not need.

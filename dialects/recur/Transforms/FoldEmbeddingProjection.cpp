@@ -27,20 +27,6 @@ using namespace mlir::recur;
 
 namespace {
 
-/// Whether `value` is computed from weights (and constants) alone, as
-/// recur-outline-weight-prologue will find it.
-bool isWeightOnly(Value value) {
-  if (auto argument = dyn_cast<BlockArgument>(value)) {
-    auto function =
-        dyn_cast<FunctionOpInterface>(argument.getOwner()->getParentOp());
-    return function && function.getArgAttr(argument.getArgNumber(),
-                                           RecurDialect::kWeightAttrName);
-  }
-  Operation *def = value.getDefiningOp();
-  return def->getNumRegions() == 0 && isPure(def) &&
-         llvm::all_of(def->getOperands(), isWeightOnly);
-}
-
 struct FoldEmbeddingIntoProjection : OpRewritePattern<LinearOp> {
   FoldEmbeddingIntoProjection(MLIRContext *context, int64_t maxElements)
       : OpRewritePattern(context), maxElements(maxElements) {}

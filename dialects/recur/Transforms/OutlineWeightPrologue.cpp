@@ -31,18 +31,6 @@ using namespace mlir::recur;
 
 namespace {
 
-/// An op with a region the prologue may take too: a linalg.generic on
-/// tensors whose body reads nothing from outside it (a weight scaled at
-/// bind time, recur-hoist-input-projection's folded scale).
-bool isSelfContainedGeneric(Operation &op) {
-  auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || !generic.hasPureTensorSemantics())
-    return false;
-  llvm::SetVector<Value> above;
-  getUsedValuesDefinedAbove(generic.getRegion(), above);
-  return above.empty();
-}
-
 bool isConstant(Operation *op) { return op->hasTrait<OpTrait::ConstantLike>(); }
 
 void outlinePrologue(func::FuncOp entry, SymbolTable &symbols) {
@@ -61,8 +49,7 @@ void outlinePrologue(func::FuncOp entry, SymbolTable &symbols) {
     }
   llvm::SetVector<Operation *> prologue;
   for (Operation &op : body.without_terminator()) {
-    if (op.getNumResults() == 0 ||
-        (op.getNumRegions() ? !isSelfContainedGeneric(op) : !isPure(&op)))
+    if (op.getNumResults() == 0 || !isPrologueOp(&op))
       continue;
     if (isConstant(&op)) {
       for (Value result : op.getResults())

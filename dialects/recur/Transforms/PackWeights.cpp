@@ -25,31 +25,6 @@ using namespace mlir::recur;
 
 namespace {
 
-/// A model weight (a `recur.weight` argument), its extension to f32 by
-/// recur-compute-in-f32 (a bf16 model's), its transpose (a cell's x @ W
-/// from recur.compile_rnn), its gate interleaving (a fused cell step's,
-/// recur-fuse-cell-step) or a pointwise generic of weights (a scale
-/// recur-hoist-input-projection folded in): weight-only work, done once
-/// per binding.
-bool isModelWeight(Value value) {
-  if (Operation *producer = value.getDefiningOp()) {
-    if (isa<arith::ExtFOp, TransposeOp, InterleaveGatesOp>(producer))
-      return isModelWeight(producer->getOperand(0));
-    auto generic = dyn_cast<linalg::GenericOp>(producer);
-    return generic && generic.hasPureTensorSemantics() &&
-           generic.getNumParallelLoops() == generic.getNumLoops() &&
-           llvm::all_of(generic.getDpsInputs(), isModelWeight);
-  }
-  auto argument = dyn_cast<BlockArgument>(value);
-  if (!argument)
-    return false;
-  auto function =
-      dyn_cast<FunctionOpInterface>(argument.getOwner()->getParentOp());
-  return function && argument.getOwner()->isEntryBlock() &&
-         function.getArgAttr(argument.getArgNumber(),
-                             RecurDialect::kWeightAttrName);
-}
-
 /// `weight` (f32) rounded to bf16, built from the bf16 model weight it
 /// extends where it does (through a gate interleaving): no rounding then.
 Value roundedToBf16(OpBuilder &builder, Value weight) {
@@ -109,7 +84,7 @@ struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
       if (auto linear = dyn_cast<LinearOp>(op)) {
         if (tile <= 0 || !isMatrix(linear.getWeight()))
           return;
-        if (isModelWeight(linear.getWeight()))
+        if (isWeightOnly(linear.getWeight()))
           return pack(linear.getWeightMutable(), tile);
         // A product in a recurrence's cell with a captured model weight:
         // the capture is packed (once per binding), and the cell takes it
@@ -123,7 +98,7 @@ struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
           auto user = dyn_cast<LinearOp>(use.getOwner());
           return user && &use == &user.getWeightMutable();
         });
-        if (!onlyWeights || !isModelWeight(capture.get()))
+        if (!onlyWeights || !isWeightOnly(capture.get()))
           return remarkMissed(op, getArgument(),
                               "this product in a recurrence's cell reads its "
                               "weight unpacked, by a scalar loop nest",
@@ -158,13 +133,13 @@ struct PackWeightsPass : mlir::recur::impl::PackWeightsBase<PackWeightsPass> {
       }
       // The separate schedule's recurrent GEMM is a GEMM like any other.
       if (tile > 0 && recurrence.getCell() == CellSchedule::separate &&
-          isModelWeight(recurrence.getWHh()))
+          isWeightOnly(recurrence.getWHh()))
         pack(recurrence.getWHhMutable(), tile);
       // The fused step's tile: the four gates of K units, one panel.
       auto interleaved = recurrence.getWHh().getDefiningOp<InterleaveGatesOp>();
       if (gateTile > 0 && recurrence.getCell() == CellSchedule::fused &&
           recurrence.getGateTile() == gateTile && interleaved &&
-          isModelWeight(interleaved.getInput()))
+          isWeightOnly(interleaved.getInput()))
         pack(recurrence.getWHhMutable(), 4 * gateTile);
     });
     llvm::DenseSet<Operation *> erased;

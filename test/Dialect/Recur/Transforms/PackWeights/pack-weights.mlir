@@ -35,6 +35,28 @@ func.func @projections(%x: tensor<?x?x8xf32> {recur.input = "x"},
 
 // -----
 
+// A weight whose gate blocks an importer reordered (recur-import-onnx: ONNX's
+// iofc to PyTorch's ifgo) is weight-only work too: packed, and the slices,
+// the concatenation and the packing all run in the prologue.
+// CHECK-LABEL: func.func @reordered_weight(
+// CHECK: %[[ORDER:.*]] = tensor.concat dim(0)
+// CHECK: recur.pack_panels %[[ORDER]] tile(16)
+// PROLOGUE-LABEL: func.func @reordered_weight(
+// PROLOGUE-SAME: recur.derived = "pack_panels(concat(extract_slice(w), extract_slice(w)))"
+// PROLOGUE-NOT: tensor.concat
+// PROLOGUE: return
+func.func @reordered_weight(%x: tensor<4x8xf32> {recur.input = "x"},
+                            %w: tensor<16x8xf32> {recur.weight = "w"})
+    -> (tensor<4x16xf32> {recur.output = "y"}) {
+  %a = tensor.extract_slice %w[8, 0] [8, 8] [1, 1] : tensor<16x8xf32> to tensor<8x8xf32>
+  %b = tensor.extract_slice %w[0, 0] [8, 8] [1, 1] : tensor<16x8xf32> to tensor<8x8xf32>
+  %r = tensor.concat dim(0) %a, %b : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<16x8xf32>
+  %y = recur.linear %x, %r : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
 // A weight that is a model input, or computed at run time, would be packed in
 // every run: it stays as it is.
 // CHECK-LABEL: func.func @not_weights(
