@@ -1314,8 +1314,8 @@ class CompiledONNX:
         run_inputs = {spec.name: _contiguous(given[spec.name]) for spec in self.model.inputs}
         results = self.model.run(**run_inputs)
         results = list(results) if isinstance(results, tuple) else [results]
-        if as_numpy:
-            results = [np.array(r) for r in results]
+        if as_numpy:  # views of the runtime's buffers, which the outputs own: no copy
+            results = [r.numpy() if hasattr(r, "numpy") else np.asarray(r) for r in results]
         return results
 
 
