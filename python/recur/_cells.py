@@ -540,6 +540,17 @@ class _Translator:
                     x = b.binary("arith.minimumf", x, b.const(float(high)))
                 return x
             return self.pointwise([args[0]], clamp, where)
+        if name in ("threshold", "_threshold"):  # F.threshold: x where x > threshold, else value
+            threshold, value = arg(1, "threshold"), arg(2, "value")
+            if not all(isinstance(v, (int, float)) for v in (threshold, value)) or \
+                    arg(3, "inplace", False):
+                raise RecurError(f"{where}: threshold and value must be constants "
+                                 f"(not in place)")
+
+            def thresholded(b, x):
+                above = b._new(f"arith.cmpf ogt, {x}, {b.const(float(threshold))} : f32")
+                return b._new(f"arith.select {above}, {x}, {b.const(float(value))} : f32")
+            return self.pointwise([args[0]], thresholded, where)
         if name in ("sum", "mean", "var", "std"):
             if kwargs.get("dtype") is not None:
                 raise RecurError(f"{where}: dtype is not supported")
@@ -608,7 +619,8 @@ class _Translator:
         raise RecurError(f"{where}: {_describe(node)} is not supported in a compiled cell "
                          f"(supported: nn.Linear, nn.LayerNorm, mm/matmul/@ with a parameter, "
                          f"+ - * /, neg, pow by a constant, sqrt, rsqrt, sigmoid, tanh, relu, "
-                         f"exp, log, logsigmoid, clamp, maximum, minimum, chunk, split, cat, "
+                         f"exp, log, logsigmoid, clamp, threshold, maximum, minimum, chunk, "
+                         f"split, cat, "
                          f"slices of the last dimension, sum/mean/var/std over it, layer_norm)")
 
     @staticmethod

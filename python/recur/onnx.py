@@ -53,6 +53,7 @@ _ACTIVATIONS = {
     "LeakyRelu": (True, 0.01, False, 0), "ScaledTanh": (True, 1.0, True, 1.0),
     "HardSigmoid": (True, 0.2, True, 0.5), "Elu": (True, 1.0, False, 0),
     "Softsign": (False, 0, False, 0), "Softplus": (False, 0, False, 0),
+    "ThresholdedRelu": (True, 1.0, False, 0),
 }
 _ONNX_TYPES = {1: ("f32", np.float32), 6: ("i32", np.int32), 7: ("i64", np.int64)}
 
@@ -401,11 +402,10 @@ class _Importer:
             return parts[0]
         shape = list(parts[0].shape)
         sizes = [p.shape[axis] for p in parts]
-        shape[axis] = sum(sizes) if all(isinstance(s, int) for s in sizes) else \
-            _product([])  # never a run-time concat axis here
         if not all(isinstance(s, int) for s in sizes):
             raise self.fail("a concatenation along a dimension whose size is known only at "
                             "run time is not supported")
+        shape[axis] = sum(sizes)
         name = self.fresh()
         self.emit(f"{name} = tensor.concat dim({axis}) {', '.join(p.name for p in parts)} : "
                   f"({', '.join(p.type for p in parts)}) -> {_type(shape, parts[0].dtype)}")
@@ -1148,6 +1148,8 @@ def _activation(name: str, alpha: float, beta: float) -> Any:
         return lambda v: v / (torch.maximum(v, -v) + 1.0)
     if name == "Softplus":
         return lambda v: torch.log(torch.exp(v) + 1.0)
+    if name == "ThresholdedRelu":
+        return lambda v: torch.nn.functional.threshold(v, alpha, 0.0)
     raise RecurError(f"activation '{name}'")
 
 

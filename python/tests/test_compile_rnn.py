@@ -256,6 +256,26 @@ def test_every_supported_op_matches_pytorch(options):
     check_matches(cell, torch.randn(4, 3, 5), torch.randn(3, 7), **options)
 
 
+class ThresholdCell(nn.Module):
+    """F.threshold (ONNX's ThresholdedRelu): a comparison and a select."""
+
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.ih = nn.Linear(input_size, hidden_size)
+        self.hh = nn.Linear(hidden_size, hidden_size)
+
+    def forward(self, x, h):
+        h = F.threshold(self.ih(x) + self.hh(h), 0.2, -0.5)
+        return h, h
+
+
+@pytest.mark.parametrize("options", [{"fusion": "none"}, {"fusion": "cell"},
+                                     {"target": "cuda-emulator"}])
+def test_threshold_matches_pytorch(options):
+    torch.manual_seed(6)
+    check_matches(ThresholdCell(5, 7), torch.randn(6, 3, 5), torch.randn(3, 7), **options)
+
+
 class ScaledRNNCell(nn.Module):
     """An RNN whose input product is scaled per unit: the hoisted GEMM takes
     the scale (and the bias) into its weights at bind time."""

@@ -157,6 +157,9 @@ ATTRIBUTE_CASES = [
     ("GRU", {"direction": "reverse", "clip": 0.5}, ["B", "initial_h"]),
     ("GRU", {"layout": 1}, ["B", "initial_h"]),
     ("GRU", {"activations": ["LeakyRelu", "Softplus"], "activation_alpha": [0.2]}, []),
+    ("GRU", {"activations": ["Sigmoid", "ThresholdedRelu"], "activation_alpha": [0.1]}, ["B"]),
+    # alpha given: ONNX Runtime's RNN defaults it to 0, not ThresholdedRelu's 1.
+    ("RNN", {"activations": ["ThresholdedRelu"], "activation_alpha": [0.5]}, ["B"]),
     ("RNN", {}, ["B"]),
     ("RNN", {"activations": ["Relu"]}, ["B", "sequence_lens"]),
     ("RNN", {"direction": "bidirectional", "activations": ["Tanh", "Relu"]},
@@ -358,10 +361,11 @@ def test_unsupported_op_is_refused_naming_the_node():
         recur.onnx.import_model(model)
 
 
-def test_unsupported_activation_is_refused_naming_it():
-    model = _node_model("RNN", 4, 3, 1, {"activations": ["ThresholdedRelu"]}, [])
+def test_unknown_activation_is_refused_naming_it():
+    model = _node_model("RNN", 4, 3, 1, {"activations": ["Swish"]}, [])
+    model.ir_version = 7  # the checker does not read activation names
     with pytest.raises(recur.RecurError, match=r"node 'the_rnn' \(RNN, opset 14\): "
-                                               r"activation 'ThresholdedRelu' is not supported"):
+                                               r"activation 'Swish' is not supported"):
         recur.onnx.import_model(model)
 
 
