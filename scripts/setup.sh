@@ -51,7 +51,7 @@ assert onnx.__version__ == "1.16.2" and p.__version__ == "4.25.5"' 2>/dev/null; 
       --upgrade --target "$onnx_dir" "${onnx_wheels[@]}" >/dev/null 2>&1; then
     echo "setup: installed ${onnx_wheels[*]} in $onnx_dir"
   else
-    echo "setup: note: could not install ${onnx_wheels[*]} from PyPI; the ONNX tests will be skipped"
+    echo "setup: note: could not install ${onnx_wheels[*]} from PyPI; ctest's onnx test will be skipped"
   fi
 else
   echo "setup: onnx, protobuf and onnxruntime present in $onnx_dir"
