@@ -1316,8 +1316,8 @@ class CompiledONNX:
         run_inputs = {spec.name: _contiguous(given[spec.name]) for spec in self.model.inputs}
         results = self.model.run(**run_inputs)
         results = list(results) if isinstance(results, tuple) else [results]
-        if as_numpy:  # views of the runtime's buffers, which the outputs own: no copy
-            results = [r.numpy() if hasattr(r, "numpy") else np.asarray(r) for r in results]
+        if as_numpy:  # host outputs: views of the runtime's buffers, no copy
+            results = [r.cpu().numpy() if hasattr(r, "cpu") else np.asarray(r) for r in results]
         return results
 
 

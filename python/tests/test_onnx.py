@@ -242,6 +242,23 @@ def test_gemm_head_softmax_and_shape_arithmetic_match_onnxruntime():
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
 
 
+def test_cuda_target_compiles_and_runs_where_there_is_a_gpu():
+    """target="cuda": the imported model compiles for the GPU; with a GPU it
+    matches ONNX Runtime, without one loading it says why."""
+    if not os.path.exists("/usr/local/cuda/bin/ptxas"):
+        pytest.skip("no CUDA toolkit (ptxas) to compile for the GPU")
+    model = _node_model("GRU", 5, 3, 2, {"direction": "bidirectional"}, ["B", "sequence_lens"])
+    try:
+        compiled = recur.onnx.compile(model, target="cuda")
+    except recur.RecurError as error:
+        assert re.search(r"cannot run CUDA model '.*\.so': no CUDA (driver|device)",
+                         str(error)), str(error)
+        return
+    feeds = _feeds(model, 6, 4, np.random.default_rng(1))
+    for got, want in zip(compiled(**feeds), _onnxruntime(model, feeds)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
 # --- modules exported by torch.onnx.export ----------------------------------
 
 class LanguageModel(torch.nn.Module):
