@@ -20,7 +20,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from systems import runner  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ONNX_PATH = os.environ.get("RECUR_ONNX_PYTHONPATH", "/opt/recur/python-onnx")
 IREE_PATH = os.environ.get("RECUR_IREE_PYTHONPATH", "/opt/recur/python-iree")
 IREE_INSTALL = (f"python3 -m pip install --no-deps --target {IREE_PATH} "
@@ -128,13 +127,7 @@ def iree_function(path, device, threads, directory, result):
 
 
 def recur_function(path, spec, threads, result):
-    bin_dir = os.path.abspath(spec["bin"])
-    os.environ.setdefault("RECUR_BIN", bin_dir)
-    os.environ.setdefault("RECUR_RUNTIME_LIBRARY",
-                          os.path.join(os.path.dirname(bin_dir), "lib", "librecur-runtime.so"))
-    os.environ.setdefault("RECUR_CACHE_DIR", os.path.join(os.path.dirname(spec["outputs"]),
-                                                          "recur-cache"))
-    sys.path.insert(0, os.path.join(ROOT, "python"))
+    runner.import_recur(spec)
     import recur.onnx
     start = time.perf_counter()
     compiled = recur.onnx.compile(path, threads=threads)

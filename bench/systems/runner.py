@@ -47,3 +47,19 @@ def time_batches(run, warmup, iters):
         if index >= warmup:
             times.append(elapsed * 1e3)
     return out, times
+
+
+def import_recur(spec):
+    """Recur's Python package (python/recur) on the bench's build (its tools
+    in spec["bin"], the runtime beside them), compiling into a cache beside
+    the run's outputs."""
+    bin_dir = os.path.abspath(spec["bin"])
+    os.environ.setdefault("RECUR_BIN", bin_dir)
+    os.environ.setdefault("RECUR_RUNTIME_LIBRARY",
+                          os.path.join(os.path.dirname(bin_dir), "lib", "librecur-runtime.so"))
+    os.environ.setdefault("RECUR_CACHE_DIR", os.path.join(os.path.dirname(spec["outputs"]),
+                                                          "recur-cache"))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.join(root, "python"))
+    import recur
+    return recur

@@ -206,15 +206,7 @@ def recur_autograd_lm(spec, module, result):
     train=True), from the bench's build: spec["bin"]): its forward and
     backward run compiled under torch.autograd; the loss, the clipping and
     the optimizer stay PyTorch's."""
-    bin_dir = os.path.abspath(spec["bin"])
-    os.environ.setdefault("RECUR_BIN", bin_dir)
-    os.environ.setdefault("RECUR_RUNTIME_LIBRARY",
-                          os.path.join(os.path.dirname(bin_dir), "lib", "librecur-runtime.so"))
-    os.environ.setdefault("RECUR_CACHE_DIR", os.path.join(os.path.dirname(spec["outputs"]),
-                                                          "recur-cache"))
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    sys.path.insert(0, os.path.join(root, "python"))
-    import recur
+    recur = runner.import_recur(spec)
     start = time.perf_counter()
     trainable = recur.compile(module, train=True, threads=spec["threads"])
     result["compile_s"] = time.perf_counter() - start

@@ -5,7 +5,7 @@ import ctypes
 import json
 import os
 import weakref
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _runtime as rt
 from ._errors import RecurError
@@ -71,6 +71,27 @@ class _Exported:
     def __dlpack_device__(self):
         device = self.managed.contents.dl_tensor.device
         return (device.device_type, device.device_id)
+
+
+def inputs_by_name(order: List[str], inputs: Sequence[Any],
+                   named: Mapping[str, Any]) -> Dict[str, Any]:
+    """A call's inputs (positional in `order`, then by name) by name; a
+    RecurError for too many, unknown, repeated or missing ones."""
+    if len(inputs) > len(order):
+        raise RecurError(f"the model takes {len(order)} inputs ({', '.join(order)}), "
+                         f"got {len(inputs)}")
+    given = dict(zip(order, inputs))
+    for name, value in named.items():
+        if name not in order:
+            raise RecurError(f"the model has no input '{name}'; its inputs: "
+                             f"{', '.join(order)}")
+        if name in given:
+            raise RecurError(f"input '{name}' given twice")
+        given[name] = value
+    missing = [name for name in order if name not in given]
+    if missing:
+        raise RecurError(f"missing input {', '.join(missing)}")
+    return given
 
 
 class Model:
@@ -188,20 +209,7 @@ class Model:
         returns its outputs, one tensor or a tuple, as torch tensors (or
         NumPy arrays) that hold the runtime's buffers without a copy."""
         order = [spec.name for spec in self.inputs]
-        if len(inputs) > len(order):
-            raise RecurError(f"the model takes {len(order)} inputs ({', '.join(order)}), "
-                             f"got {len(inputs)}")
-        given = dict(zip(order, inputs))
-        for name, value in named.items():
-            if name not in order:
-                raise RecurError(f"the model has no input '{name}'; its inputs: "
-                                 f"{', '.join(order)}")
-            if name in given:
-                raise RecurError(f"input '{name}' given twice")
-            given[name] = value
-        missing = [name for name in order if name not in given]
-        if missing:
-            raise RecurError(f"missing input {', '.join(missing)}")
+        given = inputs_by_name(order, inputs, named)
         capsules = [_to_dlpack(given[name], f"input '{name}'") for name in order]
         pointers = (ctypes.POINTER(rt.DLTensor) * len(order))(*[
             ctypes.pointer(rt.managed_of(capsule).contents.dl_tensor) for capsule in capsules])

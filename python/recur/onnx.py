@@ -371,9 +371,6 @@ class _Importer:
         """A float constant used as a tensor: a weight (its initializer's
         name, or a name of its own)."""
         name = value.weight or f"{self.node.output[0]}.constant"
-        if value.weight is None:
-            self.env.setdefault(name, value)
-            self.initializers.pop(name, None)
         self.env[name] = value
         return self.weight(name, "constant")
 
@@ -511,8 +508,10 @@ class _Importer:
             handler = getattr(self, "op_" + node.op_type, None)
             if handler is None:
                 raise self.fail("this op type is not supported")
-            results = handler(node, {a.name: self.onnx.helper.get_attribute_value(a)
-                                     for a in node.attribute})
+            results = self.fold(node) if node.op_type in self.FOLDED else None
+            if results is None:
+                results = handler(node, {a.name: self.onnx.helper.get_attribute_value(a)
+                                         for a in node.attribute})
             results = results if isinstance(results, (list, tuple)) else [results]
             for name, result in zip(node.output, results):
                 if name:
@@ -546,6 +545,10 @@ class _Importer:
                     f"{', '.join(t.type for t in outputs)}")
         text += ["  }", "}", ""]
         return "\n".join(text), self.weights
+
+    # Ops run at import (by fold) when all their inputs are constants.
+    FOLDED = {"Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "Expand", "Slice",
+              "Transpose", "Reshape", "Add"}
 
     # -- constants and shapes --
     def op_Constant(self, node: Any, attributes: Dict[str, Any]) -> Value:
@@ -596,7 +599,6 @@ class _Importer:
         graph = helper.make_graph(
             [node], "fold",
             [helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(
-                self.env[name].array.dtype if name in self.env else
                 self.value(name).array.dtype), None) for name in inputs],
             [helper.make_tensor_value_info(name, 0, None) for name in node.output if name])
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)])
@@ -621,9 +623,6 @@ class _Importer:
             self.emit(f"{name} = recur.embedding {table.name}[{ids.name}] : ({table.type}, "
                       f"{ids.type}) -> {_type(shape)}")
             return _Tensor(name, shape)
-        folded = self.fold(node)
-        if folded is not None:
-            return folded
         dims, index = self.dims_of(data), indices
         if dims is not None and isinstance(index, _Const) and not dims.scalar:
             picked = [dims.dims[int(i)] for i in index.array.reshape(-1)]
@@ -640,9 +639,6 @@ class _Importer:
     def op_Unsqueeze(self, node: Any, attributes: Dict[str, Any]) -> Value:
         value = self.value(node.input[0])
         axes = self.axes(node, attributes, 1)
-        folded = self.fold(node)
-        if folded is not None:
-            return folded
         dims = self.dims_of(value)
         if dims is not None and dims.scalar and axes == [0]:
             return self.folded(_Dims(dims.dims))
@@ -660,9 +656,6 @@ class _Importer:
 
     def op_Squeeze(self, node: Any, attributes: Dict[str, Any]) -> Value:
         value = self.value(node.input[0])
-        folded = self.fold(node)
-        if folded is not None:
-            return folded
         shape = list(value.shape)
         axes = self.axes(node, attributes, 1)
         if axes is None:
@@ -679,9 +672,6 @@ class _Importer:
 
     def op_Concat(self, node: Any, attributes: Dict[str, Any]) -> Value:
         values = [self.value(name) for name in node.input]
-        folded = self.fold(node)
-        if folded is not None:
-            return folded
         dims = [self.dims_of(v) for v in values]
         if all(d is not None for d in dims):
             return self.folded(_Dims([x for d in dims for x in d.dims]))
@@ -690,9 +680,6 @@ class _Importer:
 
     def op_Cast(self, node: Any, attributes: Dict[str, Any]) -> Value:
         value = self.value(node.input[0])
-        folded = self.fold(node)
-        if folded is not None:
-            return folded
         to = attributes["to"]
         if isinstance(value, _Dims) and to in (6, 7):
             return value
@@ -713,9 +700,6 @@ class _Importer:
 
     def op_Expand(self, node: Any, attributes: Dict[str, Any]) -> Value:
         value = self.value(node.input[0])
-        folded = self.fold(node)
-        if folded is not None:
-            return folded
         dims = self.dims_of(self.value(node.input[1]))
         if isinstance(value, _Const) and value.array.size == 1 and dims is not None:
             dtype = "f32" if value.array.dtype.kind == "f" else "i64"
@@ -724,9 +708,6 @@ class _Importer:
 
     def op_Slice(self, node: Any, attributes: Dict[str, Any]) -> Value:
         value = self.value(node.input[0])
-        folded = self.fold(node)
-        if folded is not None:
-            return folded
         if self.opset < 10:
             starts, ends = attributes["starts"], attributes["ends"]
             axes, steps = attributes.get("axes"), None
@@ -767,9 +748,6 @@ class _Importer:
 
     def op_Transpose(self, node: Any, attributes: Dict[str, Any]) -> Value:
         value = self.value(node.input[0])
-        folded = self.fold(node)
-        if folded is not None:
-            return folded
         rank = len(value.shape)
         permutation = list(attributes.get("perm", range(rank)[::-1]))
         if isinstance(value, _Stack):
@@ -783,9 +761,6 @@ class _Importer:
 
     def op_Reshape(self, node: Any, attributes: Dict[str, Any]) -> Value:
         value = self.value(node.input[0])
-        folded = self.fold(node)
-        if folded is not None:
-            return folded
         dims = self.dims_of(self.value(node.input[1]))
         if dims is None:
             raise self.fail("the shape must be a shape computation or a constant")
@@ -842,9 +817,6 @@ class _Importer:
         return self.linear(x, weight, bias)
 
     def op_Add(self, node: Any, attributes: Dict[str, Any]) -> Value:
-        folded = self.fold(node)
-        if folded is not None:
-            return folded
         a, b = self.value(node.input[0]), self.value(node.input[1])
         if isinstance(b, _Linear):
             a, b = b, a
@@ -1284,21 +1256,8 @@ class CompiledONNX:
         return list(self.signature["outputs"])
 
     def __call__(self, *inputs: Any, **named: Any) -> List[Any]:
-        order = self.signature["inputs"]
-        if len(inputs) > len(order):
-            raise RecurError(f"the model takes {len(order)} inputs ({', '.join(order)}), got "
-                             f"{len(inputs)}")
-        given = dict(zip(order, inputs))
-        for name, value in named.items():
-            if name not in order:
-                raise RecurError(f"the model has no input '{name}'; its inputs: "
-                                 f"{', '.join(order)}")
-            if name in given:
-                raise RecurError(f"input '{name}' given twice")
-            given[name] = value
-        missing = [name for name in order if name not in given]
-        if missing:
-            raise RecurError(f"missing input {', '.join(missing)}")
+        from ._model import inputs_by_name
+        given = inputs_by_name(self.signature["inputs"], inputs, named)
         as_numpy = not any(type(v).__module__.startswith("torch") for v in given.values())
         for name in self.signature["int64"]:
             value = given[name]

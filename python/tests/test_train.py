@@ -30,6 +30,29 @@ def loss_of(output, h_n, c_n):
     return (output ** 2).mean() + (1.5 * h_n).sum() + (c_n ** 3).sum() * 0.1
 
 
+def assert_gradients_match_float64(module, trainable, run, tensors):
+    """`run(mod, *tensors)` -> (output, h_n, c_n), through `trainable` and
+    through a float64 copy of `module`: the outputs agree within 1e-5 and
+    the gradients of loss_of (the parameters' and `tensors`') within 1e-4,
+    scaled. Returns the compiled run's output and h_n."""
+    inputs = [v.clone().requires_grad_() for v in tensors]
+    output, h_n, c_n = run(trainable, *inputs)
+    assert output.grad_fn is not None
+    loss_of(output, h_n, c_n).backward()
+    got = [p.grad for p in module.parameters()] + [v.grad for v in inputs]
+    reference = copy.deepcopy(module).double()
+    for p in reference.parameters():
+        p.grad = None
+    inputs64 = [v.detach().double().requires_grad_() for v in tensors]
+    output64, h64, c64 = run(reference, *inputs64)
+    assert scaled_error(output.detach(), output64.detach()) <= 1e-5
+    loss_of(output64, h64, c64).backward()
+    want = [p.grad for p in reference.parameters()] + [v.grad for v in inputs64]
+    for g, w in zip(got, want):
+        assert scaled_error(g, w) <= 1e-4
+    return output, h_n
+
+
 # (input, hidden, layers, bidirectional, bias, batch_first, T, B)
 SHAPES = [
     (5, 7, 1, False, True, False, 6, 3),
@@ -54,22 +77,11 @@ def test_gradients_match_autograd_in_float64(shape):
     x = torch.randn((batch, steps, size) if batch_first else (steps, batch, size))
     h0, c0 = torch.randn(states, batch, hidden), torch.randn(states, batch, hidden)
 
-    inputs = [v.clone().requires_grad_() for v in (x, h0, c0)]
-    output, (h_n, c_n) = trainable(inputs[0], (inputs[1], inputs[2]))
-    assert output.grad_fn is not None
-    loss_of(output, h_n, c_n).backward()
-    got = [p.grad for p in module.parameters()] + [v.grad for v in inputs]
+    def run(mod, x, h0, c0):
+        output, (h_n, c_n) = mod(x, (h0, c0))
+        return output, h_n, c_n
 
-    reference = copy.deepcopy(module).double()
-    for p in reference.parameters():
-        p.grad = None
-    inputs64 = [v.detach().double().requires_grad_() for v in (x, h0, c0)]
-    output64, (h64, c64) = reference(inputs64[0], (inputs64[1], inputs64[2]))
-    assert scaled_error(output.detach(), output64.detach()) <= 1e-5
-    loss_of(output64, h64, c64).backward()
-    want = [p.grad for p in reference.parameters()] + [v.grad for v in inputs64]
-    for g, w in zip(got, want):
-        assert scaled_error(g, w) <= 1e-4
+    assert_gradients_match_float64(module, trainable, run, (x, h0, c0))
 
 
 @pytest.mark.parametrize("bidirectional,packed", [(False, False), (True, False), (True, True)],
@@ -95,21 +107,8 @@ def test_projected_lstm_gradients_match_autograd_in_float64(bidirectional, packe
             output, (h_n, c_n) = mod(x, (h0, c0))
         return output, h_n, c_n
 
-    inputs = [v.clone().requires_grad_() for v in (x, h0, c0)]
-    output, h_n, c_n = run(trainable, *inputs)
+    output, h_n = assert_gradients_match_float64(module, trainable, run, (x, h0, c0))
     assert output.shape[-1] == 3 * count and h_n.shape == (2 * count, 3, 3)
-    loss_of(output, h_n, c_n).backward()
-    got = [p.grad for p in module.parameters()] + [v.grad for v in inputs]
-    reference = copy.deepcopy(module).double()
-    for p in reference.parameters():
-        p.grad = None
-    inputs64 = [v.detach().double().requires_grad_() for v in (x, h0, c0)]
-    output64, h64, c64 = run(reference, *inputs64)
-    assert scaled_error(output.detach(), output64.detach()) <= 1e-5
-    loss_of(output64, h64, c64).backward()
-    want = [p.grad for p in reference.parameters()] + [v.grad for v in inputs64]
-    for g, w in zip(got, want):
-        assert scaled_error(g, w) <= 1e-4
 
 
 # (bidirectional, layers, lengths, sorted): lengths 1 and T, B = 1, and one
