@@ -99,6 +99,10 @@ compile layer_norm_lstm "$root/test/Tools/recur-run/Inputs/layer-norm-lstm.mlir"
 run layer_norm_lstm 4 3 16
 compile peephole_lstm "$root/test/Tools/recur-run/Inputs/peephole-lstm.mlir"
 run peephole_lstm 5 2 17
+# An ONNX RNN node's outputs as recur-import-onnx writes them: Y [T, D, B, H]
+# and Y_h [D, B, H], T and B named by recur.dims.
+compile stacked_directions "$root/test/Tools/recur-compile/Inputs/stacked-directions.mlir"
+run stacked_directions 5 3 26
 # The backward models recur.compile(train=True) runs (recur-gen --vjp):
 # LSTM, GRU and RNN stacks (with lengths) and an LSTM LM, checked against the
 # reference's gradients.
