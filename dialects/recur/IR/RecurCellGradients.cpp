@@ -364,6 +364,10 @@ private:
     sum = sum ? arith::AddFOp::create(b, loc(), sum, gradient).getResult()
               : gradient;
   }
+  /// The gradient `g` of a slice of `source` at `offsets`/`sizes` (unit
+  /// strides) added to `source`'s.
+  void accumulateSlice(Value source, Value g, ArrayRef<OpFoldResult> offsets,
+                       ArrayRef<OpFoldResult> sizes);
   unsigned addPiece(Value perStep) {
     if (auto *found = llvm::find(pieces, perStep); found != pieces.end())
       return found - pieces.begin();
@@ -435,6 +439,59 @@ Value CellBackward::zerosLike(Value like) {
       linalg::FillOp::create(b, loc(), constant(b, loc(), element, 0.0), empty)
           .getResult(0);
   return castTo(b, loc(), zeros, like.getType());
+}
+
+/// Whether the regions at `offsets`/`sizes` of `a` and `b` are apart along
+/// some dimension where both are static.
+static bool disjoint(ArrayRef<OpFoldResult> aOffsets,
+                     ArrayRef<OpFoldResult> aSizes,
+                     ArrayRef<OpFoldResult> bOffsets,
+                     ArrayRef<OpFoldResult> bSizes) {
+  for (size_t dim = 0; dim < aOffsets.size(); ++dim) {
+    std::optional<int64_t> aStart = getConstantIntValue(aOffsets[dim]),
+                           aSize = getConstantIntValue(aSizes[dim]),
+                           bStart = getConstantIntValue(bOffsets[dim]),
+                           bSize = getConstantIntValue(bSizes[dim]);
+    if (aStart && aSize && bStart && bSize &&
+        (*aStart + *aSize <= *bStart || *bStart + *bSize <= *aStart))
+      return true;
+  }
+  return false;
+}
+
+void CellBackward::accumulateSlice(Value source, Value g,
+                                   ArrayRef<OpFoldResult> offsets,
+                                   ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+  // While the source's gradient is only other slices' gradients inserted
+  // into zeros, apart from this one, this one is inserted there too: the
+  // gates' gradients fill one tensor, rather than each padded with zeros
+  // and the padded ones summed (a fill, a copy and an add of the whole per
+  // gate).
+  Value &sum = adjoints[source];
+  auto apart = [&](tensor::InsertSliceOp insert) {
+    return disjoint(insert.getMixedOffsets(), insert.getMixedSizes(), offsets,
+                    sizes);
+  };
+  bool intoSum = false;
+  if (sum && sum.getType() == primal(source).getType()) {
+    Value dest = sum;
+    while (auto insert = dest.getDefiningOp<tensor::InsertSliceOp>()) {
+      if (!insert.hasUnitStride() || !apart(insert))
+        break;
+      dest = insert.getDest();
+    }
+    auto fill = dest.getDefiningOp<linalg::FillOp>();
+    intoSum = fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  }
+  if (intoSum) {
+    sum = tensor::InsertSliceOp::create(b, loc(), g, sum, offsets, sizes,
+                                        strides);
+    return;
+  }
+  accumulate(source, tensor::InsertSliceOp::create(b, loc(), g,
+                                                   zerosLike(primal(source)),
+                                                   offsets, sizes, strides));
 }
 
 Value CellBackward::transposed(Value weight) {
@@ -740,10 +797,7 @@ LogicalResult CellBackward::backward(Operation *op) {
         if (!slice.hasUnitStride() || slice.getDroppedDims().any())
           return noRule();
         auto [offsets, sizes, strides] = slices(slice);
-        Value padded = tensor::InsertSliceOp::create(
-            b, loc(), g, zerosLike(primal(slice.getSource())), remap(offsets),
-            remap(sizes), remap(strides));
-        accumulate(slice.getSource(), padded);
+        accumulateSlice(slice.getSource(), g, remap(offsets), remap(sizes));
         return success();
       })
       .Case([&](tensor::InsertSliceOp insert) -> LogicalResult {

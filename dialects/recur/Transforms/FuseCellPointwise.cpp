@@ -6,7 +6,10 @@
 // pointwise generic whose result is only sliced (a chunk of the gates) is
 // split into a generic per slice, on its operands' slices; then a producer
 // read by one op only is fused into it, so the gates go from the products
-// through the nonlinearities to the new state in registers.
+// through the nonlinearities to the new state in registers. Elementwise
+// arith on tensors (a derived backward's gradient sums) becomes generics
+// first, so that it fuses too, and a zero fill that inserted slices cover
+// (a gradient assembled from its gates') is dropped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::recur {
@@ -92,11 +96,80 @@ struct SplitSlicedPointwise : OpRewritePattern<tensor::ExtractSliceOp> {
   }
 };
 
+/// fill(zeros) -> insert_slice ... -> insert_slice, where the inserted
+/// slices cover the whole tensor between them (a gradient assembled from its
+/// gates'): the fill's values are never read, and the chain starts from the
+/// tensor.empty it filled instead, one loop nest less.
+struct DropOverwrittenFill : OpRewritePattern<linalg::FillOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::FillOp fill,
+                                PatternRewriter &rewriter) const override {
+    if (!fill.hasPureTensorSemantics() || fill->getNumResults() != 1)
+      return failure();
+    Value whole = fill.getResult(0);
+    auto type = dyn_cast<RankedTensorType>(whole.getType());
+    auto empty = fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
+    if (!type || !empty)
+      return failure();
+    SmallVector<OpFoldResult> sizes = empty.getMixedSizes();
+    // Each insert covers all of every dimension but one, the same for all,
+    // along which the static pieces must tile [0, size).
+    std::optional<unsigned> along;
+    SmallVector<std::pair<int64_t, int64_t>> pieces;
+    for (Value dest = whole; dest.hasOneUse();) {
+      auto insert = dyn_cast<tensor::InsertSliceOp>(*dest.getUsers().begin());
+      if (!insert || insert.getDest() != dest || !insert.hasUnitStride() ||
+          insert.getSourceType().getRank() != type.getRank())
+        break;
+      std::optional<unsigned> partial;
+      for (unsigned dim = 0; dim < type.getRank(); ++dim) {
+        OpFoldResult offset = insert.getMixedOffsets()[dim],
+                     size = insert.getMixedSizes()[dim];
+        if (isZeroInteger(offset) &&
+            isEqualConstantIntOrValue(size, sizes[dim]))
+          continue;
+        if (partial)
+          return failure();
+        partial = dim;
+      }
+      if (!partial)
+        return failure();
+      if (along && *along != *partial)
+        return failure();
+      along = partial;
+      std::optional<int64_t> start =
+          getConstantIntValue(insert.getMixedOffsets()[*along]);
+      std::optional<int64_t> size =
+          getConstantIntValue(insert.getMixedSizes()[*along]);
+      if (!start || !size)
+        return failure();
+      pieces.push_back({*start, *size});
+      dest = insert.getResult();
+    }
+    if (!along || type.isDynamicDim(*along))
+      return failure();
+    llvm::sort(pieces);
+    int64_t covered = 0;
+    for (auto [start, size] : pieces) {
+      if (start != covered)
+        return failure();
+      covered += size;
+    }
+    if (covered != type.getDimSize(*along))
+      return failure();
+    rewriter.replaceOp(fill, empty);
+    return success();
+  }
+};
+
 struct FuseCellPointwisePass
     : mlir::recur::impl::FuseCellPointwiseBase<FuseCellPointwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SplitSlicedPointwise>(&getContext());
+    patterns.add<SplitSlicedPointwise, DropOverwrittenFill>(&getContext());
+    // Elementwise arith on tensors (a derived backward's gradient sums) as
+    // generics first, so that they fuse with what they add.
+    linalg::populateElementwiseToLinalgConversionPatterns(patterns);
     // A producer read by one op only: fused, it is computed once still.
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fused) {

@@ -252,6 +252,10 @@ def FuseCellPointwise : Pass<"recur-fuse-cell-pointwise"> {
     read by one op only into that op (reductions over features included).
     A traced cell's nonlinearities and state update then run as one loop
     nest per gate group instead of one per op, their values in registers.
+    Elementwise arith on tensors (a derived backward's sums of gradients)
+    becomes generics first, so that it fuses too; and a zero fill whose
+    every element the `tensor.insert_slice`s into it overwrite (a gradient
+    assembled from its gates') is dropped for the empty tensor it filled.
 
     ```mlir
     %s = linalg.generic {add} ins(%gi, %gh) ...             // [B, 4H]

@@ -6,7 +6,8 @@
 // recur-vectorize-packed-matmuls turns into register-tiled kernels: x · wᵀ
 // with w packed into panels right before it (or before the loops it is
 // invariant in); d · w is already one (w read in place); dᵀ · x with its
-// rows collapsed, d and x read in place.
+// rows collapsed, d and x read in place (columns of a wider sequence read
+// from its collapsed whole, with its row stride, not copied).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_PACKGEMMOPERANDS
@@ -45,6 +48,24 @@ bool isRowsOfStaticF32(Value value, int64_t rank) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return type && type.getRank() == rank && !type.isDynamicDim(rank - 1) &&
          type.getElementType().isF32();
+}
+
+/// Whether `slice` keeps its source's rank and all of its first
+/// `leadingRank` dimensions, with unit strides: some columns of every row.
+bool takesWholeRows(tensor::ExtractSliceOp slice, unsigned leadingRank) {
+  if (!slice.hasUnitStride() ||
+      slice.getSourceType().getRank() != slice.getType().getRank() ||
+      slice.getType().getRank() != leadingRank + 1)
+    return false;
+  for (unsigned dim = 0; dim < leadingRank; ++dim) {
+    if (!isZeroInteger(slice.getMixedOffsets()[dim]))
+      return false;
+    FailureOr<bool> whole = ValueBoundsConstraintSet::areEqual(
+        slice.getMixedSizes()[dim], {slice.getSource(), dim});
+    if (failed(whole) || !*whole)
+      return false;
+  }
+  return true;
 }
 
 /// A multiply-accumulate contraction on f32 tensors: its operands and maps.
@@ -232,9 +253,23 @@ bool packContraction(linalg::GenericOp op, int64_t tile, bool pack) {
       ReassociationIndices rows;
       for (unsigned dim = 0; dim < leadingRank; ++dim)
         rows.push_back(dim);
-      return tensor::CollapseShapeOp::create(
-          b, loc, value,
-          SmallVector<ReassociationIndices>{rows, {leadingRank}});
+      SmallVector<ReassociationIndices> groups = {rows, {leadingRank}};
+      // Columns of whole rows (a piece of a concatenated sequence): the
+      // columns of the collapsed whole, read with its row stride, since
+      // the slice's own rows cannot be collapsed without a copy.
+      if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>();
+          slice && takesWholeRows(slice, leadingRank)) {
+        Value whole =
+            tensor::CollapseShapeOp::create(b, loc, slice.getSource(), groups);
+        OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+        return tensor::ExtractSliceOp::create(
+            b, loc, whole,
+            ArrayRef<OpFoldResult>{zero, slice.getMixedOffsets()[leadingRank]},
+            ArrayRef<OpFoldResult>{tensor::getMixedSize(b, loc, whole, 0),
+                                   slice.getMixedSizes()[leadingRank]},
+            ArrayRef<OpFoldResult>{one, one});
+      }
+      return tensor::CollapseShapeOp::create(b, loc, value, groups);
     };
     // The kernel reads d [rows, n] as it is (a tile's rows of C are
     // consecutive elements of one row of d at each step of the reduction),

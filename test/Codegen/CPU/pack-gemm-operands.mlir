@@ -151,3 +151,57 @@ func.func @weight_gradient_one_row_dimension(%d: tensor<10x40xf32>, %x: tensor<1
   } -> tensor<40x8xf32>
   return %0 : tensor<40x8xf32>
 }
+
+// -----
+
+// dᵀ · x whose operands are columns of every row of wider sequences (a
+// derived backward's pieces of its reverse recurrence's output, a state
+// among the kept ones): the wholes are collapsed and their columns read
+// with the wholes' row stride, rather than the slices collapsed (which
+// bufferization can only do by copying them).
+// CHECK-LABEL: func.func @weight_gradient_of_columns(
+// CHECK-SAME: %[[D:[^:]*]]: tensor<?x?x80xf32>, %[[X:[^:]*]]: tensor<?x?x24xf32>
+// CHECK-DAG: %[[DROWS:.*]] = tensor.collapse_shape %[[D]] {{\[\[}}0, 1], [2]] : tensor<?x?x80xf32> into tensor<?x80xf32>
+// CHECK-DAG: %[[D2:.*]] = tensor.extract_slice %[[DROWS]][0, 40] [%{{.*}}, 40] [1, 1] : tensor<?x80xf32> to tensor<?x40xf32>
+// CHECK-DAG: %[[XROWS:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x?x24xf32> into tensor<?x24xf32>
+// CHECK-DAG: %[[X2:.*]] = tensor.extract_slice %[[XROWS]][0, 8] [%{{.*}}, 8] [1, 1] : tensor<?x24xf32> to tensor<?x8xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[D2]], %[[X2]] : tensor<?x40xf32>, tensor<?x8xf32>)
+func.func @weight_gradient_of_columns(%dall: tensor<?x?x80xf32>, %xall: tensor<?x?x24xf32>, %acc: tensor<40x8xf32>) -> tensor<40x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %dall, %c0 : tensor<?x?x80xf32>
+  %b = tensor.dim %dall, %c1 : tensor<?x?x80xf32>
+  %tx = tensor.dim %xall, %c0 : tensor<?x?x24xf32>
+  %bx = tensor.dim %xall, %c1 : tensor<?x?x24xf32>
+  %d = tensor.extract_slice %dall[0, 0, 40] [%t, %b, 40] [1, 1, 1] : tensor<?x?x80xf32> to tensor<?x?x40xf32>
+  %x = tensor.extract_slice %xall[0, 0, 8] [%tx, %bx, 8] [1, 1, 1] : tensor<?x?x24xf32> to tensor<?x?x8xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d2, d3, d0)>, affine_map<(d0, d1, d2, d3) -> (d2, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%d, %x : tensor<?x?x40xf32>, tensor<?x?x8xf32>) outs(%acc : tensor<40x8xf32>) {
+  ^bb0(%a: f32, %bb: f32, %c: f32):
+    %p = arith.mulf %a, %bb : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<40x8xf32>
+  return %0 : tensor<40x8xf32>
+}
+
+// -----
+
+// Not every row (steps from the second on): the slice is collapsed as it
+// is.
+// CHECK-LABEL: func.func @weight_gradient_of_later_steps(
+// CHECK: %[[D:.*]] = tensor.extract_slice %{{.*}}[1, 0, 0]
+// CHECK: tensor.collapse_shape %[[D]] {{\[\[}}0, 1], [2]]
+func.func @weight_gradient_of_later_steps(%dall: tensor<?x?x40xf32>, %x: tensor<?x?x8xf32>, %acc: tensor<40x8xf32>) -> tensor<40x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %x, %c0 : tensor<?x?x8xf32>
+  %b = tensor.dim %x, %c1 : tensor<?x?x8xf32>
+  %d = tensor.extract_slice %dall[1, 0, 0] [%t, %b, 40] [1, 1, 1] : tensor<?x?x40xf32> to tensor<?x?x40xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d2, d3, d0)>, affine_map<(d0, d1, d2, d3) -> (d2, d3, d1)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%d, %x : tensor<?x?x40xf32>, tensor<?x?x8xf32>) outs(%acc : tensor<40x8xf32>) {
+  ^bb0(%a: f32, %bb: f32, %c: f32):
+    %p = arith.mulf %a, %bb : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<40x8xf32>
+  return %0 : tensor<40x8xf32>
+}

@@ -230,3 +230,38 @@ func.func @projected(%x: tensor<3x2x5xf32>, %t: tensor<3x2xi64>,
   %loss = recur.cross_entropy %logits, %t : (tensor<3x2x13xf32>, tensor<3x2xi64>) -> tensor<f32>
   return %loss : tensor<f32>
 }
+
+// -----
+
+// The gradient of a product sliced into gates: each gate's gradient is
+// inserted into one tensor, zero-filled once, at its columns (which do not
+// overlap), not padded with zeros per gate and the padded ones summed.
+
+// CHECK-LABEL: func.func @gates_into_one_gradient
+// CHECK: recur.rnn {{.*}} reverse
+// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x16xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[ONE:.*]] = tensor.insert_slice %{{.*}} into %[[ZEROS]][0, 8] [%{{.*}}, 8] [1, 1]
+// CHECK-NOT: arith.addf %{{.*}} : tensor<?x16xf32>
+// CHECK: %[[BOTH:.*]] = tensor.insert_slice %{{.*}} into %[[ONE]][0, 0] [%{{.*}}, 8] [1, 1]
+// CHECK-NOT: arith.addf %{{.*}} : tensor<?x16xf32>
+// CHECK: recur.linear %[[BOTH]]
+// CHECK: recur.yield
+func.func @gates_into_one_gradient(%x: tensor<?x?x4xf32> {recur.input = "input"}, %h0: tensor<?x8xf32> {recur.input = "h0"},
+                                   %wh: tensor<16x8xf32> {recur.weight = "w_hh"})
+    -> (tensor<?x?x8xf32> {recur.output = "y"}, tensor<?x8xf32> {recur.output = "h_n"}) attributes {recur.vjp} {
+  %y, %h = recur.rnn %x init(%h0) captures(%wh)
+      : (tensor<?x?x4xf32>, tensor<?x8xf32>, tensor<16x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x4xf32>, %hp: tensor<?x8xf32>, %w: tensor<16x8xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x4xf32>
+    %q = recur.linear %hp, %w : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+    %z = tensor.extract_slice %q[0, 0] [%n, 8] [1, 1] : tensor<?x16xf32> to tensor<?x8xf32>
+    %g = tensor.extract_slice %q[0, 8] [%n, 8] [1, 1] : tensor<?x16xf32> to tensor<?x8xf32>
+    %zt = math.tanh %z : tensor<?x8xf32>
+    %gt = math.tanh %g : tensor<?x8xf32>
+    %hn = arith.mulf %zt, %gt : tensor<?x8xf32>
+    recur.yield %hn, %hn : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  return %y, %h : tensor<?x?x8xf32>, tensor<?x8xf32>
+}

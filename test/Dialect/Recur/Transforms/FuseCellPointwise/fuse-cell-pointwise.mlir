@@ -161,3 +161,50 @@ func.func @reads_its_index(%x: tensor<?x?x16xf32>, %h0: tensor<?x8xf32>) -> tens
   }
   return %y : tensor<?x?x8xf32>
 }
+
+// -----
+
+// A gradient assembled from its gates' (recur-differentiate's form): the
+// inserted slices cover the zero-filled tensor, so the fill goes and the
+// inserts start from its empty tensor. Where they leave columns uncovered
+// (@partly_covered), the zeros stay.
+// CHECK-LABEL: func.func @covered
+// CHECK: recur.rnn
+// CHECK: %[[EMPTY:.*]] = tensor.empty(%{{.*}}) : tensor<?x16xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[ONE:.*]] = tensor.insert_slice %{{.*}} into %[[EMPTY]][0, 8]
+// CHECK: tensor.insert_slice %{{.*}} into %[[ONE]][0, 0]
+func.func @covered(%x: tensor<?x?x8xf32>, %h0: tensor<?x16xf32>) -> tensor<?x?x16xf32> {
+  %y, %h = recur.rnn %x init(%h0) : (tensor<?x?x8xf32>, tensor<?x16xf32>) -> (tensor<?x?x16xf32>, tensor<?x16xf32>) {
+  ^bb0(%xt: tensor<?x8xf32>, %hp: tensor<?x16xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x8xf32>
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty(%n) : tensor<?x16xf32>
+    %zeros = linalg.fill ins(%zero : f32) outs(%e : tensor<?x16xf32>) -> tensor<?x16xf32>
+    %a = math.tanh %xt : tensor<?x8xf32>
+    %one = tensor.insert_slice %a into %zeros[0, 8] [%n, 8] [1, 1] : tensor<?x8xf32> into tensor<?x16xf32>
+    %both = tensor.insert_slice %xt into %one[0, 0] [%n, 8] [1, 1] : tensor<?x8xf32> into tensor<?x16xf32>
+    recur.yield %both, %both : tensor<?x16xf32>, tensor<?x16xf32>
+  }
+  return %y : tensor<?x?x16xf32>
+}
+
+// CHECK-LABEL: func.func @partly_covered
+// CHECK: recur.rnn
+// CHECK: %[[ZEROS:.*]] = linalg.fill
+// CHECK: tensor.insert_slice %{{.*}} into %[[ZEROS]][0, 8]
+func.func @partly_covered(%x: tensor<?x?x8xf32>, %h0: tensor<?x24xf32>) -> tensor<?x?x24xf32> {
+  %y, %h = recur.rnn %x init(%h0) : (tensor<?x?x8xf32>, tensor<?x24xf32>) -> (tensor<?x?x24xf32>, tensor<?x24xf32>) {
+  ^bb0(%xt: tensor<?x8xf32>, %hp: tensor<?x24xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x8xf32>
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty(%n) : tensor<?x24xf32>
+    %zeros = linalg.fill ins(%zero : f32) outs(%e : tensor<?x24xf32>) -> tensor<?x24xf32>
+    %one = tensor.insert_slice %xt into %zeros[0, 8] [%n, 8] [1, 1] : tensor<?x8xf32> into tensor<?x24xf32>
+    %both = tensor.insert_slice %xt into %one[0, 0] [%n, 8] [1, 1] : tensor<?x8xf32> into tensor<?x24xf32>
+    recur.yield %both, %both : tensor<?x24xf32>, tensor<?x24xf32>
+  }
+  return %y : tensor<?x?x24xf32>
+}
