@@ -36,10 +36,13 @@ StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
   llvm_unreachable("unknown fusion level");
 }
 
-void mlir::recur::buildFusionPipeline(
-    OpPassManager &pm, FusionLevel level, const CpuGemmTile &gemmTile,
-    bool bf16Products, ArrayRef<std::string> inputShapes,
-    int64_t wavefrontMaxLayers, bool wavefrontAnyCell, bool sortByLength) {
+void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
+                                      const CpuGemmTile &gemmTile,
+                                      bool bf16Products,
+                                      ArrayRef<std::string> inputShapes,
+                                      int64_t wavefrontMaxLayers,
+                                      bool wavefrontAnyCell, bool sortByLength,
+                                      bool cellUnitSteps) {
   if (!inputShapes.empty()) {
     SpecializeShapesOptions shapes;
     shapes.inputs = llvm::to_vector(inputShapes);
@@ -71,10 +74,12 @@ void mlir::recur::buildFusionPipeline(
                                         gemmTile.vectorWidth, true})
                                   : createFuseLSTMCell());
   // Any other cell's tail runs on its recurrent product's register tile:
-  // the G gates of K units, one panel (without a tile, remarks only).
+  // the G gates of K units, one panel; without a tile, as unit steps (the
+  // GPU's) or not at all.
   if (level >= FusionLevel::cell)
     pm.addPass(createFuseCellStep(FuseCellStepOptions{
-        gemmTile.vectorWidth, std::max<int64_t>(gemmTile.columns, 1)}));
+        gemmTile.vectorWidth, std::max<int64_t>(gemmTile.columns, 1),
+        cellUnitSteps && !gemmTile.enabled()}));
   if (level >= FusionLevel::wavefront)
     pm.addPass(createWavefront(
         WavefrontOptions{wavefrontMaxLayers, wavefrontAnyCell}));
@@ -326,14 +331,14 @@ void mlir::recur::buildLowerToCudaPipeline(OpPassManager &pm,
                                            const CudaPipelineOptions &options) {
   buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
                       kGpuWavefrontMaxLayers, /*wavefrontAnyCell=*/false,
-                      /*sortByLength=*/false);
+                      /*sortByLength=*/false, /*cellUnitSteps=*/true);
   buildCudaBackEndPipeline(pm, options);
 }
 
 void mlir::recur::buildCudaBackEndPipeline(OpPassManager &pm,
                                            const CudaPipelineOptions &options) {
   buildConvertRecurPipeline(pm, /*forGpu=*/true);
-  buildBufferizePipeline(pm);
+  buildBufferizePipeline(pm, /*hoistStepBuffers=*/true);
   buildMapToGpuPipeline(pm, options);
   buildLowerGpuToNVVMPipeline(pm, options);
 }
@@ -341,7 +346,7 @@ void mlir::recur::buildCudaBackEndPipeline(OpPassManager &pm,
 void mlir::recur::buildCudaEmulatorBackEndPipeline(
     OpPassManager &pm, const CudaPipelineOptions &options) {
   buildConvertRecurPipeline(pm, /*forGpu=*/true);
-  buildBufferizePipeline(pm);
+  buildBufferizePipeline(pm, /*hoistStepBuffers=*/true);
   buildMapLoopsToLaunchesPipeline(pm, options, /*libraryGemms=*/false);
   pm.addPass(createGpuEmulateLaunches());
   pm.addPass(createCanonicalizerPass());
@@ -355,7 +360,7 @@ void mlir::recur::buildLowerToCudaEmulatorPipeline(
     OpPassManager &pm, const CudaPipelineOptions &options) {
   buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
                       kGpuWavefrontMaxLayers, /*wavefrontAnyCell=*/false,
-                      /*sortByLength=*/false);
+                      /*sortByLength=*/false, /*cellUnitSteps=*/true);
   buildCudaEmulatorBackEndPipeline(pm, options);
 }
 

@@ -223,7 +223,8 @@ void TargetConfig::buildFusionPipeline(OpPassManager &pm) const {
                                    precision == Precision::bf16, inputShapes,
                                    gpuKernels() ? kGpuWavefrontMaxLayers : 0,
                                    /*wavefrontAnyCell=*/!gpuKernels(),
-                                   /*sortByLength=*/!gpuKernels());
+                                   /*sortByLength=*/!gpuKernels(),
+                                   /*cellUnitSteps=*/gpuKernels());
 }
 
 void TargetConfig::buildBackEndPipeline(OpPassManager &pm) const {

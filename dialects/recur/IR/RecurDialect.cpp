@@ -66,7 +66,10 @@ LogicalResult UnitStepAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t batch, int64_t unit,
                                    std::optional<int64_t> layer,
                                    ArrayRef<int64_t> hidden,
-                                   ArrayRef<int64_t> gateTiles) {
+                                   ArrayRef<int64_t> gateTiles, int64_t gates) {
+  if (gates < 1)
+    return emitError() << "a step has at least one gate per unit, got "
+                       << gates;
   SmallVector<int64_t> dims = {batch, unit};
   if (layer)
     dims.push_back(*layer);

@@ -32,30 +32,37 @@ def Recur_Precision : I32EnumAttr<"Precision",
 
 def Recur_UnitStepAttr : AttrDef<Recur_Dialect, "UnitStep"> {
   let mnemonic = "unit_step";
-  let summary = "a fused LSTM step: one iteration per batch row, hidden unit and layer";
+  let summary = "a fused step: one iteration per batch row, hidden unit and layer";
   let description = [{
     On the `linalg.generic` of a fused step (`recur.lstm_recurrence` or
-    `recur.lstm_wavefront` with `cell<fused>`), as `recur.unit_step`: its
-    iterations are (batch row, hidden unit[, layer]), each summing the four
-    gates of its unit in registers and applying the cell. `batch`, `unit`
-    and `layer` (wavefronts only) name those iteration dimensions;
-    `hidden` gives every layer's H; `gate_tiles` the tile each layer's
-    weights are gate interleaved with (0: PyTorch's layout, gate g of unit
-    j at row g * H + j). `recur-gpu-stationary-weights` schedules such a
-    step as blocks that own groups of units with their weights on chip.
+    `recur.lstm_wavefront` with `cell<fused>`, or a `recur.rnn` cell's
+    product and tail as `recur-fuse-cell-step` fuses them for a target
+    without the CPU's register tile), as `recur.unit_step`: its iterations
+    are (batch row, hidden unit[, layer]), each summing the `gates` gates of
+    its unit in registers (4 for an LSTM, the default; 3 for a GRU) and
+    applying the cell. `batch`, `unit` and `layer` (wavefronts only) name
+    those iteration dimensions; `hidden` gives every layer's H;
+    `gate_tiles` the tile each layer's weights are gate interleaved with
+    (0: PyTorch's layout, gate g of unit j at row g * H + j).
+    `recur-gpu-stationary-weights` schedules such a step as blocks that own
+    groups of units with their weights on chip.
 
     ```mlir
     #recur.unit_step<batch = 0, unit = 1, layer = 2, hidden = [8, 8],
                      gate_tiles = [0, 0]>
+    #recur.unit_step<batch = 0, unit = 1, hidden = [16], gate_tiles = [0],
+                     gates = 3>
     ```
   }];
   let parameters = (ins "int64_t":$batch, "int64_t":$unit,
                         OptionalParameter<"std::optional<int64_t>">:$layer,
                         ArrayRefParameter<"int64_t">:$hidden,
-                        ArrayRefParameter<"int64_t">:$gateTiles);
+                        ArrayRefParameter<"int64_t">:$gateTiles,
+                        DefaultValuedParameter<"int64_t", "4">:$gates);
   let assemblyFormat = [{
     `<` `batch` `=` $batch `,` `unit` `=` $unit `,` (`layer` `=` $layer^ `,`)?
-    `hidden` `=` `[` $hidden `]` `,` `gate_tiles` `=` `[` $gateTiles `]` `>`
+    `hidden` `=` `[` $hidden `]` `,` `gate_tiles` `=` `[` $gateTiles `]`
+    (`,` `gates` `=` $gates^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -17,6 +17,7 @@
 
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
+#include "recur/Utils/GateSums.h"
 #include "recur/Utils/Remarks.h"
 #include "recur/Utils/SplitLast.h"
 
@@ -313,6 +314,78 @@ void layOutForTiles(RNNOp rnn, CellStep &step, int64_t tile) {
   product.erase();
 }
 
+/// Rewrites `step` as one loop nest over the tail's (b, j), a
+/// recur.unit_step: each iteration sums its unit's G gates over k in
+/// registers (the weight's rows g H + j, plus the bias), then runs the
+/// tail's body on them. The [B, G H] product never exists. For a target
+/// without the CPU's register tile: the GPU, whose
+/// recur-gpu-stationary-weights gives blocks groups of units with their
+/// weights on chip.
+void fuseIntoUnitStep(CellStep &step) {
+  LinearOp product = step.product;
+  linalg::GenericOp tail = step.tail;
+  OpBuilder b(tail);
+  Location loc = tail.getLoc();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *operand : tail.getDpsInputOperands()) {
+    if (step.gateOf.contains(operand->get()))
+      continue;
+    inputs.push_back(operand->get());
+    maps.push_back(tail.getMatchingIndexingMap(operand));
+  }
+  for (OpOperand &init : tail.getDpsInitsMutable())
+    maps.push_back(tail.getMatchingIndexingMap(&init));
+  Block &tailBody = tail.getRegion().front();
+  auto fused = linalg::GenericOp::create(
+      b, loc, tail.getResultTypes(), inputs, tail.getDpsInits(), maps,
+      tail.getIteratorTypesArray(),
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        Value row = linalg::IndexOp::create(nb, loc, 0);
+        Value unit = linalg::IndexOp::create(nb, loc, 1);
+        Type element = getElementTypeOrSelf(product.getType());
+        SmallVector<Value> rows, sums;
+        for (int64_t gate = 0; gate < step.gates; ++gate) {
+          rows.push_back(arith::AddIOp::create(
+              nb, loc, unit,
+              arith::ConstantIndexOp::create(nb, loc, gate * step.hidden)));
+          sums.push_back(
+              product.getBias()
+                  ? tensor::ExtractOp::create(nb, loc, product.getBias(),
+                                              rows.back())
+                        .getResult()
+                  : arith::ConstantOp::create(nb, loc, element,
+                                              nb.getFloatAttr(element, 0.0))
+                        .getResult());
+        }
+        sums =
+            accumulateGates(nb, loc, sums, rows,
+                            {product.getInput(), {row}, product.getWeight()});
+        IRMapping mapping;
+        unsigned next = 0;
+        for (OpOperand &operand : tail->getOpOperands()) {
+          BlockArgument argument = tail.getMatchingBlockArgument(&operand);
+          auto gate = step.gateOf.find(operand.get());
+          mapping.map(argument,
+                      gate != step.gateOf.end() && tail.isDpsInput(&operand)
+                          ? sums[gate->second]
+                          : args[next++]);
+        }
+        for (Operation &op : tailBody)
+          nb.clone(op, mapping);
+      });
+  fused->setAttr(RecurDialect::kUnitStepAttrName,
+                 UnitStepAttr::get(b.getContext(), /*batch=*/0, /*unit=*/1,
+                                   std::nullopt, {step.hidden}, {0},
+                                   step.gates));
+  tail->replaceAllUsesWith(fused->getResults());
+  tail.erase();
+  for (auto [gate, index] : step.gateOf)
+    if (gate != product.getResult())
+      gate.getDefiningOp()->erase();
+  product.erase();
+}
+
 struct FuseCellStepPass
     : mlir::recur::impl::FuseCellStepBase<FuseCellStepPass> {
   using Base::Base;
@@ -334,9 +407,9 @@ struct FuseCellStepPass
                      "re-read)",
                      reason);
       };
-      // A target without the CPU's register tile (the GPU) has no fused
-      // step for a cell region yet: said once per recurrence.
-      if (vectorWidth == 0)
+      // A target without the CPU's register tile nor unit steps has no
+      // fused step for a cell region: said once per recurrence.
+      if (vectorWidth == 0 && !unitSteps)
         return missed(rnn, "this target has no fused step for a recur.rnn "
                            "cell (the CPU's register tile takes one)");
       // The first product that qualifies, a recurrent one (of the state)
@@ -360,6 +433,10 @@ struct FuseCellStepPass
           if (whyNot.empty())
             whyNot = reason;
           continue;
+        }
+        if (vectorWidth == 0) {
+          fuseIntoUnitStep(*step);
+          return;
         }
         int64_t tile =
             unitTileFor(step->hidden, step->gates, vectorWidth, panelColumns);

@@ -304,7 +304,7 @@ def FuseLSTMCell : Pass<"recur-fuse-lstm-cell"> {
 }
 
 def FuseCellStep : Pass<"recur-fuse-cell-step"> {
-  let summary = "Lay out each recur.rnn cell's recurrent product for its pointwise tail to run on the product's register tile";
+  let summary = "Fuse each recur.rnn cell's recurrent product with its pointwise tail: on the CPU's register tile, or as one unit-step loop nest";
   let description = [{
     The LSTM's fused step for any cell. In a `recur.rnn` cell whose product
     with a captured weight, `[B, G H]`, is read only as G column slices of
@@ -332,18 +332,40 @@ def FuseCellStep : Pass<"recur-fuse-cell-step"> {
     K is the largest multiple of `vector-width` dividing H with G K at most
     `panel-columns` (at least one vector per gate). The tail's other
     operands must be `[B, H]` rows or `[H]` columns (a peephole's weights).
-    A cell left alone gets a remark saying why. With `vector-width=0` (a
-    target without the CPU's register tile: the GPU pipelines) every cell is
-    left alone, with a remark.
+    A cell left alone gets a remark saying why.
+
+    With `vector-width=0` (a target without the CPU's register tile) and
+    `unit-steps` (the GPU pipelines), the product and its tail become
+    instead one loop nest over the tail's (b, j), marked
+    `#recur.unit_step<..., gates = G>`: each iteration sums its unit's G
+    gates over k in registers, from the weight's rows g H + j (and the
+    bias), then runs the tail's body, as the LSTM's fused step does;
+    `recur-gpu-stationary-weights` then gives blocks groups of units with
+    their weights on chip. With `vector-width=0` alone every cell is left
+    alone, with a remark.
+
+    ```mlir
+    %h_t = linalg.generic ins(%xr, %xz, %xn, %h) outs(%e) {
+      %r0 = tensor.extract %b_hh[%j] ...
+      %r, %z, %n = scf.for %k ... iter_args(%r0, %z0, %n0)  // Σ h[b, k] w[g H + j, k]
+      ... the tail's body on %r, %z, %n ...
+    } {recur.unit_step = #recur.unit_step<batch = 0, unit = 1, hidden = [H],
+                                          gate_tiles = [0], gates = 3>}
+    ```
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "The CPU's f32 lanes per vector: K is a multiple of it (0: no "
-           "register tile, remarks only)">,
+           "register tile)">,
     Option<"panelColumns", "panel-columns", "int64_t", /*default=*/"64",
            "The GEMM register tile's columns: G K at most this, or G vectors">,
+    Option<"unitSteps", "unit-steps", "bool", /*default=*/"false",
+           "Without a register tile (vector-width=0): fuse each cell's step "
+           "into one recur.unit_step loop nest (the GPU's form) rather than "
+           "leave it, with a remark">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

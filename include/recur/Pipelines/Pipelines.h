@@ -192,13 +192,15 @@ inline constexpr int64_t kGpuWavefrontMaxLayers = 16;
 /// recur-pack-weights for `gemmTile` (none without one; in bf16 pairs for
 /// `bf16Products`) and recur-outline-weight-prologue. `sortByLength`:
 /// recur-sort-by-length (the CPU's; the GPU's steps run every row, masked).
+/// `cellUnitSteps`: without `gemmTile`, recur-fuse-cell-step fuses cells
+/// into recur.unit_step loop nests (the GPU's).
 void buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                          const CpuGemmTile &gemmTile = {},
                          bool bf16Products = false,
                          ArrayRef<std::string> inputShapes = {},
                          int64_t wavefrontMaxLayers = 0,
-                         bool wavefrontAnyCell = true,
-                         bool sortByLength = true);
+                         bool wavefrontAnyCell = true, bool sortByLength = true,
+                         bool cellUnitSteps = false);
 
 /// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse;
 /// `forGpu` picks the forms the GPU mapping takes (a block-parallel

@@ -20,6 +20,8 @@
 
 #include "llvm/Support/Debug.h"
 
+#include <numeric>
+
 namespace mlir::recur {
 #define GEN_PASS_DEF_GPUKERNELCONFIG
 #include "recur/Codegen/Passes.h.inc"
@@ -119,12 +121,12 @@ struct GpuKernelConfigPass
       units = unitsPerBlock(info, *slot, maxUnits, sharedMemoryBytes,
                             /*unitMultiple=*/1, [](int64_t) { return 0; });
     if (!units)
-      return plainLoopNest(
-          "one unit's gate rows of every weight (" +
-          Twine(4 * slot->stride() * slot->elementType.getIntOrFloatBitWidth() /
-                8) +
-          " bytes) do not fit in " + Twine(sharedMemoryBytes) +
-          " bytes of shared memory");
+      return plainLoopNest("one unit's gate rows of every weight (" +
+                           Twine(slot->gates * slot->stride() *
+                                 slot->elementType.getIntOrFloatBitWidth() /
+                                 8) +
+                           " bytes) do not fit in " + Twine(sharedMemoryBytes) +
+                           " bytes of shared memory");
     auto config = StationaryStepAttr::getChecked(
         [&] { return step.emitError() << getArgument() << ": "; },
         &getContext(), stepPrecision, units, int64_t(blockSize),
@@ -137,8 +139,9 @@ struct GpuKernelConfigPass
   }
 
   /// The units per block of `step` on tensor cores, if its products all
-  /// qualify and a group of a multiple of 4 units (16 slot rows: an MMA's
-  /// m) fits with its buffer of sums; otherwise 0, saying why in `whyNot`.
+  /// qualify and a group whose slot rows are whole MMAs' m (16; 4 units of
+  /// an LSTM, 16 of a GRU) fits with its buffer of sums; otherwise 0, saying
+  /// why in `whyNot`.
   int64_t unitsOnTensorCores(linalg::GenericOp step, const UnitStep &info,
                              Slot slot, std::string &whyNot) {
     if (!slot.elementType.isF32()) {
@@ -158,15 +161,21 @@ struct GpuKernelConfigPass
           std::max(slot.productsPerLayer, product.position + 1);
     slot.elementType = slot.operandType =
         gemm::mmaOperandType(&getContext(), precision);
+    // The fewest units whose slot rows fill at least 3/4 of an MMA's m (16;
+    // the rest padding): 4 of an LSTM, 4 of a GRU (12 rows), 16 of an RNN.
+    int64_t unitMultiple = 1;
+    while (info.gates * unitMultiple < 12)
+      unitMultiple *= 2;
     int64_t units = unitsPerBlock(
-        info, slot, maxUnits, sharedMemoryBytes,
-        /*unitMultiple=*/4, [&](int64_t units) {
+        info, slot, std::max<int64_t>(maxUnits, unitMultiple),
+        sharedMemoryBytes, unitMultiple, [&](int64_t units) {
           Slot sized = slot;
           sized.units = units;
           return sumsType(&getContext(), sized, blockSize).getNumElements() * 4;
         });
     if (!units)
-      whyNot = "no group of a multiple of 4 units fits in shared memory";
+      whyNot = "no group of a multiple of " + std::to_string(unitMultiple) +
+               " units fits in shared memory";
     return units;
   }
 };

@@ -19,6 +19,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_GPUPERSISTENTKERNELS
@@ -37,6 +38,29 @@ constexpr StringLiteral kPersistentKernelPrefix =
 /// The barrier's two counters sit on separate 128-byte lines: blocks
 /// arriving do not contend with blocks polling.
 constexpr int64_t kArrivedIndex = 0, kGenerationIndex = 32, kBarrierWords = 64;
+
+/// The most bytes of parameters a kernel may take (PTX before ISA 8.1,
+/// which the pipelines' +ptx80 is, refuses more than 4352), less room for
+/// the barrier's counters and the launch's own.
+constexpr int64_t kMaxKernelParameterBytes = 4096;
+
+/// The bytes of parameters the kernel of `loop` would take, outlined: each
+/// value defined before the loop that the loop reads, a memref as its
+/// descriptor (two pointers, the offset, sizes and strides: 8 bytes each),
+/// anything else 8 bytes; constants are cloned into the kernel instead.
+int64_t parameterBytes(scf::ForOp loop) {
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(loop.getRegion(), captured);
+  captured.insert(loop->operand_begin(), loop->operand_end());
+  int64_t bytes = 0;
+  for (Value value : captured) {
+    if (matchPattern(value, m_Constant()))
+      continue;
+    auto memref = dyn_cast<MemRefType>(value.getType());
+    bytes += 8 * (memref ? 3 + 2 * memref.getRank() : 1);
+  }
+  return bytes;
+}
 
 /// The parallel loop inside `outer` when `outer` is one tile loop of a
 /// parallel loop tiled for `blockSize` threads: a 1-D loop whose body
@@ -320,6 +344,20 @@ struct GpuPersistentKernelsPass
       // Bounds computed in the loop from values defined before it move out,
       // so that the grid can be sized from them.
       moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
+      // A step of many buffers (a traced cell's temporaries) would pass
+      // more parameters than PTX takes: its loops launch per step instead.
+      if (int64_t bytes = parameterBytes(loop);
+          bytes > kMaxKernelParameterBytes) {
+        mlir::recur::remarkMissed(
+            loop, getArgument(),
+            "this time loop launches a kernel per parallel loop at every "
+            "step, not one persistent kernel",
+            "its kernel would take " + std::to_string(bytes) +
+                " bytes of parameters (the buffers and sizes the loop "
+                "reads), more than PTX's " +
+                std::to_string(kMaxKernelParameterBytes));
+        continue;
+      }
       std::string name =
           (kPersistentKernelPrefix + func.getSymName() + "_" + Twine(index++))
               .str();

@@ -87,7 +87,7 @@ struct GpuStationaryWeightsPass
                   "are rounded from");
     // The slot is a static workgroup buffer: at most 48 KiB.
     auto fits = [&](const Slot &slot) -> LogicalResult {
-      if (4 * slot.units * slot.stride() *
+      if (slot.allocatedRows() * slot.stride() *
               (slot.elementType.getIntOrFloatBitWidth() / 8) <=
           kStaticSharedMemoryBytes)
         return success();
@@ -148,8 +148,8 @@ struct GpuStationaryWeightsPass
       Slot &slot = plan.slot;
       LLVM_DEBUG(llvm::dbgs()
                  << DEBUG_TYPE << ": " << plan.step.getLoc() << ": groups of "
-                 << slot.units << " units, a slot of " << 4 * slot.units
-                 << " x " << slot.stride() << " " << slot.elementType << ", "
+                 << slot.units << " units, a slot of " << slot.rows() << " x "
+                 << slot.stride() << " " << slot.elementType << ", "
                  << (plan.products.empty()
                          ? std::string("SIMT FMAs")
                          : std::to_string(plan.products.size()) +
@@ -165,10 +165,11 @@ struct GpuStationaryWeightsPass
         rewriter.setInsertionPointToStart(
             &getOperation().getFunctionBody().front());
         Location loc = plan.step.getLoc();
-        auto type = MemRefType::get(
-            {4 * slot.units, slot.stride()}, slot.elementType, AffineMap(),
-            gpu::AddressSpaceAttr::get(&getContext(),
-                                       gpu::AddressSpace::Workgroup));
+        auto type =
+            MemRefType::get({slot.allocatedRows(), slot.stride()},
+                            slot.elementType, AffineMap(),
+                            gpu::AddressSpaceAttr::get(
+                                &getContext(), gpu::AddressSpace::Workgroup));
         SharedBuffers buffers{slot, config,
                               memref::AllocOp::create(rewriter, loc, type),
                               nullptr};

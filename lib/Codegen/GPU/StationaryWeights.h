@@ -19,6 +19,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <optional>
 #include <string>
 
@@ -30,6 +32,7 @@ struct UnitStep {
   std::optional<int64_t> layerDim;
   int64_t hidden;                 // every layer's H
   SmallVector<int64_t> gateTiles; // per layer; 0: PyTorch's layout
+  int64_t gates = 4;              // gates per unit: 4 (LSTM), 3 (GRU), ...
 
   int64_t layers() const { return gateTiles.size(); }
   /// Rows between gate g and gate g + 1 of one unit in layer `layer`'s
@@ -54,11 +57,12 @@ struct StationaryWeight {
 /// different banks.
 int64_t tensorCoreStride(int64_t columns, Type operandType);
 
-/// The slot: for a group of `units` units, 4 * units rows (gate g of the
-/// group's unit j at row g * units + j), each the concatenated rows of the
-/// layer's weights, `stride()` elements apart.
+/// The slot: for a group of `units` units, gates * units rows (gate g of
+/// the group's unit j at row g * units + j), each the concatenated rows of
+/// the layer's weights, `stride()` elements apart.
 struct Slot {
   SmallVector<StationaryWeight> weights;
+  int64_t gates = 4;
   int64_t units = 0;
   int64_t columns = 0;
   Type elementType;
@@ -70,8 +74,9 @@ struct Slot {
 
   bool operator==(const Slot &other) const {
     auto key = [](const Slot &slot) {
-      return std::make_tuple(slot.units, slot.columns, slot.elementType,
-                             slot.operandType, slot.productsPerLayer);
+      return std::make_tuple(slot.gates, slot.units, slot.columns,
+                             slot.elementType, slot.operandType,
+                             slot.productsPerLayer);
     };
     auto weightKey = [](const StationaryWeight &weight) {
       return std::make_tuple(weight.buffer, weight.layer, weight.slotColumn);
@@ -79,6 +84,15 @@ struct Slot {
     return key(*this) == key(other) &&
            llvm::equal(llvm::map_range(weights, weightKey),
                        llvm::map_range(other.weights, weightKey));
+  }
+
+  /// Its rows: every gate of every unit of the group.
+  int64_t rows() const { return gates * units; }
+  /// The rows of its buffer: on tensor cores, whole MMA tiles (m = 16), the
+  /// rows past rows() never staged and their sums never read (a GRU's 8
+  /// units: 24 rows in 32).
+  int64_t allocatedRows() const {
+    return operandType ? llvm::alignTo(rows(), 16) : rows();
   }
 
   int64_t stride() const {
@@ -98,7 +112,7 @@ struct Slot {
 std::optional<int64_t> layerOf(Operation *op, const UnitStep &info,
                                Block *body);
 
-/// The weights the step reads by gate rows: [4H, K] function arguments
+/// The weights the step reads by gate rows: [G H, K] function arguments
 /// (weights never change during a run) loaded in the step's body, grouped by
 /// layer. Fails, saying why in `whyNot`, if one is read by two layers or
 /// outside the layer switch.
@@ -155,7 +169,7 @@ struct IndexMath {
 };
 
 /// The row of gate 0 of unit `unit` in layer `layer`'s weights: j in
-/// PyTorch's layout, j + 3K * (j / K) interleaved with tile K (as the
+/// PyTorch's layout, j + (G - 1) K * (j / K) interleaved with tile K (as the
 /// conversion's gateRows).
 Value firstGateRow(IndexMath &e, const UnitStep &info, int64_t layer,
                    Value unit);

@@ -16,8 +16,12 @@ using namespace mlir::recur;
 namespace mlir::recur::stationary {
 
 UnitStep readUnitStep(UnitStepAttr attr) {
-  return {attr.getBatch(), attr.getUnit(), attr.getLayer(), attr.getHidden()[0],
-          llvm::to_vector(attr.getGateTiles())};
+  return {attr.getBatch(),
+          attr.getUnit(),
+          attr.getLayer(),
+          attr.getHidden()[0],
+          llvm::to_vector(attr.getGateTiles()),
+          attr.getGates()};
 }
 
 int64_t tensorCoreStride(int64_t columns, Type operandType) {
@@ -52,6 +56,7 @@ std::optional<int64_t> layerOf(Operation *op, const UnitStep &info,
 FailureOr<Slot> findWeights(linalg::GenericOp step, const UnitStep &info,
                             std::string &whyNot) {
   Slot slot;
+  slot.gates = info.gates;
   SmallVector<int64_t> layerColumns(info.layers(), 0);
   SmallVector<SmallVector<std::pair<Value, int64_t>>> perLayer(info.layers());
   Block *body = step.getBody();
@@ -60,7 +65,7 @@ FailureOr<Slot> findWeights(linalg::GenericOp step, const UnitStep &info,
     auto argument = dyn_cast<BlockArgument>(load.getMemRef());
     auto type = cast<MemRefType>(load.getMemRef().getType());
     if (type.getRank() != 2 || !type.hasStaticShape() ||
-        type.getDimSize(0) != 4 * info.hidden)
+        type.getDimSize(0) != info.gates * info.hidden)
       return WalkResult::advance();
     if (!argument ||
         !isa<FunctionOpInterface>(argument.getOwner()->getParentOp())) {
@@ -94,7 +99,8 @@ FailureOr<Slot> findWeights(linalg::GenericOp step, const UnitStep &info,
     whyNot = computedWeights
                  ? "its weights are computed at every run (a training "
                    "step's, which has no weight prologue)"
-                 : "it reads no [4H, K] weight by gate rows";
+                 : "it reads no [" + std::to_string(info.gates) +
+                       " H, K] weight by gate rows";
     return failure();
   }
   for (auto [layer, weights] : llvm::enumerate(perLayer)) {
@@ -112,6 +118,11 @@ int64_t unitsPerBlock(const UnitStep &info, const Slot &slot, int64_t maxUnits,
                       int64_t sharedMemoryBytes, int64_t unitMultiple,
                       function_ref<int64_t(int64_t)> otherBytes) {
   int64_t bytes = slot.elementType.getIntOrFloatBitWidth() / 8;
+  auto sized = [&](int64_t units) {
+    Slot group = slot;
+    group.units = units;
+    return group;
+  };
   for (int64_t units = llvm::bit_floor(static_cast<uint64_t>(maxUnits));
        units >= unitMultiple; units /= 2) {
     bool divides =
@@ -119,7 +130,8 @@ int64_t unitsPerBlock(const UnitStep &info, const Slot &slot, int64_t maxUnits,
           return info.gateStride(layer) % units == 0;
         });
     if (divides && units % unitMultiple == 0 &&
-        4 * units * slot.stride() * bytes + otherBytes(units) <=
+        sized(units).allocatedRows() * slot.stride() * bytes +
+                otherBytes(units) <=
             sharedMemoryBytes)
       return units;
   }

@@ -148,13 +148,14 @@ FailureOr<SmallVector<Product>> matchProducts(linalg::GenericOp step,
   return products;
 }
 
-/// The block's buffers of sums, [productsPerLayer][batch rows][4U + 1]
+/// The block's buffers of sums, [productsPerLayer][batch rows][slot rows,
+/// whole MMA tiles, + 1]
 /// (f32; the odd row length spreads a warp's stores and loads over the
 /// banks), for `threads` threads.
 MemRefType sumsType(MLIRContext *context, const Slot &slot, int64_t threads) {
   return MemRefType::get(
       {slot.productsPerLayer, kWarpBatchRows * (threads / 32),
-       4 * slot.units + 1},
+       slot.allocatedRows() + 1},
       Float32Type::get(context), AffineMap(),
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
 }
@@ -251,7 +252,7 @@ void emitProduct(OpBuilder &b, Location loc, const Product &product,
   bool tf32 = operandType.isF32();
   int64_t pack = 32 / operandType.getIntOrFloatBitWidth();
   int64_t mmaK = tf32 ? 8 : 16;
-  int64_t mmaTiles = 4 * slot.units / 16;
+  int64_t mmaTiles = slot.allocatedRows() / 16;
   auto accumulatorType = VectorType::get({2, 2}, b.getF32Type());
   Value zeros = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(accumulatorType, 0.0f));

@@ -23,7 +23,8 @@ Value firstGateRow(IndexMath &e, const UnitStep &info, int64_t layer,
   int64_t tile = info.gateTiles[layer];
   if (!tile)
     return unit;
-  return e.add(unit, e.mul(e.div(unit, e.index(tile)), e.index(3 * tile)));
+  return e.add(unit, e.mul(e.div(unit, e.index(tile)),
+                           e.index((info.gates - 1) * tile)));
 }
 
 void emitLoadLayer(IndexMath &e, const UnitStep &info, const Slot &slot,
@@ -35,7 +36,7 @@ void emitLoadLayer(IndexMath &e, const UnitStep &info, const Slot &slot,
       continue;
     int64_t columns = cast<MemRefType>(weight.buffer.getType()).getDimSize(1);
     scf::ForOp::create(
-        e.b, e.loc, thread, e.index(4 * slot.units * columns), e.index(threads),
+        e.b, e.loc, thread, e.index(slot.rows() * columns), e.index(threads),
         ValueRange(),
         [&](OpBuilder &nb, Location loc, Value element, ValueRange) {
           IndexMath n{nb, loc};

@@ -15,11 +15,6 @@ using namespace mlir::recur::to_linalg;
 
 namespace mlir::recur::to_linalg {
 
-arith::FastMathFlagsAttr reassociable(MLIRContext *context) {
-  return arith::FastMathFlagsAttr::get(
-      context, arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
-}
-
 Value Emitter::constantFloat(Type type, double value) {
   return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
 }

@@ -10,6 +10,7 @@
 
 #include "recur/IR/CellMath.h"
 #include "recur/IR/RecurOps.h"
+#include "recur/Utils/GateSums.h"
 #include "recur/Utils/SequenceLengths.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,9 +23,6 @@
 namespace mlir::recur::to_linalg {
 
 using ::mlir::utils::IteratorType;
-
-/// Reductions may be reassociated so that LLVM vectorizes them.
-arith::FastMathFlagsAttr reassociable(MLIRContext *context);
 
 /// Builds the tensor-level IR shared by the op lowerings.
 class Emitter {

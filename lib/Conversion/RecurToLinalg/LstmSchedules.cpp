@@ -97,35 +97,7 @@ void markUnitStep(OpBuilder &b, linalg::GenericOp step, bool layered,
       RecurDialect::kUnitStepAttrName,
       UnitStepAttr::get(b.getContext(), /*batch=*/0, /*unit=*/1,
                         layered ? std::optional<int64_t>(2) : std::nullopt,
-                        hidden, gateTiles));
-}
-
-SmallVector<Value> accumulateGates(OpBuilder &b, Location loc, ValueRange sums,
-                                   ArrayRef<Value> rows,
-                                   const GateProduct &product) {
-  arith::FastMathFlagsAttr fastMath = reassociable(b.getContext());
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value size = arith::ConstantIndexOp::create(
-      b, loc, cast<RankedTensorType>(product.w.getType()).getShape()[1]);
-  auto loop = scf::ForOp::create(
-      b, loc, zero, size, one, sums,
-      [&](OpBuilder &kb, Location loc, Value k, ValueRange acc) {
-        SmallVector<Value> indices(product.leading.begin(),
-                                   product.leading.end());
-        indices.push_back(k);
-        Value xk = tensor::ExtractOp::create(kb, loc, product.x, indices);
-        SmallVector<Value> next;
-        for (int64_t gate = 0; gate < 4; ++gate) {
-          Value weight = tensor::ExtractOp::create(kb, loc, product.w,
-                                                   ValueRange{rows[gate], k});
-          Value term = arith::MulFOp::create(kb, loc, xk, weight, fastMath);
-          next.push_back(
-              arith::AddFOp::create(kb, loc, acc[gate], term, fastMath));
-        }
-        scf::YieldOp::create(kb, loc, next);
-      });
-  return llvm::to_vector_of<Value>(loop.getResults());
+                        hidden, gateTiles, /*gates=*/4));
 }
 
 SmallVector<Value> emitDoubleBufferedLoop(OpBuilder &b, Location loc,

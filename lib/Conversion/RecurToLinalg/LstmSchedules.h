@@ -2,8 +2,8 @@
 //
 // What the recurrence and the wavefront lowerings share: PyTorch's LSTM cell,
 // the separate step (a [B, 4H] gate tensor, then the cell), the fused step's
-// gate sums in registers and its recur.unit_step mark, and the double-buffered
-// time loop.
+// recur.unit_step mark (its gate sums are recur/Utils/GateSums.h's), and the
+// double-buffered time loop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,20 +54,6 @@ SmallVector<Value> gateRows(OpBuilder &b, Location loc, Value unit,
 /// (#recur.unit_step).
 void markUnitStep(OpBuilder &b, linalg::GenericOp step, bool layered,
                   ArrayRef<int64_t> hidden, ArrayRef<int64_t> gateTiles);
-
-/// A product added to a unit's gate sums: for every gate g,
-/// Σ_k x[leading..., k] · w[rows[g], k] over w's columns k.
-struct GateProduct {
-  Value x;
-  SmallVector<Value, 2> leading;
-  Value w;
-};
-
-/// `sums` (the four gates of one unit) plus `product`, summed over k in
-/// registers.
-SmallVector<Value> accumulateGates(OpBuilder &b, Location loc, ValueRange sums,
-                                   ArrayRef<Value> rows,
-                                   const GateProduct &product);
 
 /// One step of a double-buffered loop: step t reads hIn and writes every
 /// element of hOut; returns {h_t, the other carried values' next values}.

@@ -1143,6 +1143,13 @@ func.func @unit_step_tiles_per_layer() attributes {test.step = #recur.unit_step<
 
 // -----
 
+// expected-error @below {{a step has at least one gate per unit, got 0}}
+func.func @unit_step_no_gates() attributes {test.step = #recur.unit_step<batch = 0, unit = 1, hidden = [4], gate_tiles = [0], gates = 0>} {
+  return
+}
+
+// -----
+
 // expected-error @below {{a step of 2 layers needs its layer dimension}}
 func.func @unit_step_no_layer() attributes {test.step = #recur.unit_step<batch = 0, unit = 1, hidden = [4, 4], gate_tiles = [0, 0]>} {
   return

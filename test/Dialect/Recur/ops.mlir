@@ -330,6 +330,7 @@ func.func @lstm_recurrence_projected(%gates: tensor<?x?x24xf32>, %w_hh: tensor<2
 // CHECK-SAME: test.gpu_gemms = [#recur.gpu_gemm<precision = fp32, tile = [128, 128, 8], thread_tile = [8, 8]>, #recur.gpu_gemm<precision = tf32, tile = [128, 128, 16], warp_tile = [64, 32]>]
 // CHECK-SAME: test.gpu_step = #recur.stationary_step<precision = bf16, units = 8, block_size = 256, max_lanes = 32>
 // CHECK-SAME: test.step = #recur.unit_step<batch = 0, unit = 1, layer = 2, hidden = [8, 8], gate_tiles = [0, 4]>
+// CHECK-SAME: test.step3 = #recur.unit_step<batch = 0, unit = 1, hidden = [16], gate_tiles = [0], gates = 3>
 func.func @lowering_configs() attributes {
     test.gpu_gemms = [#recur.gpu_gemm<precision = fp32, tile = [128, 128, 8], thread_tile = [8, 8]>,
                       #recur.gpu_gemm<precision = tf32, tile = [128, 128, 16], warp_tile = [64, 32]>],
@@ -337,6 +338,7 @@ func.func @lowering_configs() attributes {
     test.gemms = [#recur.panel_gemm<tile = 64, layout = packed>,
                   #recur.panel_gemm<tile = 32, layout = pairs>,
                   #recur.panel_gemm<tile = 16, layout = in_place>],
-    test.step = #recur.unit_step<batch = 0, unit = 1, layer = 2, hidden = [8, 8], gate_tiles = [0, 4]>} {
+    test.step = #recur.unit_step<batch = 0, unit = 1, layer = 2, hidden = [8, 8], gate_tiles = [0, 4]>,
+    test.step3 = #recur.unit_step<batch = 0, unit = 1, hidden = [16], gate_tiles = [0], gates = 3>} {
   return
 }

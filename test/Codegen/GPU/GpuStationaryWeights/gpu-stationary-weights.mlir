@@ -154,3 +154,75 @@ func.func @divergent(%x: memref<?x4xf32>, %h: memref<?x4xf32>, %w: memref<16x4xf
   }
   return
 }
+
+// -----
+
+// A GRU's step as recur-fuse-cell-step fuses it for the GPU: three gates
+// per unit (recur.unit_step's gates = 3). Groups of 2 units (max-units): a
+// slot of 3 x 2 rows of w_hh (gate g of the group's unit j at row 2 g + j),
+// staged by the block's threads; the sums over k read all three gates'
+// weights from the slot, none from w_hh.
+// CHECK-LABEL: func.func @gru_cell(
+// CHECK-SAME: %[[WHH:[^:]*]]: memref<24x8xf32>
+// CHECK: %[[SLOT:.*]] = memref.alloc() : memref<6x8xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c4{{.*}}) step
+// CHECK: memref.load %[[WHH]]
+// CHECK: memref.store %{{.*}}, %[[SLOT]]
+// CHECK: } {recur.stage_weights}
+// CHECK: scf.for {{.*}} -> (f32, f32, f32) {
+// CHECK-COUNT-3: memref.load %[[SLOT]]
+// CHECK-NOT: memref.load %[[WHH]]
+// CHECK: scf.yield
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @gru_cell(%gi: tensor<?x?x24xf32>, %h0: tensor<?x8xf32>, %wh: tensor<24x8xf32>, %bh: tensor<24xf32>) -> tensor<?x?x8xf32> {
+  %y, %h = recur.rnn %gi init(%h0) captures(%wh, %bh)
+      : (tensor<?x?x24xf32>, tensor<?x8xf32>, tensor<24x8xf32>, tensor<24xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x24xf32>, %hp: tensor<?x8xf32>, %w: tensor<24x8xf32>, %b: tensor<24xf32>):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %one = arith.constant 1.0 : f32
+    %n = tensor.dim %hp, %c0 : tensor<?x8xf32>
+    %xr = tensor.extract_slice %xt[0, 0] [%n, 8] [1, 1] : tensor<?x24xf32> to tensor<?x8xf32>
+    %xz = tensor.extract_slice %xt[0, 8] [%n, 8] [1, 1] : tensor<?x24xf32> to tensor<?x8xf32>
+    %xn = tensor.extract_slice %xt[0, 16] [%n, 8] [1, 1] : tensor<?x24xf32> to tensor<?x8xf32>
+    %e = tensor.empty(%n) : tensor<?x8xf32>
+    %new = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%xr, %xz, %xn, %hp : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) outs(%e : tensor<?x8xf32>)
+        attrs = {recur.unit_step = #recur.unit_step<batch = 0, unit = 1, hidden = [8], gate_tiles = [0], gates = 3>} {
+    ^bb0(%a: f32, %bz: f32, %cn: f32, %hv: f32, %o: f32):
+      %row = linalg.index 0 : index
+      %unit = linalg.index 1 : index
+      %r0 = tensor.extract %b[%unit] : tensor<24xf32>
+      %zrow = arith.addi %unit, %c8 : index
+      %z0 = tensor.extract %b[%zrow] : tensor<24xf32>
+      %nrow = arith.addi %unit, %c16 : index
+      %n0 = tensor.extract %b[%nrow] : tensor<24xf32>
+      %s:3 = scf.for %k = %c0 to %c8 step %c1 iter_args(%sr = %r0, %sz = %z0, %sn = %n0) -> (f32, f32, f32) {
+        %hk = tensor.extract %hp[%row, %k] : tensor<?x8xf32>
+        %wr = tensor.extract %w[%unit, %k] : tensor<24x8xf32>
+        %pr = arith.mulf %hk, %wr fastmath<reassoc,contract> : f32
+        %ar = arith.addf %sr, %pr fastmath<reassoc,contract> : f32
+        %wz = tensor.extract %w[%zrow, %k] : tensor<24x8xf32>
+        %pz = arith.mulf %hk, %wz fastmath<reassoc,contract> : f32
+        %az = arith.addf %sz, %pz fastmath<reassoc,contract> : f32
+        %wn = tensor.extract %w[%nrow, %k] : tensor<24x8xf32>
+        %pn = arith.mulf %hk, %wn fastmath<reassoc,contract> : f32
+        %an = arith.addf %sn, %pn fastmath<reassoc,contract> : f32
+        scf.yield %ar, %az, %an : f32, f32, f32
+      }
+      %t0 = arith.addf %a, %s#0 : f32
+      %r = arith.mulf %t0, %one : f32
+      %t1 = arith.addf %bz, %s#1 : f32
+      %t2 = arith.mulf %r, %s#2 : f32
+      %t3 = arith.addf %cn, %t2 : f32
+      %t4 = math.tanh %t3 : f32
+      %t5 = arith.mulf %t1, %t4 : f32
+      %t6 = arith.addf %t5, %hv : f32
+      linalg.yield %t6 : f32
+    } -> tensor<?x8xf32>
+    recur.yield %new, %new : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  return %y : tensor<?x?x8xf32>
+}

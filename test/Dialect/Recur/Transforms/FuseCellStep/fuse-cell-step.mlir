@@ -7,6 +7,15 @@
 // RUN: recur-opt %s -split-input-file --recur-fuse-cell-step="vector-width=0" --remarks-filter-missed=recur-fuse-cell-step -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOTILE-REMARK
 // NOTILE-NOT: interleave_gates
 // NOTILE-REMARK-COUNT-6: Reason="this target has no fused step for a recur.rnn cell (the CPU's register tile takes one)"
+// With unit steps instead (the GPU's pipelines): the product and its tail
+// become one recur.unit_step loop nest over (b, j) whose iterations sum
+// their unit's G gates over k (from the bias, or zero) before the tail's
+// body; the [B, G H] product is gone. The layer norm's and the two tails'
+// cells are left, with the remarks above.
+// RUN: recur-opt %s -split-input-file --recur-fuse-cell-step="vector-width=0 unit-steps=true" | FileCheck %s --check-prefix=UNIT-STEP
+// RUN: recur-opt %s -split-input-file --recur-fuse-cell-step="vector-width=0 unit-steps=true" --remarks-filter-missed=recur-fuse-cell-step -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNIT-STEP-REMARK
+// UNIT-STEP-REMARK-COUNT-2: remark: [Missed]
+// UNIT-STEP-REMARK-NOT: remark
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
@@ -38,6 +47,25 @@
 // AVX2-LABEL: func.func @gru
 // AVX2: recur.interleave_gates %arg2 tile(8) gates(3) : tensor<96x32xf32>
 // AVX2: tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2, 3]] {{.*}} into tensor<?x4x3x8xf32>
+// UNIT-STEP-LABEL: func.func @gru
+// UNIT-STEP: recur.rnn %arg0 init(%arg1) captures(%arg2, %arg3)
+// UNIT-STEP: ^bb0(%{{.*}}: tensor<?x96xf32>, %[[H:.*]]: tensor<?x32xf32>, %[[W:.*]]: tensor<96x32xf32>, %[[B:.*]]: tensor<96xf32>):
+// UNIT-STEP-NOT: recur.linear
+// UNIT-STEP: %[[CELL:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %[[H]] : {{.*}}) outs(%{{.*}} : tensor<?x32xf32>) attrs = {recur.unit_step = #recur.unit_step<batch = 0, unit = 1, hidden = [32], gate_tiles = [0], gates = 3>}
+// UNIT-STEP: %[[ROW:.*]] = linalg.index 0
+// UNIT-STEP: %[[UNIT:.*]] = linalg.index 1
+// UNIT-STEP: %[[R:.*]] = arith.addi %[[UNIT]], %c0
+// UNIT-STEP: %[[R0:.*]] = tensor.extract %[[B]][%[[R]]]
+// UNIT-STEP: %[[Z:.*]] = arith.addi %[[UNIT]], %c32
+// UNIT-STEP: %[[N:.*]] = arith.addi %[[UNIT]], %c64
+// UNIT-STEP: %[[SUMS:.*]]:3 = scf.for %[[K:.*]] = %{{.*}} to %c32{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[R0]], {{.*}}) -> (f32, f32, f32)
+// UNIT-STEP: tensor.extract %[[H]][%[[ROW]], %[[K]]]
+// UNIT-STEP: tensor.extract %[[W]][%[[R]], %[[K]]]
+// UNIT-STEP: tensor.extract %[[W]][%[[Z]], %[[K]]]
+// UNIT-STEP: tensor.extract %[[W]][%[[N]], %[[K]]]
+// UNIT-STEP: arith.addf %{{.*}}, %[[SUMS]]#0
+// UNIT-STEP: math.tanh
+// UNIT-STEP: recur.yield %[[CELL]], %[[CELL]]
 func.func @gru(%gi: tensor<?x?x96xf32>, %h0: tensor<?x32xf32>, %wh: tensor<96x32xf32>, %bh: tensor<96xf32>)
     -> tensor<?x?x32xf32> {
   %y, %h = recur.rnn %gi init(%h0) captures(%wh, %bh)
@@ -92,6 +120,12 @@ func.func @gru(%gi: tensor<?x?x96xf32>, %h0: tensor<?x32xf32>, %wh: tensor<96x32
 // The two are merged first, one nest writing c_t and h_t; the peephole
 // weights, [H] columns, are read as [2, 16] at (tile, unit). No bias: the
 // product's tiles start from zero.
+// As one unit step: the merged nest (both results) with the four gates'
+// sums, its peephole columns read as they are.
+// UNIT-STEP-LABEL: func.func @peephole
+// UNIT-STEP: %[[CELL:.*]]:2 = linalg.generic {{.*}} attrs = {recur.unit_step = #recur.unit_step<batch = 0, unit = 1, hidden = [32], gate_tiles = [0]>}
+// UNIT-STEP: scf.for {{.*}} -> (f32, f32, f32, f32)
+// UNIT-STEP: recur.yield %[[CELL]]#1, %[[CELL]]#1, %[[CELL]]#0
 // CHECK-DAG: #[[COLUMN:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-LABEL: func.func @peephole
 // CHECK: %[[W:.*]] = recur.interleave_gates %arg3 tile(16) : tensor<128x32xf32>
@@ -169,6 +203,16 @@ func.func @peephole(%gi: tensor<?x?x128xf32>, %h0: tensor<?x32xf32>, %c0: tensor
 // CHECK: recur.linear %{{.*}}, %[[OLD]]
 // CHECK: recur.linear %[[H]], %[[NEW]]
 // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2, 3]] {{.*}} into tensor<?x2x1x64xf32>
+// As one unit step, the recurrent product is preferred too (no bias: the
+// sum starts from zero), and the captures are left as they are.
+// UNIT-STEP-LABEL: func.func @rnn
+// UNIT-STEP: recur.rnn %arg0 init(%arg1) captures(%arg2)
+// UNIT-STEP: ^bb0(%[[X:.*]]: tensor<?x128xf32>, %[[H:.*]]: tensor<?x128xf32>, %[[W:.*]]: tensor<128x128xf32>):
+// UNIT-STEP: recur.linear %[[X]], %[[W]]
+// UNIT-STEP: linalg.generic {{.*}} attrs = {recur.unit_step = #recur.unit_step<batch = 0, unit = 1, hidden = [128], gate_tiles = [0], gates = 1>}
+// UNIT-STEP: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// UNIT-STEP: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (f32)
+// UNIT-STEP: tensor.extract %[[H]]
 // AVX2-LABEL: func.func @rnn
 // AVX2: recur.interleave_gates %arg2 tile(16) gates(1) : tensor<128x128xf32>
 func.func @rnn(%gi: tensor<?x?x128xf32>, %h0: tensor<?x128xf32>, %wh: tensor<128x128xf32>) -> tensor<?x?x128xf32> {
