@@ -17,7 +17,8 @@ dir=$1 bin=$2 arch=${3:-sm_90}
   "$bench/workloads/lm-reference-bf16.json" "$bench/workloads/lm-reference-b16-bf16.json" \
   "$bench/workloads/lm-reference-b1-bf16.json" "$bench/workloads/fastrnns-bf16.json" \
   "$bench/workloads/lm-reference-train.json" "$bench/workloads/lm-reference-varlen.json" \
-  "$bench/workloads/fastrnns-varlen.json"
+  "$bench/workloads/fastrnns-varlen.json" "$bench/workloads/gru-lm.json" \
+  "$bench/workloads/fastrnns-gru.json" "$bench/workloads/lnlstm.json"
 if [[ -x $bin/bench-cudnn-lm ]]; then
   cp "$bin/bench-cudnn-lm" "$dir/"
 else

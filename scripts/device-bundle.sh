@@ -29,6 +29,10 @@ cp "$root/scripts/device-check.sh" "$bundle/check.sh"
 # them there with --models).
 "$root/bench/device-models.sh" "$bundle/bench-models" "$build/bin" "$arch"
 
+# The models are mostly their kernels' cubins, which compress about 3x: the
+# bundle travels with them gzipped, and check.sh unpacks them first.
+find "$bundle/gpu-suite" "$bundle/bench-models" -name '*.so' -exec gzip -9 -n {} +
+
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$root" diff --quiet HEAD 2>/dev/null || commit+="-dirty"
 printf 'commit %s\narch %s\nbuilt %s\n' "$commit" "$arch" "$(date -u +%FT%TZ)" > "$bundle/BUILD"

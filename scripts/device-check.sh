@@ -20,7 +20,10 @@
 #                  lstm10-b1, at fp32, tf32 and bf16, and the LM's training
 #                  step (lm-reference-train: Recur, cuDNN, PyTorch's rows),
 #                  and packed batches (lm-reference-varlen, fastrnns-varlen:
-#                  Recur, PyTorch's cuDNN on a PackedSequence)
+#                  Recur, PyTorch's cuDNN on a PackedSequence), and cells
+#                  other than the LSTM (gru-lm, fastrnns-gru: Recur's unit
+#                  steps, PyTorch's cuDNN GRU; lnlstm: Recur, PyTorch's
+#                  eager and TorchScript layer-norm LSTM)
 #                  (RECUR_DEVICE_BENCH: other workload files, e.g. deepbench;
 #                  RECUR_DEVICE_SYSTEMS: bench/run --systems, default cuda),
 #                  one step per workload file so that each report survives
@@ -33,6 +36,8 @@ set -uo pipefail
 bundle=$(cd "$(dirname "$0")" && pwd)
 root=$(pwd)
 [[ -x $root/bench/run ]] || { echo "run check.sh from the repository root" >&2; exit 2; }
+# device-bundle.sh gzips the models for the trip.
+find "$bundle" -name '*.so.gz' -exec gunzip -f {} +
 out=${OUT:-$bundle/out}
 mkdir -p "$out"
 summary=$out/summary.md
@@ -126,7 +131,7 @@ bench_workload() {
     --name "$(basename "$1" .json)" "$1"
 }
 odd=$bundle/gpu-suite/liblm_odd_a
-workloads=(${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json bench/workloads/lstm10-b1.json bench/workloads/lm-reference-tf32.json bench/workloads/lm-reference-b16-tf32.json bench/workloads/lm-reference-b1-tf32.json bench/workloads/fastrnns-tf32.json bench/workloads/lm-reference-bf16.json bench/workloads/lm-reference-b16-bf16.json bench/workloads/lm-reference-b1-bf16.json bench/workloads/fastrnns-bf16.json bench/workloads/lm-reference-train.json bench/workloads/lm-reference-varlen.json bench/workloads/fastrnns-varlen.json})
+workloads=(${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json bench/workloads/lstm10-b1.json bench/workloads/lm-reference-tf32.json bench/workloads/lm-reference-b16-tf32.json bench/workloads/lm-reference-b1-tf32.json bench/workloads/fastrnns-tf32.json bench/workloads/lm-reference-bf16.json bench/workloads/lm-reference-b16-bf16.json bench/workloads/lm-reference-b1-bf16.json bench/workloads/fastrnns-bf16.json bench/workloads/lm-reference-train.json bench/workloads/lm-reference-varlen.json bench/workloads/fastrnns-varlen.json bench/workloads/gru-lm.json bench/workloads/fastrnns-gru.json bench/workloads/lnlstm.json})
 # In order of what a short lease most needs: the persistent kernels under
 # each sanitizer, the first workload's benchmark, then the rest.
 sanitize memcheck odd-wavefront "$odd-wavefront.so" 9 6 --check
