@@ -183,8 +183,11 @@ struct FuseCellPointwisePass
     SmallVector<RNNOp> recurrences;
     getOperation()->walk([&](RNNOp op) { recurrences.push_back(op); });
     for (RNNOp op : recurrences)
-      if (failed(applyPatternsGreedily(op.getBody(), frozen)))
+      if (failed(applyPatternsGreedily(op.getBody(), frozen))) {
+        op.emitError() << getArgument()
+                       << ": the rewrites of this cell did not converge";
         return signalPassFailure();
+      }
   }
 };
 

@@ -19,8 +19,11 @@ struct ApproximateMathPass
     RewritePatternSet patterns(&getContext());
     // Upstream's set: f32 approximations, narrower floats widened to f32.
     populateMathPolynomialApproximationPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      getOperation()->emitError()
+          << getArgument() << ": the rewrites did not converge";
       signalPassFailure();
+    }
   }
 };
 } // namespace

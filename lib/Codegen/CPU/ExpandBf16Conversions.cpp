@@ -25,8 +25,11 @@ struct ExpandBf16ConversionsPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     arith::populateExpandBFloat16Patterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      getOperation()->emitError()
+          << getArgument() << ": the rewrites did not converge";
       signalPassFailure();
+    }
   }
 };
 } // namespace
