@@ -131,13 +131,19 @@ bench_workload() {
     --name "$(basename "$1" .json)" "$1"
 }
 odd=$bundle/gpu-suite/liblm_odd_a
-workloads=(${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json bench/workloads/lstm10-b1.json bench/workloads/lm-reference-tf32.json bench/workloads/lm-reference-b16-tf32.json bench/workloads/lm-reference-b1-tf32.json bench/workloads/fastrnns-tf32.json bench/workloads/lm-reference-bf16.json bench/workloads/lm-reference-b16-bf16.json bench/workloads/lm-reference-b1-bf16.json bench/workloads/fastrnns-bf16.json bench/workloads/lm-reference-train.json bench/workloads/lm-reference-varlen.json bench/workloads/fastrnns-varlen.json bench/workloads/gru-lm.json bench/workloads/fastrnns-gru.json bench/workloads/lnlstm.json})
+# The LM first (the baseline every run compares), then what no GPU has
+# measured yet (other cells, training, packed batches), then the rest.
+workloads=(${RECUR_DEVICE_BENCH:-bench/workloads/lm-reference.json bench/workloads/gru-lm.json bench/workloads/fastrnns-gru.json bench/workloads/lnlstm.json bench/workloads/lm-reference-train.json bench/workloads/lm-reference-varlen.json bench/workloads/fastrnns-varlen.json bench/workloads/lm-reference-b16.json bench/workloads/lm-reference-b1.json bench/workloads/fastrnns.json bench/workloads/lstm10-b1.json bench/workloads/lm-reference-tf32.json bench/workloads/lm-reference-b16-tf32.json bench/workloads/lm-reference-b1-tf32.json bench/workloads/fastrnns-tf32.json bench/workloads/lm-reference-bf16.json bench/workloads/lm-reference-b16-bf16.json bench/workloads/lm-reference-b1-bf16.json bench/workloads/fastrnns-bf16.json})
 # In order of what a short lease most needs: the persistent kernels under
 # each sanitizer, the first workload's benchmark, then the rest.
 sanitize memcheck odd-wavefront "$odd-wavefront.so" 9 6 --check
 sanitize memcheck lm "$lm" 5 8
 sanitize racecheck odd-wavefront "$odd-wavefront.so" 9 6 --check
 sanitize synccheck odd-wavefront "$odd-wavefront.so" 9 6 --check
+# A GRU LM's layers: recur.rnn unit steps, their weights in shared memory.
+gru=$bundle/gpu-suite/libgru_lm-wavefront.so
+sanitize memcheck gru "$gru" 4 3 --check
+sanitize racecheck gru "$gru" 4 3 --check
 bench_workload "${workloads[0]}"
 sanitize memcheck odd-none "$odd-none.so" 9 6 --check
 sanitize racecheck lm "$lm" 5 8
