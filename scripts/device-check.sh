@@ -6,10 +6,10 @@
 #   device         recur-run --cuda-check, nvidia-smi
 #   gpu-numerics   every run of the GPU suite vs the reference implementation
 #   cuobjdump      the reference LM carries sm_90 cubins
-#   memcheck-*     compute-sanitizer --tool memcheck on two models
+#   memcheck-*     compute-sanitizer --tool memcheck on three models
 #   racecheck-*, synccheck-*  compute-sanitizer's race and barrier checks on
 #                  the persistent kernels (a stack of odd sizes, the
-#                  reference LM)
+#                  reference LM; racecheck also a GRU LM's unit steps)
 #   pytorch        the reference LM vs PyTorch (cuDNN, TF32 off), same
 #                  weights and tokens, logits within 1e-4
 #   timing-*       the reference LM, T=50 B=128, 10 warm-up + 50 timed
@@ -37,7 +37,8 @@ bundle=$(cd "$(dirname "$0")" && pwd)
 root=$(pwd)
 [[ -x $root/bench/run ]] || { echo "run check.sh from the repository root" >&2; exit 2; }
 # device-bundle.sh gzips the models for the trip.
-find "$bundle" -name '*.so.gz' -exec gunzip -f {} +
+find "$bundle" -name '*.so.gz' -exec gunzip -f {} + ||
+  { echo "check.sh: cannot unpack the bundle's models (*.so.gz under $bundle)" >&2; exit 2; }
 out=${OUT:-$bundle/out}
 mkdir -p "$out"
 summary=$out/summary.md

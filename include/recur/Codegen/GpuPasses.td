@@ -274,7 +274,9 @@ def GpuKernelConfig : Pass<"recur-gpu-kernel-config", "::mlir::func::FuncOp"> {
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Fused steps: threads per block">,
     Option<"maxUnits", "max-units", "int64_t", /*default=*/"8",
-           "Fused steps: most hidden units per block">,
+           "Fused steps: most hidden units per block (on tensor cores at "
+           "least the units whose gate rows fill 3/4 of an MMA tile: 16 for "
+           "a one-gate RNN)">,
     Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
            /*default=*/"49152",
            "Fused steps: most shared memory for a block's weights (48 KiB: "

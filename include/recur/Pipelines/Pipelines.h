@@ -209,10 +209,9 @@ void buildConvertRecurPipeline(OpPassManager &pm, bool forGpu = false);
 
 /// recur-bufferize: one-shot bufferization of the whole module (function
 /// boundaries included, identity layouts) and ownership-based deallocation.
-/// `hoistStepBuffers` (the CPU's) allocates the temporaries of a loop's
-/// steps once, before the loop (buffer-loop-hoisting); the GPU pipelines'
-/// time loops keep their per-step device allocations until a GPU has run
-/// the persistent kernel that this would give every loop.
+/// `hoistStepBuffers` (every pipeline's) allocates the temporaries of a
+/// loop's steps once, before the loop (buffer-loop-hoisting), so that a time
+/// loop runs on one thread team (CPU) or as one persistent kernel (GPU).
 void buildBufferizePipeline(OpPassManager &pm, bool hoistStepBuffers = false);
 
 /// recur-cpu-tile-and-vectorize: linalg on buffers to loops. GEMMs of packed

@@ -67,11 +67,19 @@ FailureOr<Slot> findWeights(linalg::GenericOp step, const UnitStep &info,
     if (type.getRank() != 2 || !type.hasStaticShape() ||
         type.getDimSize(0) != info.gates * info.hidden)
       return WalkResult::advance();
-    if (!argument ||
-        !isa<FunctionOpInterface>(argument.getOwner()->getParentOp())) {
+    auto function =
+        argument
+            ? dyn_cast<FunctionOpInterface>(argument.getOwner()->getParentOp())
+            : FunctionOpInterface();
+    if (!function) {
       computedWeights = true;
       return WalkResult::advance();
     }
+    // A model input of that shape (a static batch of H rows, one gate) is
+    // read by batch row, not by gate rows.
+    if (function.getArgAttr(argument.getArgNumber(),
+                            RecurDialect::kInputAttrName))
+      return WalkResult::advance();
     std::optional<int64_t> layer = layerOf(load, info, body);
     if (!layer || *layer < 0 || *layer >= info.layers()) {
       whyNot = "it reads a weight outside its layer's case";

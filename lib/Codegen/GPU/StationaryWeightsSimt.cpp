@@ -87,6 +87,26 @@ void emitStage(IndexMath &e, const UnitStep &info, const Slot &slot,
             scf::YieldOp::create(nb, loc);
           }
         }
+        // On tensor cores the rows past the group's fill out the last MMA
+        // tile: zeros, so that its MMAs read only defined values (their
+        // sums are never read).
+        if (int64_t padding = slot.allocatedRows() - slot.rows()) {
+          int64_t stride = slot.stride();
+          Value zero = arith::ConstantOp::create(
+              nb, loc, nb.getZeroAttr(slot.elementType));
+          scf::ForOp::create(
+              nb, loc, thread, n.index(padding * stride), n.index(threads),
+              ValueRange(),
+              [&](OpBuilder &lb, Location loc, Value element, ValueRange) {
+                IndexMath l{lb, loc};
+                Value row = l.add(l.index(slot.rows()),
+                                  l.div(element, l.index(stride)));
+                memref::StoreOp::create(
+                    lb, loc, zero, slotBuffer,
+                    ValueRange{row, l.rem(element, l.index(stride))});
+                scf::YieldOp::create(lb, loc);
+              });
+        }
         gpu::BarrierOp::create(nb, loc);
         scf::YieldOp::create(nb, loc);
       });

@@ -120,3 +120,78 @@ func.func @narrow(%gates: tensor<?x?x32xf32>, %whh: tensor<32x8xf32>) -> tensor<
       : (tensor<?x?x32xf32>, tensor<32x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
   return %y : tensor<?x?x8xf32>
 }
+
+// -----
+
+// A GRU's unit step (three gates) of 16 units on tensor cores: groups of 4
+// units (max-units), 12 slot rows padded to one whole MMA tile of 16; the
+// block stages the 12 rows of w_hh and zeros in the 4 others, and its sums
+// buffer has a column per slot row (16 + 1).
+// CHECK-LABEL: func.func @gru_cell_padded(
+// CHECK-SAME: %[[WHH:[^:]*]]: memref<48x16xf32>
+// CHECK: %[[SLOT:.*]] = memref.alloc() : memref<16x16xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[SUMS:.*]] = memref.alloc() : memref<1x64x17xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.load %[[WHH]]
+// CHECK: memref.store %{{.*}}, %[[SLOT]]
+// CHECK: memref.store %cst{{.*}}, %[[SLOT]]
+// CHECK: } {recur.stage_weights}
+// CHECK-COUNT-2: nvgpu.mma.sync
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: memref.store %{{.*}}, %[[SUMS]]
+// At bf16 the padded slot holds bf16.
+// BF16-LABEL: func.func @gru_cell_padded(
+// BF16: memref.alloc() : memref<16x{{[0-9]+}}xbf16, #gpu.address_space<workgroup>>
+// BF16: nvgpu.mma.sync
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @gru_cell_padded(%gi: tensor<?x?x48xf32>, %h0: tensor<?x16xf32>, %wh: tensor<48x16xf32>, %bh: tensor<48xf32>) -> tensor<?x?x16xf32> {
+  %y, %h = recur.rnn %gi init(%h0) captures(%wh, %bh)
+      : (tensor<?x?x48xf32>, tensor<?x16xf32>, tensor<48x16xf32>, tensor<48xf32>) -> (tensor<?x?x16xf32>, tensor<?x16xf32>) {
+  ^bb0(%xt: tensor<?x48xf32>, %hp: tensor<?x16xf32>, %w: tensor<48x16xf32>, %b: tensor<48xf32>):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 16 : index
+    %c16 = arith.constant 32 : index
+    %one = arith.constant 1.0 : f32
+    %n = tensor.dim %hp, %c0 : tensor<?x16xf32>
+    %xr = tensor.extract_slice %xt[0, 0] [%n, 16] [1, 1] : tensor<?x48xf32> to tensor<?x16xf32>
+    %xz = tensor.extract_slice %xt[0, 16] [%n, 16] [1, 1] : tensor<?x48xf32> to tensor<?x16xf32>
+    %xn = tensor.extract_slice %xt[0, 32] [%n, 16] [1, 1] : tensor<?x48xf32> to tensor<?x16xf32>
+    %e = tensor.empty(%n) : tensor<?x16xf32>
+    %new = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%xr, %xz, %xn, %hp : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>) outs(%e : tensor<?x16xf32>)
+        attrs = {recur.unit_step = #recur.unit_step<batch = 0, unit = 1, hidden = [16], gate_tiles = [0], gates = 3>} {
+    ^bb0(%a: f32, %bz: f32, %cn: f32, %hv: f32, %o: f32):
+      %row = linalg.index 0 : index
+      %unit = linalg.index 1 : index
+      %r0 = tensor.extract %b[%unit] : tensor<48xf32>
+      %zrow = arith.addi %unit, %c8 : index
+      %z0 = tensor.extract %b[%zrow] : tensor<48xf32>
+      %nrow = arith.addi %unit, %c16 : index
+      %n0 = tensor.extract %b[%nrow] : tensor<48xf32>
+      %s:3 = scf.for %k = %c0 to %c8 step %c1 iter_args(%sr = %r0, %sz = %z0, %sn = %n0) -> (f32, f32, f32) {
+        %hk = tensor.extract %hp[%row, %k] : tensor<?x16xf32>
+        %wr = tensor.extract %w[%unit, %k] : tensor<48x16xf32>
+        %pr = arith.mulf %hk, %wr fastmath<reassoc,contract> : f32
+        %ar = arith.addf %sr, %pr fastmath<reassoc,contract> : f32
+        %wz = tensor.extract %w[%zrow, %k] : tensor<48x16xf32>
+        %pz = arith.mulf %hk, %wz fastmath<reassoc,contract> : f32
+        %az = arith.addf %sz, %pz fastmath<reassoc,contract> : f32
+        %wn = tensor.extract %w[%nrow, %k] : tensor<48x16xf32>
+        %pn = arith.mulf %hk, %wn fastmath<reassoc,contract> : f32
+        %an = arith.addf %sn, %pn fastmath<reassoc,contract> : f32
+        scf.yield %ar, %az, %an : f32, f32, f32
+      }
+      %t0 = arith.addf %a, %s#0 : f32
+      %r = arith.mulf %t0, %one : f32
+      %t1 = arith.addf %bz, %s#1 : f32
+      %t2 = arith.mulf %r, %s#2 : f32
+      %t3 = arith.addf %cn, %t2 : f32
+      %t4 = math.tanh %t3 : f32
+      %t5 = arith.mulf %t1, %t4 : f32
+      %t6 = arith.addf %t5, %hv : f32
+      linalg.yield %t6 : f32
+    } -> tensor<?x16xf32>
+    recur.yield %new, %new : tensor<?x16xf32>, tensor<?x16xf32>
+  }
+  return %y : tensor<?x?x16xf32>
+}
