@@ -20,8 +20,6 @@
 
 #include "llvm/Support/Debug.h"
 
-#include <numeric>
-
 namespace mlir::recur {
 #define GEN_PASS_DEF_GPUKERNELCONFIG
 #include "recur/Codegen/Passes.h.inc"
