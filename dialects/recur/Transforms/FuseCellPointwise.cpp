@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RowwiseOps.h"
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
 
@@ -48,6 +49,21 @@ bool isSliceablePointwise(linalg::GenericOp generic) {
   return llvm::all_of(generic.getDpsInputOperands(), [&](OpOperand *input) {
     return generic.getMatchingIndexingMap(input).isProjectedPermutation();
   });
+}
+
+/// The size of `tensor`'s dimension `dim` as its type or the tensor.empty
+/// it was made from says (through the ops that write into one), or null.
+OpFoldResult sizeOf(Value tensor, unsigned dim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(dim))
+    return IntegerAttr::get(IndexType::get(tensor.getContext()),
+                            type.getDimSize(dim));
+  if (auto empty = tensor.getDefiningOp<tensor::EmptyOp>())
+    return empty.getMixedSizes()[dim];
+  if (auto result = dyn_cast<OpResult>(tensor))
+    if (auto writer = dyn_cast<DestinationStyleOpInterface>(result.getOwner()))
+      return sizeOf(writer.getTiedOpOperand(result)->get(), dim);
+  return {};
 }
 
 /// extract_slice(generic(a, b, ...)) -> generic(slice(a), slice(b), ...),
@@ -93,6 +109,64 @@ struct SplitSlicedPointwise : OpRewritePattern<tensor::ExtractSliceOp> {
       result = tensor::CastOp::create(rewriter, loc, slice.getType(), result);
     rewriter.replaceOp(slice, result);
     return success();
+  }
+};
+
+/// extract_slice(x) -> x where the slice is all of x (a row's statistic,
+/// one value per row, under a slice of columns of the gates), its sizes
+/// those x was made with: one view less between the loop nests.
+struct FoldWholeSlice : OpRewritePattern<tensor::ExtractSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExtractSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    Value source = slice.getSource();
+    if (!slice.hasUnitStride() ||
+        slice.getSourceType().getRank() != slice.getType().getRank())
+      return failure();
+    for (auto [dim, offset, size] : llvm::enumerate(slice.getMixedOffsets(),
+                                                    slice.getMixedSizes())) {
+      OpFoldResult whole = sizeOf(source, dim);
+      if (!isZeroInteger(offset) || !whole ||
+          !isEqualConstantIntOrValue(size, whole))
+        return failure();
+    }
+    if (source.getType() != slice.getType())
+      source = tensor::CastOp::create(rewriter, slice.getLoc(), slice.getType(),
+                                      source);
+    rewriter.replaceOp(slice, source);
+    return success();
+  }
+};
+
+/// A reduction whose output starts from a fill that other ops read too (CSE
+/// merges a traced cell's zero fills): given a fill of its own, so that it
+/// writes in place, not into a copy bufferization would make, and its
+/// kernel starts from the value.
+struct OwnFillPerReduction : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp generic,
+                                PatternRewriter &rewriter) const override {
+    if (generic.getNumReductionLoops() == 0 ||
+        !generic.hasPureTensorSemantics())
+      return failure();
+    bool changed = false;
+    for (OpOperand &init : generic.getDpsInitsMutable()) {
+      auto fill = init.get().getDefiningOp<linalg::FillOp>();
+      auto empty = fill ? fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()
+                        : tensor::EmptyOp();
+      if (!empty || fill->hasOneUse())
+        continue;
+      rewriter.setInsertionPoint(generic);
+      Value own = tensor::EmptyOp::create(rewriter, empty.getLoc(),
+                                          empty.getMixedSizes(),
+                                          empty.getType().getElementType());
+      own = linalg::FillOp::create(rewriter, fill.getLoc(), fill.getInputs(),
+                                   own)
+                .getResult(0);
+      rewriter.modifyOpInPlace(generic, [&] { init.assign(own); });
+      changed = true;
+    }
+    return success(changed);
   }
 };
 
@@ -166,7 +240,14 @@ struct FuseCellPointwisePass
     : mlir::recur::impl::FuseCellPointwiseBase<FuseCellPointwisePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SplitSlicedPointwise, DropOverwrittenFill>(&getContext());
+    patterns.add<SplitSlicedPointwise, FoldWholeSlice, OwnFillPerReduction,
+               DropOverwrittenFill>(&getContext());
+    // A row's statistic kept as [B, 1] (a traced mean(keepdim=True)) as the
+    // [B] it is, its reshapes gone: one value per row to the loop nests.
+    linalg::ControlDropUnitDims unitDims;
+    linalg::populateFoldUnitExtentDimsPatterns(patterns, unitDims);
+    linalg::populateFoldUnitExtentDimsCanonicalizationPatterns(patterns,
+                                                               unitDims);
     // Elementwise arith on tensors (a derived backward's gradient sums) as
     // generics first, so that they fuse with what they add.
     linalg::populateElementwiseToLinalgConversionPatterns(patterns);
@@ -182,12 +263,30 @@ struct FuseCellPointwisePass
     FrozenRewritePatternSet frozen(std::move(patterns));
     SmallVector<RNNOp> recurrences;
     getOperation()->walk([&](RNNOp op) { recurrences.push_back(op); });
-    for (RNNOp op : recurrences)
+    for (RNNOp op : recurrences) {
       if (failed(applyPatternsGreedily(op.getBody(), frozen))) {
         op.emitError() << getArgument()
                        << ": the rewrites of this cell did not converge";
         return signalPassFailure();
       }
+      // What recur-hoist-input-projection took out of the cell (a layer
+      // norm of the input product), the same way: it runs over T·B rows.
+      std::optional<RowChain> chain = rowChainInto(op);
+      if (!chain)
+        continue;
+      SmallVector<Operation *> ops(chain->ops);
+      for (Operation *user : chain->rows->getUsers())
+        if (isRowChainLeaf(user))
+          ops.push_back(user);
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+      if (failed(applyOpPatternsGreedily(ops, frozen, config))) {
+        op.emitError() << getArgument()
+                       << ": the rewrites of this recurrence's input rows "
+                          "did not converge";
+        return signalPassFailure();
+      }
+    }
   }
 };
 

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RowwiseOps.h"
 #include "recur/IR/RecurOps.h"
 #include "recur/Transforms/Passes.h"
 #include "recur/Utils/GateSums.h"
@@ -25,7 +26,9 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_FUSECELLSTEP
@@ -68,6 +71,25 @@ bool isWholeBatch(OpFoldResult size, RNNOp rnn, LinearOp product) {
 constexpr const char *kReducedGates =
     "the product's gates are reduced over their row (a layer norm's "
     "statistics), of which a register tile holds a part";
+
+constexpr const char *kReducedGatesOnGpu =
+    "the product's gates are reduced over their row (a layer norm's "
+    "statistics), whose units span blocks: the product runs as a unit step "
+    "with its weight on chip, its tail as loop nests of their own";
+
+/// Whether `product` is one of [B, N] rows with a captured static weight
+/// (and bias): a unit step can compute it.
+bool isStaticProduct(RNNOp rnn, LinearOp product) {
+  auto type = cast<RankedTensorType>(product.getType());
+  auto isStatic = [](OpOperand *capture) {
+    return cast<RankedTensorType>(capture->get().getType()).hasStaticShape();
+  };
+  OpOperand *weight = rnn.getCapturedOperand(product.getWeight());
+  OpOperand *bias =
+      product.getBias() ? rnn.getCapturedOperand(product.getBias()) : nullptr;
+  return type.getRank() == 2 && !type.isDynamicDim(1) && weight &&
+         isStatic(weight) && (!product.getBias() || (bias && isStatic(bias)));
+}
 
 /// `product` and the tail that reads its gates, if the tail can run on the
 /// product's tiles; otherwise says why in `whyNot`.
@@ -164,6 +186,57 @@ std::optional<CellStep> matchCellStep(RNNOp rnn, LinearOp product,
                   "] columns");
   }
   return step;
+}
+
+/// Whether everything the cell computes from `product` is rowwise (each row
+/// from its own row of the product, x_t and the state: a layer norm over
+/// the gates, the gates, the new state): on the CPU its loop nests then
+/// run as one loop over the rows after the product, the row's reductions
+/// inside it (recur-vectorize-elementwise), which is the fast path for a
+/// tail a register tile cannot hold.
+bool isRowLocalTail(RNNOp rnn, LinearOp product) {
+  DenseSet<Value> rows = {product.getResult()};
+  rows.insert(rnn.getStepInput());
+  for (BlockArgument state : rnn.getStateArguments())
+    rows.insert(state);
+  auto isRowCount = [&](Value value) {
+    auto dim = value.getDefiningOp<tensor::DimOp>();
+    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+    return index && *index == 0 && rows.contains(dim.getSource());
+  };
+  DenseSet<Value> fromProduct = {product.getResult()};
+  auto isRow = [&](Value value) {
+    return rows.contains(value) || isFreshRows(value, isRowCount);
+  };
+  // Captures, constants, row counts, and what the cell computes from them
+  // alone (a gate's slice of a layer norm's scale).
+  DenseSet<Value> computedInvariants;
+  auto isInvariant = [&](Value value) {
+    return rnn.getCapturedOperand(value) ||
+           matchPattern(value, m_Constant()) || isRowCount(value) ||
+           computedInvariants.contains(value);
+  };
+  RowRoles roles{isRow, isInvariant, isRowCount};
+  for (Operation &op : rnn.getCell().without_terminator()) {
+    if (isa<tensor::DimOp, tensor::EmptyOp, arith::ConstantOp>(op))
+      continue;
+    if (isPure(&op) && op.getNumRegions() == 0 &&
+        llvm::all_of(op.getOperands(), isInvariant)) {
+      computedInvariants.insert(op.result_begin(), op.result_end());
+      continue;
+    }
+    bool rowwise = isRowwise(&op, roles);
+    if (rowwise)
+      rows.insert(op.result_begin(), op.result_end());
+    if (llvm::any_of(op.getOperands(), [&](Value operand) {
+          return fromProduct.contains(operand);
+        })) {
+      if (!rowwise)
+        return false;
+      fromProduct.insert(op.result_begin(), op.result_end());
+    }
+  }
+  return true;
 }
 
 /// The loop nests that read `product` (directly or through slices).
@@ -386,6 +459,39 @@ void fuseIntoUnitStep(CellStep &step) {
   product.erase();
 }
 
+/// `product` [B, N] alone as a unit step of N one-gate units whose tail
+/// writes the sum (what reads it is rowwise but reduces over the row, a
+/// layer norm over the gates): the product's weight stays on chip, where
+/// a plain loop nest would read it from memory at every step.
+void productIntoUnitStep(LinearOp product) {
+  OpBuilder b(product->getNextNode());
+  Location loc = product.getLoc();
+  auto type = cast<RankedTensorType>(product.getType());
+  SmallVector<OpFoldResult> sizes = {
+      tensor::getMixedSize(b, loc, product.getInput(), 0),
+      b.getIndexAttr(type.getDimSize(1))};
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  if (init.getType() != type)
+    init = tensor::CastOp::create(b, loc, type, init);
+  MLIRContext *context = b.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(2, context);
+  auto sums = linalg::GenericOp::create(
+      b, loc, type, ValueRange{product.getResult()}, init,
+      ArrayRef<AffineMap>{identity, identity},
+      SmallVector<utils::IteratorType>(2, utils::IteratorType::parallel),
+      [](OpBuilder &nb, Location loc, ValueRange args) {
+        linalg::YieldOp::create(nb, loc, args[0]);
+      });
+  product.getResult().replaceAllUsesExcept(sums.getResult(0), sums);
+  CellStep step;
+  step.product = product;
+  step.tail = sums;
+  step.hidden = type.getDimSize(1);
+  step.gates = 1;
+  step.gateOf[product.getResult()] = 0;
+  fuseIntoUnitStep(step);
+}
+
 struct FuseCellStepPass
     : mlir::recur::impl::FuseCellStepBase<FuseCellStepPass> {
   using Base::Base;
@@ -423,6 +529,8 @@ struct FuseCellStepPass
                             });
       std::string whyNot;
       Operation *firstProduct = nullptr;
+      bool rowLocal = false;
+      LinearOp reducedProduct;
       for (LinearOp product : products) {
         if (!firstProduct)
           firstProduct = product;
@@ -430,8 +538,13 @@ struct FuseCellStepPass
         std::string reason;
         std::optional<CellStep> step = matchCellStep(rnn, product, reason);
         if (!step) {
-          if (whyNot.empty())
+          if (whyNot.empty()) {
             whyNot = reason;
+            rowLocal = vectorWidth > 0 && reason == kReducedGates &&
+                       isRowLocalTail(rnn, product);
+            if (reason == kReducedGates && isStaticProduct(rnn, product))
+              reducedProduct = product;
+          }
           continue;
         }
         if (vectorWidth == 0) {
@@ -447,6 +560,17 @@ struct FuseCellStepPass
           continue;
         }
         layOutForTiles(rnn, *step, tile);
+        return;
+      }
+      // A layer norm over the gates on the CPU: one loop over the rows
+      // after the product is its fast path (isRowLocalTail).
+      if (rowLocal)
+        return;
+      // On the GPU the product alone keeps its weight on chip; the tail,
+      // whose rows span blocks, runs as loop nests of its own.
+      if (unitSteps && reducedProduct) {
+        missed(reducedProduct, kReducedGatesOnGpu);
+        productIntoUnitStep(reducedProduct);
         return;
       }
       if (firstProduct)

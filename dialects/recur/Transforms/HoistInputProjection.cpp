@@ -4,17 +4,21 @@
 //   -> recur.lstm_recurrence(recur.linear(x, w_ih, b_ih + b_hh), w_hh, h0, c0)
 // recur.rnn(x) { p = recur.linear(x_t, w, b) ... }
 //   -> recur.rnn(recur.linear(x, w, b)) { p is x_t ... }
-// and a scale and a bias the cell applies to p folded into that product.
+// and a scale and a bias the cell applies to p folded into that product;
+// then what the cell computes from x_t alone, row by row (a layer norm of
+// the product), over all T·B rows before the loop too.
 //
 //===----------------------------------------------------------------------===//
 
 #include "recur/IR/RecurOps.h"
+#include "RowwiseOps.h"
 #include "recur/Transforms/Passes.h"
 #include "recur/Utils/Remarks.h"
 #include "recur/Utils/SizeReads.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 
 namespace mlir::recur {
@@ -263,25 +267,174 @@ void hoistInputProduct(RNNOp op, RewriterBase &rewriter) {
   foldBias(op, products.getDefiningOp<LinearOp>(), rewriter);
 }
 
+/// Whether `value`, a cell's `tensor.dim %v, 0`, reads the row count of a
+/// value in `rows`.
+bool readsRowCount(Value value, const DenseSet<Value> &rows) {
+  auto dim = value.getDefiningOp<tensor::DimOp>();
+  return dim && leadingSizeRead(dim, 1) && rows.contains(dim.getSource());
+}
+
+/// What a cell computes from x_t alone, row by row: the ops, in order, and
+/// the one value of theirs that the rest of the cell reads.
+struct StepInputOps {
+  SmallVector<Operation *> ops;
+  Value result;
+};
+
+/// The ops of `op`'s cell that read x_t or what they compute from it, but
+/// not the state, rowwise on invariant values (captures, constants, the
+/// row count), if the rest of the cell reads one of their values only (not
+/// x_t itself, but for its row count) and they compute something (not only
+/// views): that value can be computed for every step before the loop.
+std::optional<StepInputOps> stepInputOps(RNNOp op) {
+  Block &cell = op.getCell();
+  Value step = op.getStepInput();
+  if (!cast<RankedTensorType>(step.getType()).isDynamicDim(0))
+    return std::nullopt; // a cell of a static batch stays as it is
+  DenseSet<Value> fromStep = {step};
+  auto isLeafRow = [&](Value value) {
+    return isFreshRows(value, [&](Value size) {
+      return readsRowCount(size, fromStep);
+    });
+  };
+  auto isRow = [&](Value value) {
+    return fromStep.contains(value) || isLeafRow(value);
+  };
+  auto isRowCount = [&](Value value) {
+    return readsRowCount(value, fromStep);
+  };
+  auto isInvariant = [&](Value value) {
+    return op.getCapturedOperand(value) || matchPattern(value, m_Constant()) ||
+           isRowCount(value);
+  };
+  RowRoles roles{isRow, isInvariant, isRowCount};
+  SetVector<Operation *> ops;
+  for (Operation &nested : cell.without_terminator()) {
+    if (!llvm::any_of(nested.getOperands(), [&](Value operand) {
+          return fromStep.contains(operand);
+        }) ||
+        leadingSizeRead(&nested, 1) || !isRowwise(&nested, roles))
+      continue;
+    ops.insert(&nested);
+    fromStep.insert(nested.result_begin(), nested.result_end());
+  }
+  // The one value the rest of the cell reads (beyond row counts).
+  Value result;
+  for (Value value : fromStep)
+    for (OpOperand &use : value.getUses()) {
+      if (ops.contains(use.getOwner()) || leadingSizeRead(use.getOwner(), 1))
+        continue;
+      if (value == step || (result && result != value))
+        return std::nullopt;
+      result = value;
+    }
+  if (!result || llvm::all_of(ops, isRowView) ||
+      cast<RankedTensorType>(result.getType()).getRank() != 2)
+    return std::nullopt;
+  // Only what the result needs.
+  SetVector<Operation *> needed;
+  SmallVector<Value> worklist = {result};
+  while (!worklist.empty()) {
+    Operation *producer = worklist.pop_back_val().getDefiningOp();
+    if (!producer || !ops.contains(producer) || !needed.insert(producer))
+      continue;
+    llvm::append_range(worklist, producer->getOperands());
+  }
+  return StepInputOps{llvm::filter_to_vector(ops, [&](Operation *nested) {
+                        return needed.contains(nested);
+                      }),
+                      result};
+}
+
+/// recur.rnn(x) { r = f(x_t) ... } -> recur.rnn(f(x)) { r is x_t ... }
+/// for f the cell's rowwise ops on x_t alone (stepInputOps), run on the
+/// T·B rows of x collapsed into one dimension; returns whether it did.
+bool hoistStepInputOps(RNNOp op, RewriterBase &rewriter) {
+  // A sorted recurrence's input product runs per step on the active rows.
+  if (op.getLengthsSorted())
+    return false;
+  std::optional<StepInputOps> found = stepInputOps(op);
+  auto sequenceType = cast<RankedTensorType>(op.getInput().getType());
+  if (!found || sequenceType.getRank() != 3)
+    return false;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value sequence = op.getInput();
+  Value collapsed = tensor::CollapseShapeOp::create(
+      rewriter, loc, sequence, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  Value stepRows = collapsed;
+  Type stepType = op.getStepInput().getType();
+  if (stepRows.getType() != stepType)
+    stepRows = tensor::CastOp::create(rewriter, loc, stepType, stepRows);
+  IRMapping mapping;
+  mapping.map(op.getStepInput(), stepRows);
+  for (BlockArgument capture : op.getCaptureArguments())
+    mapping.map(capture, op.getCapturedOperand(capture)->get());
+  auto isLeaf = [](Operation *leaf) {
+    return isa<arith::ConstantOp, tensor::EmptyOp, tensor::DimOp,
+               linalg::FillOp>(leaf);
+  };
+  if (!cloneRowwise(rewriter, found->ops, mapping, isLeaf)) {
+    if (stepRows != collapsed)
+      rewriter.eraseOp(stepRows.getDefiningOp());
+    rewriter.eraseOp(collapsed.getDefiningOp());
+    return false;
+  }
+  Value rows = mapping.lookup(found->result);
+  auto rowsType = cast<RankedTensorType>(rows.getType());
+  auto dim = [&](Value tensor, int64_t index) -> OpFoldResult {
+    return tensor::getMixedSize(rewriter, loc, tensor, index);
+  };
+  SmallVector<OpFoldResult> shape = {dim(sequence, 0), dim(sequence, 1),
+                                     rewriter.getIndexAttr(rowsType.getDimSize(1))};
+  auto [staticShape, dynamicShape] = decomposeMixedValues(shape);
+  (void)dynamicShape;
+  Value input = tensor::ExpandShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get(staticShape, rowsType.getElementType()), rows,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}}, shape);
+  BlockArgument step = op.getStepInput();
+  rewriter.modifyOpInPlace(op, [&] {
+    op.getInputMutable().assign(input);
+    step.setType(found->result.getType());
+  });
+  // The rest of the cell reads the row count of what it no longer computes
+  // from x_t, which has those rows.
+  for (Operation *hoisted : found->ops)
+    for (Value result : hoisted->getResults())
+      for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
+        if (tensor::DimOp size = leadingSizeRead(user, 1);
+            size && !llvm::is_contained(found->ops, user))
+          rewriter.modifyOpInPlace(size,
+                                   [&] { size.getSourceMutable().assign(step); });
+  rewriter.replaceAllUsesWith(found->result, step);
+  for (Operation *hoisted : llvm::reverse(found->ops))
+    if (hoisted->use_empty())
+      rewriter.eraseOp(hoisted);
+  return true;
+}
+
 struct HoistInputProjectionPass
     : mlir::recur::impl::HoistInputProjectionBase<HoistInputProjectionPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<HoistLSTMInputProjection>(&getContext());
     walkAndApplyPatterns(getOperation(), std::move(patterns));
-    SmallVector<RNNOp> hoistable;
-    getOperation()->walk([&](RNNOp op) {
-      if (std::string whyNot = whyNotHoistable(op); whyNot.empty())
-        hoistable.push_back(op);
-      else
+    SmallVector<RNNOp> recurrences;
+    getOperation()->walk([&](RNNOp op) { recurrences.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (RNNOp op : recurrences) {
+      std::string whyNot = whyNotHoistable(op);
+      if (whyNot.empty())
+        hoistInputProduct(op, rewriter);
+      // A product that could not be hoisted alone may be with the rest of
+      // what reads x_t only.
+      if (!hoistStepInputOps(op, rewriter) && !whyNot.empty())
         remarkMissed(op, getArgument(),
                      "this recurrence's product with x_t runs at every step, "
                      "not as one GEMM over all steps",
                      whyNot);
-    });
-    IRRewriter rewriter(&getContext());
-    for (RNNOp op : hoistable)
-      hoistInputProduct(op, rewriter);
+    }
   }
 };
 

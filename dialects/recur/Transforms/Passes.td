@@ -138,6 +138,23 @@ def HoistInputProjection : Pass<"recur-hoist-input-projection"> {
     rows first, `(x·W + b) * s`, moves into the product's weight and bias
     (`W`'s rows and `b` times `s`, computed from the weights alone, which
     `recur-outline-weight-prologue` runs once per binding).
+
+    Then what a cell computes from x_t alone, row by row, runs before the
+    loop too, on x's `T·B` rows collapsed into one dimension: a layer norm
+    of the input product (a layer-norm LSTM's `layernorm_i`), a scale or a
+    nonlinearity of it. The ops taken are those that read x_t or what they
+    compute from it, not the state, each computing a row from the same row
+    of its operands and from captures, constants and the row count
+    (`linalg.generic`s parallel along the rows, reductions over features,
+    fills, slices and reshapes that keep the rows, `recur.linear`,
+    elementwise arith on tensors); they must give the rest of the cell one
+    value (not x_t itself), which becomes the recurrence's input
+    (`expand(f(collapse(x)))`, a row chain) and the cell's x_t. A product
+    that could not be hoisted alone (x_t also read by an op on it) is hoisted
+    with the rest this way. Cells of a static batch and recurrences on rows
+    sorted by length (whose input product runs per step on the active rows)
+    keep theirs. `recur-wavefront` runs a row chain per step again in the
+    cell of a layer it joins to a wavefront.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect"];
@@ -257,6 +274,16 @@ def FuseCellPointwise : Pass<"recur-fuse-cell-pointwise"> {
     every element the `tensor.insert_slice`s into it overwrite (a gradient
     assembled from its gates') is dropped for the empty tensor it filled.
 
+    A layer norm as a cell traces it comes out as few row ops too: a row's
+    statistic kept as `[B, 1]` (`mean(keepdim=True)`) becomes the `[B]` it
+    is, its reshapes gone (linalg's unit-extent folding); a slice that takes
+    all of a value (a per-row statistic under a slice of gate columns) is the
+    value; and each reduction starts from a fill of its own (CSE merges a
+    traced cell's zero fills, and bufferization would copy a shared one per
+    reduction). The row chain that `recur-hoist-input-projection` took out
+    of a cell, the recurrence's input computed rowwise from its product, is
+    rewritten the same way.
+
     ```mlir
     %s = linalg.generic {add} ins(%gi, %gh) ...             // [B, 4H]
     %i = tensor.extract_slice %s[0, 0] [%b, H] [1, 1]
@@ -344,6 +371,16 @@ def FuseCellStep : Pass<"recur-fuse-cell-step"> {
     their weights on chip. With `vector-width=0` alone every cell is left
     alone, with a remark.
 
+    A product whose gates are reduced over their row (a layer norm over the
+    gates), which no register tile holds whole, is left alone on the CPU
+    without a remark when everything the cell computes from it is rowwise:
+    `recur-vectorize-elementwise` runs that tail as one loop over the rows
+    after the product, each row's reductions inside it, and remarks where a
+    row op cannot join. With `unit-steps`, such a product alone becomes a
+    unit step of one-gate units that writes the sums, so that its weight
+    stays on chip; its tail runs apart (a remark says so: its rows span the
+    blocks that own the units).
+
     ```mlir
     %h_t = linalg.generic ins(%xr, %xz, %xn, %h) outs(%e) {
       %r0 = tensor.extract %b_hh[%j] ...
@@ -399,7 +436,11 @@ def Wavefront : Pass<"recur-wavefront"> {
     projection and nothing else. The cells move into the wavefront as they
     are; a hoisted projection goes back into its layer's cell, as the
     product of the layer before's `y_t` with a captured weight (and bias),
-    so that the `[T, B, N]` projection of the inner layers is never stored.
+    so that the `[T, B, N]` projection of the inner layers is never stored;
+    so does the row chain after it (what `recur-hoist-input-projection`
+    took out of the cell: a layer norm of the projection, rowwise on its
+    `T·B` rows), on the product's rows, with the tensors it reads (a layer
+    norm's scale) captured after the projection's weight and bias.
     With `any-cell=false` (the GPU pipelines, which have no persistent
     kernel for such a wavefront yet, so that its diagonals would launch as
     many kernels as the layers one after the other, and more for the

@@ -5,16 +5,20 @@
 // recur.lstm_recurrence(g1, w_hh1) -> y1 ...
 //   -> recur.lstm_wavefront(g0, w_hh(w_hh0, w_hh1), w_ih(w_ih1), bias(b1))
 // and stacked recur.rnn (their input projections, if hoisted, back in the
-// cells) -> recur.rnn_wavefront with the layers' cells.
+// cells, with what the cells computed from them alone) ->
+// recur.rnn_wavefront with the layers' cells.
 //
 //===----------------------------------------------------------------------===//
 
 #include "recur/IR/RecurOps.h"
+#include "RowwiseOps.h"
 #include "recur/Transforms/Passes.h"
 #include "recur/Utils/Remarks.h"
 #include "recur/Utils/SizeReads.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::recur {
 #define GEN_PASS_DEF_WAVEFRONT
@@ -178,9 +182,11 @@ void formWavefront(LSTMRecurrenceOp head, ArrayRef<Link> links) {
 }
 
 /// A recur.rnn layer of a stack after the first: its input projection
-/// (hoisted out of its cell, if it was) and recurrence.
+/// (hoisted out of its cell, if it was), what the cell computed from the
+/// projection alone (hoisted too, if so) and recurrence.
 struct RNNLink {
   LinearOp projection;
+  std::optional<RowChain> chain;
   RNNOp recurrence;
 };
 
@@ -197,18 +203,30 @@ void readSizesFrom(Value sequence, Value input) {
       dim.getSourceMutable().assign(input);
 }
 
-/// The recur.rnn that `last`'s output feeds, directly or through a product.
-RNNOp followingLayer(RNNOp last) {
-  for (Operation *user : last.getY().getUsers()) {
-    if (auto next = dyn_cast<RNNOp>(user);
-        next && next.getInput() == last.getY())
+/// The recur.rnn whose input is `sequence` or a row chain on it.
+RNNOp readingRecurrence(Value sequence, Operation *after) {
+  for (Operation *user : sequence.getUsers()) {
+    if (auto next = dyn_cast<RNNOp>(user); next && next.getInput() == sequence)
       return next;
-    if (auto projection = dyn_cast<LinearOp>(user))
-      for (Operation *next : projection.getResult().getUsers())
-        if (auto recurrence = dyn_cast<RNNOp>(next);
-            recurrence && recurrence.getInput() == projection.getResult())
-          return recurrence;
+    if (isa<tensor::CollapseShapeOp>(user))
+      for (Operation *op = after->getNextNode(); op; op = op->getNextNode())
+        if (auto next = dyn_cast<RNNOp>(op))
+          if (std::optional<RowChain> chain = rowChainInto(next);
+              chain && chain->rows == user)
+            return next;
   }
+  return {};
+}
+
+/// The recur.rnn that `last`'s output feeds, directly or through a product
+/// (and a row chain).
+RNNOp followingLayer(RNNOp last) {
+  if (RNNOp next = readingRecurrence(last.getY(), last))
+    return next;
+  for (Operation *user : last.getY().getUsers())
+    if (auto projection = dyn_cast<LinearOp>(user))
+      if (RNNOp next = readingRecurrence(projection.getResult(), last))
+        return next;
   return {};
 }
 
@@ -239,7 +257,15 @@ std::optional<RNNLink> nextLayer(RNNOp first, RNNOp last,
     input = projection.getResult();
     user = readers.front();
   }
+  std::optional<RowChain> chain;
   auto next = dyn_cast<RNNOp>(user);
+  if (isa<tensor::CollapseShapeOp>(user)) {
+    next = readingRecurrence(input, last);
+    chain = next ? rowChainInto(next) : std::nullopt;
+    if (!chain || chain->rows != user)
+      return fail("the layer before's output reaches it through other ops");
+    input = next.getInput();
+  }
   if (!next || next.getInput() != input || next->getBlock() != last->getBlock())
     return fail("the layer before's output reaches it through other ops");
   if (first.getReverse() || next.getReverse())
@@ -255,29 +281,44 @@ std::optional<RNNLink> nextLayer(RNNOp first, RNNOp last,
   for (RNNOp layer : layers)
     if (!allUsesAfter(layer.getFinalStates(), next))
       return fail("an earlier layer's final state is read before this layer");
-  return RNNLink{projection, next};
+  return RNNLink{projection, chain, next};
+}
+
+/// What the cell of the layer `link` joins captures first: its input
+/// projection's weight (and bias), then what its row chain reads.
+SmallVector<Value> linkCaptures(const RNNLink &link) {
+  SmallVector<Value> captured;
+  if (LinearOp projection = link.projection) {
+    captured.push_back(projection.getWeight());
+    if (projection.getBias())
+      captured.push_back(projection.getBias());
+  }
+  if (link.chain)
+    llvm::append_range(captured, link.chain->invariants);
+  return captured;
 }
 
 /// Layer `link`'s cell, moved into `region`, reads its input row: the
 /// layer before's y_t, through the input projection it had before the
-/// loop, now in the cell, whose weight (and bias) become its first
-/// captures.
-void moveCell(RNNOp layer, LinearOp projection, Region &region,
+/// loop and the row chain after it, now in the cell, whose weight (and
+/// bias) and what the chain reads become its first captures.
+void moveCell(RNNOp layer, const RNNLink *link, Region &region,
               OpBuilder &builder) {
   region.takeBody(layer.getBody());
-  if (!projection)
+  LinearOp projection = link ? link->projection : LinearOp();
+  if (!link || (!projection && !link->chain))
     return;
   Block &cell = region.front();
-  Location loc = projection.getLoc();
+  Location loc = layer.getLoc();
   unsigned captures = 1 + layer.getInit().size();
-  SmallVector<Value> captured = {projection.getWeight()};
-  if (projection.getBias())
-    captured.push_back(projection.getBias());
+  SmallVector<Value> captured = linkCaptures(*link);
   SmallVector<Value> arguments;
   for (auto [index, value] : llvm::enumerate(captured))
     arguments.push_back(
         cell.insertArgument(captures + index, value.getType(), loc));
-  auto sequence = cast<RankedTensorType>(projection.getInput().getType());
+  std::optional<RowChain> chain = link->chain;
+  Value layerInput = projection ? projection.getInput() : chain->rows.getSrc();
+  auto sequence = cast<RankedTensorType>(layerInput.getType());
   BlockArgument row = cell.insertArgument(
       0u,
       RankedTensorType::get({sequence.getDimSize(1), sequence.getDimSize(2)},
@@ -286,13 +327,41 @@ void moveCell(RNNOp layer, LinearOp projection, Region &region,
   BlockArgument oldRow = cell.getArgument(1);
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&cell);
-  Value product =
-      LinearOp::create(builder, loc, row, arguments[0],
-                       arguments.size() > 1 ? arguments[1] : Value());
+  Value product = row;
+  if (projection)
+    product = LinearOp::create(builder, loc, row, arguments[0],
+                               projection.getBias() ? arguments[1] : Value());
+  if (chain) {
+    IRMapping mapping;
+    Value rows = product;
+    if (rows.getType() != chain->rows.getType())
+      rows = tensor::CastOp::create(builder, loc, chain->rows.getType(), rows);
+    mapping.map(chain->rows.getResult(), rows);
+    unsigned first = projection ? (projection.getBias() ? 2 : 1) : 0;
+    for (auto [index, invariant] : llvm::enumerate(chain->invariants))
+      mapping.map(invariant, arguments[first + index]);
+    [[maybe_unused]] bool cloned =
+        cloneRowwise(builder, chain->ops, mapping, isRowChainLeaf);
+    assert(cloned && "rowChainInto checked what the chain reads");
+    product = mapping.lookup(chain->steps.getSrc());
+  }
   if (product.getType() != oldRow.getType())
     product = tensor::CastOp::create(builder, loc, oldRow.getType(), product);
   oldRow.replaceAllUsesWith(product);
   cell.eraseArgument(1);
+}
+
+/// Erases `chain`, now in a cell, with the leaves it alone read.
+void eraseRowChain(RowChain chain) {
+  Operation *rows = chain.rows;
+  Operation *op = chain.steps;
+  while (op != rows) {
+    Operation *before = op->getPrevNode();
+    if (isOpTriviallyDead(op))
+      op->erase();
+    op = before;
+  }
+  rows->erase();
 }
 
 /// Replaces the recur.rnn stack `head`, `links` by one recur.rnn_wavefront.
@@ -309,13 +378,11 @@ void formWavefront(RNNOp head, ArrayRef<RNNLink> links) {
     llvm::append_range(resultTypes, layer.getFinalStates().getTypes());
     stateCounts.push_back(layer.getInit().size());
     int64_t count = layer.getCaptures().size();
-    if (index > 0)
-      if (LinearOp projection = links[index - 1].projection) {
-        captures.push_back(projection.getWeight());
-        if (projection.getBias())
-          captures.push_back(projection.getBias());
-        count += projection.getBias() ? 2 : 1;
-      }
+    if (index > 0) {
+      SmallVector<Value> captured = linkCaptures(links[index - 1]);
+      llvm::append_range(captures, captured);
+      count += captured.size();
+    }
     llvm::append_range(captures, layer.getCaptures());
     captureCounts.push_back(count);
   }
@@ -324,7 +391,7 @@ void formWavefront(RNNOp head, ArrayRef<RNNLink> links) {
       head.getLengths(), builder.getDenseI64ArrayAttr(stateCounts),
       builder.getDenseI64ArrayAttr(captureCounts), layers.size());
   for (auto [index, layer] : llvm::enumerate(layers))
-    moveCell(layer, index > 0 ? links[index - 1].projection : LinearOp(),
+    moveCell(layer, index > 0 ? &links[index - 1] : nullptr,
              wavefront.getLayers()[index], builder);
   // Captures that no cell reads (a hoisted product's weight) are dropped;
   // from the last layer back, so that earlier layers' offsets hold.
@@ -355,9 +422,13 @@ void formWavefront(RNNOp head, ArrayRef<RNNLink> links) {
       old.replaceAllUsesWith(replacement);
   for (auto [index, layer] : llvm::enumerate(llvm::reverse(layers))) {
     layer->erase();
-    if (index + 1 < layers.size())
-      if (LinearOp projection = links[layers.size() - 2 - index].projection)
-        projection->erase();
+    if (index + 1 == layers.size())
+      continue;
+    const RNNLink &link = links[layers.size() - 2 - index];
+    if (link.chain)
+      eraseRowChain(*link.chain);
+    if (LinearOp projection = link.projection)
+      projection->erase();
   }
 }
 

@@ -254,12 +254,21 @@ def VectorizeElementwise : Pass<"recur-vectorize-elementwise"> {
     of a log-softmax read a row from memory once and then from cache. Every
     access is to the row's own elements, so this is the same computation,
     unless two operands are different views of a buffer that one of the
-    generics writes; then they stay separate loops.
+    generics writes; then they stay separate loops, and a missed remark on
+    the generic that could not join says so (a cell's tail inside a time
+    loop pays a loop and a barrier per step for each).
 
     A copy of one of an elementwise generic's outputs that follows it into a
     buffer of its own (the LSTM step's h into `y[t]`) is folded in: the loop
     writes that buffer too, which saves a pass over the output and, on the
-    CPU, a parallel loop (a fork and a barrier) per step.
+    CPU, a parallel loop (a fork and a barrier) per step. After a group of
+    several generics (a cell's tail with a layer norm) the copies that
+    follow it are folded in the same way, each into an allocation of its
+    own, or into one that the group reads only at the elements it writes and
+    only up to the generic that writes the copy's source (the recurrence's
+    carried state: each row runs the generics in order): the tail of a
+    layer-norm LSTM's step, its statistics, gates, new state and the copies
+    into `y[t]` and the state, is one parallel loop.
 
     The body may also read the loops' indices (`linalg.index`) and per-row
     i64 inputs, and compare them as integers: the cross-entropy gradient's

@@ -107,11 +107,19 @@ struct RowGroup {
   bool viewsOfWrittenBuffer();
 };
 
+/// An output of a row group that a copy after the group also writes to
+/// `target`: the group writes it there too, where `writer` (the last member
+/// to write `source`) does, and the copy goes.
+struct CopiedOutput {
+  Value source, target;
+  Operation *writer;
+};
+
 /// Replaces `group`'s members with one parallel loop over their rows, each
-/// row in vectors along the last dimension; `copied`, an output a following
-/// copy also writes to `copyTarget`, is written there too.
+/// row in vectors along the last dimension; each of `copies`' sources is
+/// written to its target too.
 void emitRowGroup(RewriterBase &rewriter, RowGroup &group, int64_t vectorWidth,
-                  Value copied = {}, Value copyTarget = {});
+                  ArrayRef<CopiedOutput> copies = {});
 
 /// `size` elements in vectors of `width` lanes: `body(j, inBounds)` in a loop
 /// over the whole vectors, then in one over the partial last one.

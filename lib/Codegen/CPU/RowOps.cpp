@@ -258,10 +258,10 @@ namespace {
 class RowGroupEmitter {
 public:
   RowGroupEmitter(RewriterBase &rewriter, RowGroup &group, int64_t vectorWidth,
-                  Value copied = {}, Value copyTarget = {})
+                  ArrayRef<CopiedOutput> copies)
       : b(rewriter), loc(group.members.back().op->getLoc()), group(group),
         vectorWidth(vectorWidth), vectors(rewriter, loc, vectorWidth),
-        copied(copied), copyTarget(copyTarget) {}
+        copies(copies) {}
 
   void emit() {
     buildRowLoop(b, loc, group.members.front().fullOperand(), group.rank,
@@ -459,9 +459,10 @@ private:
       Value mapped = vectors.vectorValue(mapping, value);
       vector::TransferWriteOp::create(b, loc, mapped, init, indices,
                                       ArrayRef<bool>{inBounds});
-      if (init == copied)
-        vector::TransferWriteOp::create(b, loc, mapped, copyTarget, indices,
-                                        ArrayRef<bool>{inBounds});
+      for (const CopiedOutput &copy : copies)
+        if (init == copy.source && op == copy.writer)
+          vector::TransferWriteOp::create(b, loc, mapped, copy.target, indices,
+                                          ArrayRef<bool>{inBounds});
     }
   }
 
@@ -470,15 +471,14 @@ private:
   RowGroup &group;
   int64_t vectorWidth;
   BodyVectorizer vectors;
-  /// An output that a following copy (then erased) also writes to
-  /// `copyTarget`.
-  Value copied, copyTarget;
+  /// Outputs that following copies (then erased) also write elsewhere.
+  ArrayRef<CopiedOutput> copies;
 };
 
 } // namespace
 
 void mlir::recur::cpu::emitRowGroup(RewriterBase &rewriter, RowGroup &group,
-                                    int64_t vectorWidth, Value copied,
-                                    Value copyTarget) {
-  RowGroupEmitter(rewriter, group, vectorWidth, copied, copyTarget).emit();
+                                    int64_t vectorWidth,
+                                    ArrayRef<CopiedOutput> copies) {
+  RowGroupEmitter(rewriter, group, vectorWidth, copies).emit();
 }

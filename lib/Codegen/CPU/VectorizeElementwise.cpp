@@ -10,6 +10,7 @@
 #include "RowKernels.h"
 #include "recur/Codegen/Passes.h"
 #include "recur/Utils/Remarks.h"
+#include "../BufferViews.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -73,30 +74,110 @@ struct VectorizeElementwisePass
           rewriter.eraseOp(fill);
         }
 
-    for (RowGroup &group : formGroups(rowOps)) {
+    for (RowGroup &group : formGroups(rowOps, getArgument())) {
       Operation *last = group.members.back().op;
-      Value copied;
-      linalg::CopyOp copy;
-      if (linalg::GenericOp only = group.members.front().op;
-          group.members.size() == 1)
-        copy = matchCopiedOutput(only, only.getDpsInits(), only->getOperands(),
-                                 only, copied);
-      // The copy's target view must exist where the loop writes it.
-      if (copy)
+      SmallVector<std::pair<linalg::CopyOp, Operation *>> copies =
+          matchCopies(group);
+      SmallVector<CopiedOutput> copied;
+      for (auto [copy, writer] : copies) {
+        // The copy's target view must exist where the loop writes it.
         moveCopyTargetBefore(rewriter, copy, last);
+        copied.push_back({copy.getInputs()[0], copy.getOutputs()[0], writer});
+      }
       rewriter.setInsertionPoint(last);
-      emitRowGroup(rewriter, group, vectorWidth, copied,
-                   copy ? copy.getOutputs()[0] : Value());
+      emitRowGroup(rewriter, group, vectorWidth, copied);
       for (RowOp &member : group.members)
         rewriter.eraseOp(member.op);
-      if (copy)
+      for (auto [copy, writer] : copies)
         rewriter.eraseOp(copy);
     }
   }
 
+  /// The copies right after `group` of outputs its members write, which
+  /// its loop can write too, each with the member whose write of its source
+  /// writes it: for one member, into a buffer of its own
+  /// (matchCopiedOutput: the LSTM step's h into y[t]); for several (a cell's
+  /// tail with a layer norm), also into a buffer the group reads, where only
+  /// members up to the writer read it, at the element they write, and none
+  /// writes it (a recurrence's state, carried to the next step), since each
+  /// row runs the members in order.
+  static SmallVector<std::pair<linalg::CopyOp, Operation *>>
+  matchCopies(RowGroup &group) {
+    linalg::GenericOp only = group.members.front().op;
+    if (group.members.size() == 1) {
+      Value copied;
+      if (linalg::CopyOp copy = matchCopiedOutput(
+              only, only.getDpsInits(), only->getOperands(), only, copied))
+        return {{copy, only}};
+      return {};
+    }
+    Operation *last = group.members.back().op;
+    SmallVector<std::pair<linalg::CopyOp, Operation *>> copies;
+    DenseSet<Operation *> sources, targets;
+    for (Operation *after = last;;) {
+      auto copy = dyn_cast_or_null<linalg::CopyOp>(nextWithEffects(after));
+      Operation *writer =
+          copy ? copyWriter(group, copy, sources, targets) : nullptr;
+      if (!writer)
+        break;
+      copies.push_back({copy, writer});
+      after = copy;
+    }
+    return copies;
+  }
+
+  /// The member whose write of `copy`'s source the group can write to its
+  /// target too, if there is one: the last member to write the source's
+  /// buffer (a cell's tail reuses one buffer for several values), writing
+  /// all of the source, element by element. `sources`, `targets`: the
+  /// buffers of the copies matched before, which this one must not write,
+  /// nor read a target of.
+  static Operation *copyWriter(RowGroup &group, linalg::CopyOp copy,
+                               DenseSet<Operation *> &sources,
+                               DenseSet<Operation *> &targets) {
+    Value source = copy.getInputs()[0], target = copy.getOutputs()[0];
+    auto targetType = dyn_cast<MemRefType>(target.getType());
+    memref::AllocOp targetRoot = rootAllocation(target);
+    memref::AllocOp sourceRoot = rootAllocation(source);
+    if (!targetType || !targetRoot || !sourceRoot ||
+        targetType.getShape() !=
+            cast<MemRefType>(source.getType()).getShape() ||
+        !targetType.isLastDimUnitStride() || targetRoot == sourceRoot ||
+        sources.contains(targetRoot) || targets.contains(targetRoot) ||
+        targets.contains(sourceRoot) ||
+        !availableBefore(target, group.members.back().op))
+      return nullptr;
+    std::optional<size_t> writer;
+    for (auto [index, member] : llvm::enumerate(group.members))
+      for (OpOperand &init : member.op.getDpsInitsMutable())
+        if (rootAllocation(init.get()) == sourceRoot)
+          writer = init.get() == source && member.reductions.empty() &&
+                           member.op.getMatchingIndexingMap(&init).isIdentity()
+                       ? std::optional<size_t>(index)
+                       : std::nullopt;
+    if (!writer)
+      return nullptr;
+    for (auto [index, member] : llvm::enumerate(group.members))
+      for (OpOperand &operand : member.op->getOpOperands()) {
+        if (rootAllocation(operand.get()) != targetRoot)
+          continue;
+        if (operand.get() != target || member.op.isDpsInit(&operand) ||
+            index > *writer ||
+            !member.op.getMatchingIndexingMap(&operand).isIdentity())
+          return nullptr;
+      }
+    sources.insert(sourceRoot);
+    targets.insert(targetRoot);
+    return group.members[*writer].op;
+  }
+
   /// Row ops in program order, grouped where consecutive ones (nothing but
   /// movable ops between them) share rows.
-  static SmallVector<RowGroup> formGroups(ArrayRef<RowOp> rowOps) {
+  /// Where a row op right after a group cannot join it (its rows need not
+  /// line up with the group's), `pass` remarks: its loop and the barrier
+  /// after it are extra (a cell's tail in a time loop pays them per step).
+  static SmallVector<RowGroup> formGroups(ArrayRef<RowOp> rowOps,
+                                          StringRef pass) {
     SmallVector<RowGroup> groups;
     Operation *previous = nullptr;
     for (RowOp rowOp : rowOps) {
@@ -105,8 +186,14 @@ struct VectorizeElementwisePass
            adjacent && between != rowOp.op.getOperation();
            between = between->getNextNode())
         adjacent = between && canMovePast(between);
-      if (!adjacent || !groups.back().tryAdd(rowOp))
+      if (!adjacent || !groups.back().tryAdd(rowOp)) {
+        if (adjacent)
+          remarkMissed(rowOp.op, pass,
+                       "this row op runs as a parallel loop of its own, not "
+                       "in the one of the row ops right before it",
+                       "it shares no rows with them that provably line up");
         groups.push_back({rowOp.op.getNumLoops(), {rowOp}});
+      }
       previous = rowOp.op;
     }
     return groups;

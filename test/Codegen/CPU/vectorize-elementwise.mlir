@@ -462,6 +462,165 @@ func.func @copy_into_input(%h: memref<8x32xf32>) {
 
 // -----
 
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#r1 = affine_map<(d0) -> (d0)>
+
+// A cell's tail with a layer norm (a row sum, the mean, the normalized c,
+// h from it) runs as one loop over the rows, and the copies after it join
+// that loop: h into y[t] and into the carried state, c into its state,
+// which the tail read at the same elements before it wrote c.
+// CHECK-LABEL: func.func @tail_and_its_copies(
+// CHECK-SAME: %[[G:[^:]*]]: memref<?x32xf32>)
+// CHECK: %[[HS:.*]] = memref.alloc
+// CHECK: %[[CS:.*]] = memref.alloc
+// CHECK: %[[Y:.*]] = memref.alloc
+// CHECK: scf.parallel
+// CHECK-NOT: scf.parallel
+// CHECK: vector.reduction <add>
+// CHECK: %[[OLD:.*]] = vector.transfer_read %[[CS]]{{\[}}
+// CHECK: %[[C:.*]] = arith.mulf %{{.*}}, %[[OLD]] : vector<16xf32>
+// CHECK: vector.transfer_write %[[C]], %{{.*}}
+// CHECK: vector.transfer_write %[[C]], %[[CS]]{{\[}}
+// CHECK: %[[H:.*]] = math.tanh
+// CHECK: vector.transfer_write %[[H]], %{{.*}}
+// CHECK-DAG: vector.transfer_write %[[H]], %[[Y]]{{\[}}
+// CHECK-DAG: vector.transfer_write %[[H]], %[[HS]]{{\[}}
+// CHECK: scf.reduce
+// CHECK-NOT: scf.parallel
+// CHECK-NOT: linalg.copy
+func.func @tail_and_its_copies(%g: memref<?x32xf32>) -> (memref<?x32xf32>, memref<?x32xf32>, memref<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %g, %c0 : memref<?x32xf32>
+  %zero = arith.constant 0.0 : f32
+  %hs = memref.alloc(%n) : memref<?x32xf32>
+  %cs = memref.alloc(%n) : memref<?x32xf32>
+  %y = memref.alloc(%n) : memref<?x32xf32>
+  %sum = memref.alloc(%n) : memref<?xf32>
+  %mean = memref.alloc(%n) : memref<?xf32>
+  %c = memref.alloc(%n) : memref<?x32xf32>
+  %h = memref.alloc(%n) : memref<?x32xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<?xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%g : memref<?x32xf32>) outs(%sum : memref<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#r1, #r1], iterator_types = ["parallel"]}
+      ins(%sum : memref<?xf32>) outs(%mean : memref<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %k = arith.constant 0.03125 : f32
+    %m = arith.mulf %a, %k : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g, %mean, %cs : memref<?x32xf32>, memref<?xf32>, memref<?x32xf32>) outs(%c : memref<?x32xf32>) {
+  ^bb0(%a: f32, %m: f32, %old: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %v = arith.mulf %d, %old : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<?x32xf32>) outs(%h : memref<?x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.tanh %a : f32
+    linalg.yield %v : f32
+  }
+  linalg.copy ins(%h : memref<?x32xf32>) outs(%y : memref<?x32xf32>)
+  linalg.copy ins(%h : memref<?x32xf32>) outs(%hs : memref<?x32xf32>)
+  linalg.copy ins(%c : memref<?x32xf32>) outs(%cs : memref<?x32xf32>)
+  return %y, %hs, %cs : memref<?x32xf32>, memref<?x32xf32>, memref<?x32xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The same, where an op after the writer of c reads c's state: written in
+// the loop, it would read the new c. The copy stays after the loop.
+// CHECK-LABEL: func.func @copy_read_after_its_writer(
+// CHECK: %[[CS:.*]] = memref.alloc
+// CHECK: scf.parallel
+// CHECK-NOT: vector.transfer_write %{{.*}}, %[[CS]]{{\[}}
+// CHECK: scf.reduce
+// CHECK: linalg.copy
+func.func @copy_read_after_its_writer(%x: memref<?x32xf32>) -> memref<?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x32xf32>
+  %cs = memref.alloc(%n) : memref<?x32xf32>
+  %c = memref.alloc(%n) : memref<?x32xf32>
+  %h = memref.alloc(%n) : memref<?x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x32xf32>) outs(%c : memref<?x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.tanh %a : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %cs : memref<?x32xf32>, memref<?x32xf32>) outs(%h : memref<?x32xf32>) {
+  ^bb0(%a: f32, %old: f32, %o: f32):
+    %v = arith.mulf %a, %old : f32
+    linalg.yield %v : f32
+  }
+  linalg.copy ins(%c : memref<?x32xf32>) outs(%cs : memref<?x32xf32>)
+  return %cs : memref<?x32xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A tail that reuses one buffer for several values (bufferization's, for a
+// GRU's h = (1 - z) * n + z * h): the copies of its final value into y[t]
+// and into h's state are written with its last write only, not with each
+// earlier value the buffer held.
+// CHECK-LABEL: func.func @copies_of_a_reused_buffer(
+// CHECK: %[[HS:.*]] = memref.alloc
+// CHECK: %[[Y:.*]] = memref.alloc
+// CHECK: %[[T:.*]] = memref.alloc
+// CHECK: scf.parallel
+// CHECK: %[[FIRST:.*]] = math.tanh
+// CHECK: vector.transfer_write %[[FIRST]], %[[T]]
+// CHECK-NOT: vector.transfer_write %[[FIRST]]
+// CHECK: %[[LAST:.*]] = arith.addf
+// CHECK: vector.transfer_write %[[LAST]], %[[T]]
+// CHECK-DAG: vector.transfer_write %[[LAST]], %[[Y]]
+// CHECK-DAG: vector.transfer_write %[[LAST]], %[[HS]]
+// CHECK: scf.reduce
+// CHECK-NOT: linalg.copy
+func.func @copies_of_a_reused_buffer(%x: memref<?x32xf32>) -> (memref<?x32xf32>, memref<?x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x32xf32>
+  %hs = memref.alloc(%n) : memref<?x32xf32>
+  %y = memref.alloc(%n) : memref<?x32xf32>
+  %t = memref.alloc(%n) : memref<?x32xf32>
+  %u = memref.alloc(%n) : memref<?x32xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<?x32xf32>) outs(%t : memref<?x32xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.tanh %a : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %hs : memref<?x32xf32>, memref<?x32xf32>) outs(%u : memref<?x32xf32>) {
+  ^bb0(%a: f32, %h: f32, %o: f32):
+    %v = arith.mulf %a, %h : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%u, %x : memref<?x32xf32>, memref<?x32xf32>) outs(%t : memref<?x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %v = arith.addf %a, %b : f32
+    linalg.yield %v : f32
+  }
+  linalg.copy ins(%t : memref<?x32xf32>) outs(%y : memref<?x32xf32>)
+  linalg.copy ins(%t : memref<?x32xf32>) outs(%hs : memref<?x32xf32>)
+  return %y, %hs : memref<?x32xf32>, memref<?x32xf32>
+}
+
+// -----
+
 #ids = affine_map<(d0, d1, d2) -> (d0, d1)>
 #out = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 

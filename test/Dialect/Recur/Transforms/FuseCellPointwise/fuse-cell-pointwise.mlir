@@ -208,3 +208,79 @@ func.func @partly_covered(%x: tensor<?x?x8xf32>, %h0: tensor<?x24xf32>) -> tenso
   }
   return %y : tensor<?x?x24xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// A layer norm as recur.compile_rnn traces it: a mean kept as [B, 1]
+// (mean(keepdim=True)) and two reductions started from one zero fill (CSE
+// merged theirs). The [B, 1] op becomes a [B] one, its reshapes gone, and
+// fuses into what reads it; each reduction gets a fill of its own (it then
+// writes in place, not into a copy); the per-row values are read whole by
+// the gate slices' ops, not through slices of them.
+// CHECK-LABEL: func.func @layer_norm_of_gates
+// CHECK: ^bb0(%{{[^:]*}}: tensor<?x4xf32>, %[[H:[^:]*]]: tensor<?x4xf32>
+// CHECK-NOT: tensor.expand_shape
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: %[[Z1:.*]] = linalg.fill
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[H]] : tensor<?x4xf32>) outs(%[[Z1]] : tensor<?xf32>)
+// CHECK: %[[MEAN:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[SUM]] : tensor<?xf32>)
+// CHECK: %[[Z2:.*]] = linalg.fill
+// CHECK: %[[SQ:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[H]], %[[MEAN]] : tensor<?x4xf32>, tensor<?xf32>) outs(%[[Z2]] : tensor<?xf32>)
+// CHECK-NOT: tensor.extract_slice %[[MEAN]]
+// CHECK-NOT: tensor.extract_slice %[[SQ]]
+// CHECK: %[[G0:.*]] = tensor.extract_slice %[[H]][0, 0] [%{{.*}}, 2] [1, 1]
+// CHECK: %[[G1:.*]] = tensor.extract_slice %[[H]][0, 2] [%{{.*}}, 2] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[G0]], %[[MEAN]], %[[SQ]], %[[G1]] : tensor<?x2xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?x2xf32>)
+func.func @layer_norm_of_gates(%x: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>) -> tensor<?x?x2xf32> {
+  %y, %h = recur.rnn %x init(%h0) : (tensor<?x?x4xf32>, tensor<?x4xf32>) -> (tensor<?x?x2xf32>, tensor<?x4xf32>) {
+  ^bb0(%xt: tensor<?x4xf32>, %hp: tensor<?x4xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %hp, %c0 : tensor<?x4xf32>
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty(%n) : tensor<?xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+    %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%hp : tensor<?x4xf32>) outs(%z : tensor<?xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<?xf32>
+    %sum1 = tensor.expand_shape %sum [[0, 1]] output_shape [%n, 1] : tensor<?xf32> into tensor<?x1xf32>
+    %e1 = tensor.empty(%n) : tensor<?x1xf32>
+    %mean1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%sum1 : tensor<?x1xf32>) outs(%e1 : tensor<?x1xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %quarter = arith.constant 0.25 : f32
+      %m = arith.mulf %a, %quarter : f32
+      linalg.yield %m : f32
+    } -> tensor<?x1xf32>
+    %mean = tensor.collapse_shape %mean1 [[0, 1]] : tensor<?x1xf32> into tensor<?xf32>
+    %sq = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%hp, %mean : tensor<?x4xf32>, tensor<?xf32>) outs(%z : tensor<?xf32>) {
+    ^bb0(%a: f32, %m: f32, %o: f32):
+      %d = arith.subf %a, %m : f32
+      %d2 = arith.mulf %d, %d : f32
+      %s = arith.addf %d2, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<?xf32>
+    %e2 = tensor.empty(%n) : tensor<?x4xf32>
+    %norm = linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%hp, %mean, %sq : tensor<?x4xf32>, tensor<?xf32>, tensor<?xf32>) outs(%e2 : tensor<?x4xf32>) {
+    ^bb0(%a: f32, %m: f32, %v: f32, %o: f32):
+      %d = arith.subf %a, %m : f32
+      %r = math.rsqrt %v : f32
+      %t = arith.mulf %d, %r : f32
+      linalg.yield %t : f32
+    } -> tensor<?x4xf32>
+    %g0 = tensor.extract_slice %norm[0, 0] [%n, 2] [1, 1] : tensor<?x4xf32> to tensor<?x2xf32>
+    %g1 = tensor.extract_slice %norm[0, 2] [%n, 2] [1, 1] : tensor<?x4xf32> to tensor<?x2xf32>
+    %out = arith.mulf %g0, %g1 : tensor<?x2xf32>
+    %hn = tensor.concat dim(1) %out, %out : (tensor<?x2xf32>, tensor<?x2xf32>) -> tensor<?x4xf32>
+    recur.yield %out, %hn : tensor<?x2xf32>, tensor<?x4xf32>
+  }
+  return %y : tensor<?x?x2xf32>
+}

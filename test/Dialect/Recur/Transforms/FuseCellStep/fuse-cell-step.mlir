@@ -10,11 +10,14 @@
 // With unit steps instead (the GPU's pipelines): the product and its tail
 // become one recur.unit_step loop nest over (b, j) whose iterations sum
 // their unit's G gates over k (from the bias, or zero) before the tail's
-// body; the [B, G H] product is gone. The layer norm's and the two tails'
-// cells are left, with the remarks above.
+// body; the [B, G H] product is gone. The two tails' cell is left, with
+// the remark above; a product reduced over its row (a layer norm's) becomes
+// a unit step of its own, one gate per unit, that writes the sums, and its
+// tail stays apart, with a remark each.
 // RUN: recur-opt %s -split-input-file --recur-fuse-cell-step="vector-width=0 unit-steps=true" | FileCheck %s --check-prefix=UNIT-STEP
 // RUN: recur-opt %s -split-input-file --recur-fuse-cell-step="vector-width=0 unit-steps=true" --remarks-filter-missed=recur-fuse-cell-step -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNIT-STEP-REMARK
-// UNIT-STEP-REMARK-COUNT-2: remark: [Missed]
+// UNIT-STEP-REMARK-COUNT-2: Reason="the product's gates are reduced over their row (a layer norm's statistics), whose units span blocks: the product runs as a unit step with its weight on chip, its tail as loop nests of their own"
+// UNIT-STEP-REMARK: Reason="the product's gates are not all read, and only read, by one pointwise loop nest"
 // UNIT-STEP-REMARK-NOT: remark
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -243,8 +246,10 @@ func.func @rnn(%gi: tensor<?x?x128xf32>, %h0: tensor<?x128xf32>, %wh: tensor<128
 #row = affine_map<(d0, d1) -> (d0)>
 
 // Left alone, each with a remark: 8 units are not whole vectors; a
-// product also summed over its row (a layer norm's mean); gates read by two
-// nests that do not feed each other.
+// product summed over the batch; gates read by two nests that do not feed
+// each other. A product summed over its row (a layer norm's mean) whose
+// tail is rowwise is left alone without one: the CPU runs that tail as one
+// loop over the rows after the product, the row's sums inside it.
 // CHECK-LABEL: func.func @not_whole_vectors
 // CHECK-NOT: interleave_gates
 // CHECK: recur.linear %{{.*}}, %{{.*}} : (tensor<?x8xf32>, tensor<8x8xf32>)
@@ -271,7 +276,15 @@ func.func @not_whole_vectors(%gi: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>, %wh: 
 
 // CHECK-LABEL: func.func @row_sum
 // CHECK-NOT: interleave_gates
-// REMARK: Reason="the product's gates are reduced over their row (a layer norm's statistics), of which a register tile holds a part"
+// REMARK-NOT: reduced over their row
+// UNIT-STEP-LABEL: func.func @row_sum
+// UNIT-STEP: ^bb0(%{{.*}}: tensor<?x32xf32>, %[[H:.*]]: tensor<?x32xf32>, %[[W:.*]]: tensor<32x32xf32>):
+// UNIT-STEP-NOT: recur.linear
+// UNIT-STEP: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x32xf32>) attrs = {recur.unit_step = #recur.unit_step<batch = 0, unit = 1, hidden = [32], gate_tiles = [0], gates = 1>}
+// UNIT-STEP: scf.for {{.*}} -> (f32)
+// UNIT-STEP: tensor.extract %[[H]]
+// UNIT-STEP: tensor.extract %[[W]]
+// UNIT-STEP: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<?x32xf32>)
 func.func @row_sum(%gi: tensor<?x?x32xf32>, %h0: tensor<?x32xf32>, %wh: tensor<32x32xf32>) -> tensor<?x?x32xf32> {
   %y, %h = recur.rnn %gi init(%h0) captures(%wh)
       : (tensor<?x?x32xf32>, tensor<?x32xf32>, tensor<32x32xf32>) -> (tensor<?x?x32xf32>, tensor<?x32xf32>) {
@@ -291,6 +304,37 @@ func.func @row_sum(%gi: tensor<?x?x32xf32>, %h0: tensor<?x32xf32>, %wh: tensor<3
     %e = tensor.empty(%n) : tensor<?x32xf32>
     %new = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
         ins(%gh, %sum : tensor<?x32xf32>, tensor<?xf32>) outs(%e : tensor<?x32xf32>) {
+    ^bb0(%a: f32, %m: f32, %o: f32):
+      %s = arith.subf %a, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<?x32xf32>
+    recur.yield %new, %new : tensor<?x32xf32>, tensor<?x32xf32>
+  }
+  return %y : tensor<?x?x32xf32>
+}
+
+// CHECK-LABEL: func.func @batch_sum
+// CHECK-NOT: interleave_gates
+// REMARK: Reason="the product's gates are reduced over their row (a layer norm's statistics), of which a register tile holds a part"
+func.func @batch_sum(%gi: tensor<?x?x32xf32>, %h0: tensor<?x32xf32>, %wh: tensor<32x32xf32>) -> tensor<?x?x32xf32> {
+  %y, %h = recur.rnn %gi init(%h0) captures(%wh)
+      : (tensor<?x?x32xf32>, tensor<?x32xf32>, tensor<32x32xf32>) -> (tensor<?x?x32xf32>, tensor<?x32xf32>) {
+  ^bb0(%xt: tensor<?x32xf32>, %hp: tensor<?x32xf32>, %w: tensor<32x32xf32>):
+    %gh = recur.linear %hp, %w : (tensor<?x32xf32>, tensor<32x32xf32>) -> tensor<?x32xf32>
+    %idx0 = arith.constant 0 : index
+    %zero = arith.constant 0.0 : f32
+    %n = tensor.dim %hp, %idx0 : tensor<?x32xf32>
+    %ce = tensor.empty() : tensor<32xf32>
+    %cz = linalg.fill ins(%zero : f32) outs(%ce : tensor<32xf32>) -> tensor<32xf32>
+    %sum = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}
+        ins(%gh : tensor<?x32xf32>) outs(%cz : tensor<32xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<32xf32>
+    %e = tensor.empty(%n) : tensor<?x32xf32>
+    %new = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d1)>, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%gh, %sum : tensor<?x32xf32>, tensor<32xf32>) outs(%e : tensor<?x32xf32>) {
     ^bb0(%a: f32, %m: f32, %o: f32):
       %s = arith.subf %a, %m : f32
       linalg.yield %s : f32

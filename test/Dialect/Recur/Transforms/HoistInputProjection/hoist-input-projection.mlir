@@ -142,10 +142,23 @@ func.func @rnn_product_and_batch_size(%x: tensor<?x?x5xf32>, %h0: tensor<?x7xf32
 
 // -----
 
-// x_t read by a product and by anything else: left alone.
+// x_t read by a product and by an op on both, neither reading the state:
+// the product alone is not hoisted, but both run rowwise on x_t only, so
+// they run before the loop over x's T·B rows, and the cell reads their
+// result's rows as x_t.
 // CHECK-LABEL: func.func @rnn_product_and_more
-// CHECK: recur.rnn %{{[^ ]*}} init
-// CHECK: recur.linear
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x7xf32>, %[[H0:[^:]*]]: tensor<?x7xf32>, %[[W:[^:]*]]: tensor<7x7xf32>)
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<?x?x7xf32> into tensor<?x7xf32>
+// CHECK: %[[P:.*]] = recur.linear %[[ROWS]], %[[W]] : (tensor<?x7xf32>, tensor<7x7xf32>) -> tensor<?x7xf32>
+// CHECK: %[[Q:.*]] = arith.mulf %[[P]], %[[ROWS]] : tensor<?x7xf32>
+// CHECK: %[[T:.*]] = tensor.dim %[[X]], %c0
+// CHECK: %[[B:.*]] = tensor.dim %[[X]], %c1
+// CHECK: %[[STEPS:.*]] = tensor.expand_shape %[[Q]] {{\[}}[0, 1], [2]] output_shape [%[[T]], %[[B]], 7]
+// CHECK: recur.rnn %[[STEPS]] init(%[[H0]])
+// CHECK: ^bb0(%[[XT:[^:]*]]: tensor<?x7xf32>, %[[HP:[^:]*]]: tensor<?x7xf32>
+// CHECK-NOT: recur.linear
+// CHECK-NOT: arith.mulf
+// CHECK: arith.addf %[[XT]], %[[HP]]
 func.func @rnn_product_and_more(%x: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>, %w: tensor<7x7xf32>)
     -> tensor<?x?x7xf32> {
   %y, %h = recur.rnn %x init(%h0) captures(%w)
@@ -223,12 +236,16 @@ func.func @rnn_bias_folded(%x: tensor<?x?x4xf32>, %h0: tensor<?x8xf32>, %w: tens
 #col = affine_map<(d0, d1) -> (d1)>
 
 // Not folded: the bias is added after the rows are scaled ((p * 2) + b is
-// not p·W' + b with W's bias), so it stays in the step.
+// not p·W' + b with W's bias). Reading x_t alone, the sum runs before the
+// loop, on the T·B product rows, rather than in the step.
 // CHECK-LABEL: func.func @rnn_bias_after_a_product
-// CHECK: recur.linear %{{[^ ]*}}, %{{[^ ]*}} :
-// CHECK: recur.rnn
+// CHECK: %[[P:.*]] = recur.linear %{{[^ ]*}}, %{{[^ ]*}} :
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[P]]
+// CHECK: linalg.generic {{.*}} ins(%[[ROWS]], %{{.*}} : tensor<?x8xf32>, tensor<8xf32>)
 // CHECK: arith.mulf
 // CHECK: arith.addf
+// CHECK: recur.rnn
+// CHECK-NOT: arith.mulf
 func.func @rnn_bias_after_a_product(%x: tensor<?x?x4xf32>, %h0: tensor<?x8xf32>, %w: tensor<8x4xf32>,
                                     %b: tensor<8xf32>) -> tensor<?x?x8xf32> {
   %y, %h = recur.rnn %x init(%h0) captures(%w, %b)
@@ -289,4 +306,147 @@ func.func @rnn_scale_folded(%x: tensor<?x?x4xf32>, %h0: tensor<?x8xf32>, %w: ten
     recur.yield %t, %t : tensor<?x8xf32>, tensor<?x8xf32>
   }
   return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// A layer norm of the hoisted product (a traced layer-norm LSTM's
+// layernorm_i): its row statistics and normalization read x_t and the
+// captures alone, so they run before the loop on x's T·B rows too, on
+// tensors sized by the rows' count; the cell adds the normalized rows to
+// its recurrent part. The state's product stays.
+// CHECK-LABEL: func.func @layer_norm_of_the_product
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x3xf32>, %[[H0:[^:]*]]: tensor<?x4xf32>, %[[W:[^:]*]]: tensor<4x3xf32>, %[[U:[^:]*]]: tensor<4x4xf32>, %[[G:[^:]*]]: tensor<4xf32>)
+// CHECK: %[[P:.*]] = recur.linear %[[X]], %[[W]] : (tensor<?x?x3xf32>, tensor<4x3xf32>) -> tensor<?x?x4xf32>
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[P]] {{\[}}[0, 1], [2]]
+// CHECK: %[[N:.*]] = tensor.dim %[[ROWS]], %c0
+// CHECK: tensor.empty(%[[N]]) : tensor<?xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[ROWS]] : tensor<?x4xf32>)
+// CHECK: %[[NORM:.*]] = linalg.generic {{.*}} ins(%[[ROWS]], %[[SUM]], %[[G]] : tensor<?x4xf32>, tensor<?xf32>, tensor<4xf32>)
+// CHECK: %[[STEPS:.*]] = tensor.expand_shape %[[NORM]]
+// CHECK: recur.rnn %[[STEPS]] init(%[[H0]])
+// CHECK: ^bb0(%[[XT:[^:]*]]: tensor<?x4xf32>, %[[HP:[^:]*]]: tensor<?x4xf32>
+// CHECK-NOT: iterator_types = ["parallel", "reduction"]
+// CHECK: %[[R:.*]] = recur.linear %[[HP]]
+// CHECK-NOT: iterator_types = ["parallel", "reduction"]
+// CHECK: arith.addf %[[XT]], %[[R]]
+func.func @layer_norm_of_the_product(%x: tensor<?x?x3xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x3xf32>,
+                                     %u: tensor<4x4xf32>, %g: tensor<4xf32>) -> tensor<?x?x4xf32> {
+  %y, %h = recur.rnn %x init(%h0) captures(%w, %u, %g)
+      : (tensor<?x?x3xf32>, tensor<?x4xf32>, tensor<4x3xf32>, tensor<4x4xf32>, tensor<4xf32>) -> (tensor<?x?x4xf32>, tensor<?x4xf32>) {
+  ^bb0(%xt: tensor<?x3xf32>, %hp: tensor<?x4xf32>, %wt: tensor<4x3xf32>, %ut: tensor<4x4xf32>, %gt: tensor<4xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x3xf32>
+    %zero = arith.constant 0.0 : f32
+    %p = recur.linear %xt, %wt : (tensor<?x3xf32>, tensor<4x3xf32>) -> tensor<?x4xf32>
+    %e = tensor.empty(%n) : tensor<?xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+    %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%p : tensor<?x4xf32>) outs(%z : tensor<?xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<?xf32>
+    %e2 = tensor.empty(%n) : tensor<?x4xf32>
+    %norm = linalg.generic {indexing_maps = [#id, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%p, %sum, %gt : tensor<?x4xf32>, tensor<?xf32>, tensor<4xf32>) outs(%e2 : tensor<?x4xf32>) {
+    ^bb0(%a: f32, %m: f32, %c: f32, %o: f32):
+      %quarter = arith.constant 0.25 : f32
+      %mean = arith.mulf %m, %quarter : f32
+      %d = arith.subf %a, %mean : f32
+      %r = arith.mulf %d, %c : f32
+      linalg.yield %r : f32
+    } -> tensor<?x4xf32>
+    %r = recur.linear %hp, %ut : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+    %sum2 = arith.addf %norm, %r : tensor<?x4xf32>
+    %ht = math.tanh %sum2 : tensor<?x4xf32>
+    recur.yield %ht, %ht : tensor<?x4xf32>, tensor<?x4xf32>
+  }
+  return %y : tensor<?x?x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// What x_t alone gives is read by the rest of the cell as two values (a
+// sum per row, and the product rows): hoisting them would make two
+// sequences of one; only the product is hoisted.
+// CHECK-LABEL: func.func @two_values_read
+// CHECK: %[[P:.*]] = recur.linear
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: recur.rnn %[[P]]
+// CHECK: iterator_types = ["parallel", "reduction"]
+func.func @two_values_read(%x: tensor<?x?x3xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x3xf32>) -> tensor<?x?x4xf32> {
+  %y, %h = recur.rnn %x init(%h0) captures(%w)
+      : (tensor<?x?x3xf32>, tensor<?x4xf32>, tensor<4x3xf32>) -> (tensor<?x?x4xf32>, tensor<?x4xf32>) {
+  ^bb0(%xt: tensor<?x3xf32>, %hp: tensor<?x4xf32>, %wt: tensor<4x3xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x3xf32>
+    %zero = arith.constant 0.0 : f32
+    %p = recur.linear %xt, %wt : (tensor<?x3xf32>, tensor<4x3xf32>) -> tensor<?x4xf32>
+    %e = tensor.empty(%n) : tensor<?xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+    %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%p : tensor<?x4xf32>) outs(%z : tensor<?xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<?xf32>
+    %e2 = tensor.empty(%n) : tensor<?x4xf32>
+    %ht = linalg.generic {indexing_maps = [#id, #row, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%p, %sum, %hp : tensor<?x4xf32>, tensor<?xf32>, tensor<?x4xf32>) outs(%e2 : tensor<?x4xf32>) {
+    ^bb0(%a: f32, %m: f32, %v: f32, %o: f32):
+      %d = arith.subf %a, %m : f32
+      %r = arith.addf %d, %v : f32
+      linalg.yield %r : f32
+    } -> tensor<?x4xf32>
+    recur.yield %ht, %ht : tensor<?x4xf32>, tensor<?x4xf32>
+  }
+  return %y : tensor<?x?x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// A sum over the batch (the rows) of x_t's product is no rowwise op: run
+// on T·B rows it would sum over all steps. It stays in the cell.
+// CHECK-LABEL: func.func @sum_over_rows_stays
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: recur.rnn
+// CHECK: iterator_types = ["reduction", "parallel"]
+func.func @sum_over_rows_stays(%x: tensor<?x?x3xf32>, %h0: tensor<?x4xf32>, %w: tensor<4x3xf32>) -> tensor<?x?x4xf32> {
+  %y, %h = recur.rnn %x init(%h0) captures(%w)
+      : (tensor<?x?x3xf32>, tensor<?x4xf32>, tensor<4x3xf32>) -> (tensor<?x?x4xf32>, tensor<?x4xf32>) {
+  ^bb0(%xt: tensor<?x3xf32>, %hp: tensor<?x4xf32>, %wt: tensor<4x3xf32>):
+    %zero = arith.constant 0.0 : f32
+    %p = recur.linear %xt, %wt : (tensor<?x3xf32>, tensor<4x3xf32>) -> tensor<?x4xf32>
+    %e = tensor.empty() : tensor<4xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %sum = linalg.generic {indexing_maps = [#id, #col], iterator_types = ["reduction", "parallel"]}
+        ins(%p : tensor<?x4xf32>) outs(%z : tensor<4xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<4xf32>
+    %e2 = tensor.empty() : tensor<4x4xf32>
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %hp, %c0 : tensor<?x4xf32>
+    %e3 = tensor.empty(%n) : tensor<?x4xf32>
+    %ht = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%hp, %sum : tensor<?x4xf32>, tensor<4xf32>) outs(%e3 : tensor<?x4xf32>) {
+    ^bb0(%v: f32, %m: f32, %o: f32):
+      %r = arith.addf %v, %m : f32
+      linalg.yield %r : f32
+    } -> tensor<?x4xf32>
+    recur.yield %ht, %ht : tensor<?x4xf32>, tensor<?x4xf32>
+  }
+  return %y : tensor<?x?x4xf32>
 }

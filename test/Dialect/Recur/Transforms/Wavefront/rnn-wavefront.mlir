@@ -205,3 +205,64 @@ func.func @sorted_lengths(%x: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>, %lengths:
   }
   return %y3 : tensor<?x?x8xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// The second layer's input as recur-hoist-input-projection leaves a layer
+// norm's kind of work: rowwise ops on the T·B rows of its input product
+// (a scale by a weight, here). The wavefront runs them per step again in
+// the layer's cell, on the product of y_t, the weight they read captured
+// after the projection's; the sequences between the layers disappear.
+// CHECK-LABEL: func.func @row_chain_between_layers
+// CHECK-SAME: (%[[G:[^:]*]]: tensor<?x?x8xf32>, %[[S0:[^:]*]]: tensor<?x8xf32>, %[[W0:[^:]*]]: tensor<8x8xf32>, %[[U1:[^:]*]]: tensor<6x8xf32>, %[[K:[^:]*]]: tensor<6xf32>, %[[S1:[^:]*]]: tensor<?x6xf32>, %[[W1:[^:]*]]: tensor<6x6xf32>)
+// CHECK-NOT: tensor.collapse_shape
+// CHECK-NOT: tensor.expand_shape
+// CHECK: recur.rnn_wavefront %[[G]] init(%[[S0]], %[[S1]]) captures(%[[W0]], %[[U1]], %[[K]], %[[W1]]) states [1, 1] captures [1, 3]
+// CHECK: }, {
+// CHECK: ^bb0(%[[IN:.*]]: tensor<?x8xf32>, %[[H1:.*]]: tensor<?x6xf32>, %[[UB:.*]]: tensor<6x8xf32>, %[[KB:.*]]: tensor<6xf32>, %[[WB:.*]]: tensor<6x6xf32>):
+// CHECK: %[[P:.*]] = recur.linear %[[IN]], %[[UB]] :
+// CHECK: %[[N:.*]] = tensor.dim %[[P]], %c0
+// CHECK: %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?x6xf32>
+// CHECK: %[[SCALED:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[KB]] : tensor<?x6xf32>, tensor<6xf32>) outs(%[[E]] : tensor<?x6xf32>)
+// CHECK: %[[R:.*]] = recur.linear %[[H1]], %[[WB]]
+// CHECK: arith.addf %[[SCALED]], %[[R]]
+// CHECK-NOT: recur.rnn
+func.func @row_chain_between_layers(%g: tensor<?x?x8xf32>, %s0: tensor<?x8xf32>,
+    %w0: tensor<8x8xf32>, %u1: tensor<6x8xf32>, %k: tensor<6xf32>,
+    %s1: tensor<?x6xf32>, %w1: tensor<6x6xf32>) -> tensor<?x?x6xf32> {
+  %y0, %h0 = recur.rnn %g init(%s0) captures(%w0)
+      : (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x8xf32>, %h: tensor<?x8xf32>, %w: tensor<8x8xf32>):
+    %p = recur.linear %h, %w : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+    %s = arith.addf %xt, %p : tensor<?x8xf32>
+    %n = math.tanh %s : tensor<?x8xf32>
+    recur.yield %n, %n : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  %g1 = recur.linear %y0, %u1 : (tensor<?x?x8xf32>, tensor<6x8xf32>) -> tensor<?x?x6xf32>
+  %rows = tensor.collapse_shape %g1 [[0, 1], [2]] : tensor<?x?x6xf32> into tensor<?x6xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %count = tensor.dim %rows, %c0 : tensor<?x6xf32>
+  %e = tensor.empty(%count) : tensor<?x6xf32>
+  %scaled = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%rows, %k : tensor<?x6xf32>, tensor<6xf32>) outs(%e : tensor<?x6xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<?x6xf32>
+  %t = tensor.dim %g1, %c0 : tensor<?x?x6xf32>
+  %b = tensor.dim %g1, %c1 : tensor<?x?x6xf32>
+  %steps = tensor.expand_shape %scaled [[0, 1], [2]] output_shape [%t, %b, 6] : tensor<?x6xf32> into tensor<?x?x6xf32>
+  %y1, %h1 = recur.rnn %steps init(%s1) captures(%w1)
+      : (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<6x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>) {
+  ^bb0(%xt: tensor<?x6xf32>, %h: tensor<?x6xf32>, %w: tensor<6x6xf32>):
+    %p = recur.linear %h, %w : (tensor<?x6xf32>, tensor<6x6xf32>) -> tensor<?x6xf32>
+    %s = arith.addf %xt, %p : tensor<?x6xf32>
+    %n = math.tanh %s : tensor<?x6xf32>
+    recur.yield %n, %n : tensor<?x6xf32>, tensor<?x6xf32>
+  }
+  return %y1 : tensor<?x?x6xf32>
+}
