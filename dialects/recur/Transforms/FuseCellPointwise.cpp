@@ -21,6 +21,8 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::recur {
@@ -236,6 +238,55 @@ struct DropOverwrittenFill : OpRewritePattern<linalg::FillOp> {
   }
 };
 
+/// A pointwise producer read by several ops, fused into the first of them
+/// (linalg's elementwise fusion), which then also writes the producer's
+/// value for the readers after it: computed once, in one loop nest less
+/// (an sLSTM's stabiliser, read by both exponential gates and carried as
+/// state; an MI-LSTM's products, read by the gates' sum and its terms).
+/// linalg's pattern would keep the producer for its other readers and
+/// compute it twice. Not into a reduction: its loop nest writes a row's
+/// statistic, not the row's values.
+struct FuseIntoFirstReader : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    if (consumer.getNumReductionLoops() != 0)
+      return failure();
+    for (OpOperand *input : consumer.getDpsInputOperands()) {
+      auto producer = input->get().getDefiningOp<linalg::GenericOp>();
+      if (!producer || producer->getBlock() != consumer->getBlock() ||
+          !linalg::areElementwiseOpsFusable(input))
+        continue;
+      bool othersAfter = true, others = false;
+      for (Operation *user : producer->getUsers()) {
+        if (user == consumer)
+          continue;
+        others = true;
+        othersAfter &= user->getBlock() == consumer->getBlock() &&
+                       consumer->isBeforeInBlock(user);
+      }
+      if (!others || !othersAfter)
+        continue;
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, input);
+      if (failed(fused))
+        return failure();
+      // The fused op may still read the producer (the consumer read two of
+      // its values): it is fused again then, as the producer's one reader.
+      Operation *fusedOp = fused->fusedOp;
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
+          return use.getOwner() != fusedOp;
+        });
+      rewriter.eraseOp(consumer);
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct FuseCellPointwisePass
     : mlir::recur::impl::FuseCellPointwiseBase<FuseCellPointwisePass> {
   void runOnOperation() override {
@@ -260,6 +311,9 @@ struct FuseCellPointwisePass
                    return user == fused->getOwner();
                  });
         });
+    patterns.add<FuseIntoFirstReader>(&getContext());
+    // Inputs a fusion made twice (two producers' reads of one slice) once.
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, &getContext());
     FrozenRewritePatternSet frozen(std::move(patterns));
     SmallVector<RNNOp> recurrences;
     getOperation()->walk([&](RNNOp op) { recurrences.push_back(op); });
@@ -269,6 +323,14 @@ struct FuseCellPointwisePass
                        << ": the rewrites of this cell did not converge";
         return signalPassFailure();
       }
+      // A producer fused twice into one nest (FuseIntoFirstReader) computes
+      // once. Within the nests' bodies only: CSE over the cell would merge
+      // the reductions' fills again.
+      IRRewriter rewriter(&getContext());
+      DominanceInfo dominance;
+      op.getBody().walk([&](linalg::GenericOp generic) {
+        eliminateCommonSubExpressions(rewriter, dominance, generic);
+      });
       // What recur-hoist-input-projection took out of the cell (a layer
       // norm of the input product), the same way: it runs over T·B rows.
       std::optional<RowChain> chain = rowChainInto(op);

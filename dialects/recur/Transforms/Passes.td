@@ -266,9 +266,13 @@ def FuseCellPointwise : Pass<"recur-fuse-cell-pointwise"> {
     Inside every `recur.rnn` cell: a pointwise `linalg.generic` whose result
     is only sliced (the gates' chunks) becomes a generic per slice, on its
     operands' slices; then linalg's elementwise fusion fuses each producer
-    read by one op only into that op (reductions over features included).
-    A traced cell's nonlinearities and state update then run as one loop
-    nest per gate group instead of one per op, their values in registers.
+    read by one op only into that op (reductions over features included),
+    and a producer read by several into the first of them (not a
+    reduction), which then writes the producer's value for the others too:
+    computed once still (an sLSTM's stabiliser, read by both exponential
+    gates and carried as state). A traced cell's nonlinearities and state
+    update then run as one loop nest per gate group instead of one per op,
+    their values in registers.
     Elementwise arith on tensors (a derived backward's sums of gradients)
     becomes generics first, so that it fuses too; and a zero fill whose
     every element the `tensor.insert_slice`s into it overwrite (a gradient

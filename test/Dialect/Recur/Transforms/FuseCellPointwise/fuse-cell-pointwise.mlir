@@ -82,19 +82,22 @@ func.func @gates(%x: tensor<?x?x4xf32>, %h0: tensor<?x8xf32>, %wi: tensor<16x4xf
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 
-// Not fused or split: a value read by two ops (fused, the exp would run
-// twice: here it is also the new state) and one read whole besides its
-// slice (split, its columns would be computed twice). Nothing outside a
-// recur.rnn cell is touched.
+// A value read by two ops (here by a nest and as the new state) is fused
+// into its first reader, which writes it too: the exp runs once. Not split:
+// a value read whole besides its slice (split, its columns would be
+// computed twice). Nothing outside a recur.rnn cell is touched.
 // CHECK-LABEL: func.func @kept
 // CHECK: linalg.generic
 // CHECK: recur.rnn
-// CHECK: %[[EX:.*]] = linalg.generic
-// CHECK: math.exp
-// CHECK: %[[A:.*]] = linalg.generic {{.*}} ins(%[[EX]],
-// CHECK: %[[S:.*]] = tensor.extract_slice %[[A]][0, 0]
-// CHECK: %[[H:.*]] = tensor.insert_slice %[[S]] into %[[A]][0, 4]
-// CHECK: recur.yield %[[H]], %[[EX]]
+// CHECK: %[[A:.*]]:2 = linalg.generic
+// CHECK: %[[EX:.*]] = math.exp
+// CHECK-NOT: math.exp
+// CHECK: %[[SUM:.*]] = arith.addf %[[EX]],
+// CHECK: linalg.yield %[[EX]], %[[SUM]]
+// CHECK-NOT: linalg.generic
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[A]]#1[0, 0]
+// CHECK: %[[H:.*]] = tensor.insert_slice %[[S]] into %[[A]]#1[0, 4]
+// CHECK: recur.yield %[[H]], %[[A]]#0
 func.func @kept(%x: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>, %v: tensor<4x8xf32>) -> (tensor<?x?x8xf32>, tensor<4x8xf32>) {
   %ev = tensor.empty() : tensor<4x8xf32>
   %v1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
@@ -283,4 +286,137 @@ func.func @layer_norm_of_gates(%x: tensor<?x?x4xf32>, %h0: tensor<?x4xf32>) -> t
     recur.yield %out, %hn : tensor<?x2xf32>, tensor<?x4xf32>
   }
   return %y : tensor<?x?x2xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// An sLSTM's stabiliser m = max(f + m0, i), read by both exponential gates
+// and carried as state, and the gates, each read by the two state updates:
+// the tail is one nest writing h, m, c and n, each value computed once,
+// each input read once.
+// CHECK-LABEL: func.func @read_by_several
+// CHECK: recur.rnn
+// CHECK: %[[T:.*]]:4 = linalg.generic {{.*}} ins(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}} :
+// CHECK-COUNT-1: arith.maximumf
+// CHECK-COUNT-2: math.exp
+// CHECK-NOT: math.exp
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: recur.yield %[[T]]#{{[0-9]}}, %[[T]]#{{[0-9]}}, %[[T]]#{{[0-9]}}, %[[T]]#{{[0-9]}} :
+func.func @read_by_several(%x: tensor<?x?x8xf32>, %m0: tensor<?x4xf32>, %c0: tensor<?x4xf32>, %n0: tensor<?x4xf32>) -> tensor<?x?x4xf32> {
+  %y, %m, %c, %n = recur.rnn %x init(%m0, %c0, %n0)
+      : (tensor<?x?x8xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>)
+      -> (tensor<?x?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  ^bb0(%xt: tensor<?x8xf32>, %mp: tensor<?x4xf32>, %cp: tensor<?x4xf32>, %np: tensor<?x4xf32>):
+    %zero = arith.constant 0 : index
+    %b = tensor.dim %xt, %zero : tensor<?x8xf32>
+    %i = tensor.extract_slice %xt[0, 0] [%b, 4] [1, 1] : tensor<?x8xf32> to tensor<?x4xf32>
+    %f = tensor.extract_slice %xt[0, 4] [%b, 4] [1, 1] : tensor<?x8xf32> to tensor<?x4xf32>
+    %e0 = tensor.empty(%b) : tensor<?x4xf32>
+    %mn = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%f, %mp, %i : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) outs(%e0 : tensor<?x4xf32>) {
+    ^bb0(%a: f32, %p: f32, %q: f32, %o: f32):
+      %s = arith.addf %a, %p : f32
+      %r = arith.maximumf %s, %q : f32
+      linalg.yield %r : f32
+    } -> tensor<?x4xf32>
+    %e1 = tensor.empty(%b) : tensor<?x4xf32>
+    %ig = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%i, %mn : tensor<?x4xf32>, tensor<?x4xf32>) outs(%e1 : tensor<?x4xf32>) {
+    ^bb0(%a: f32, %p: f32, %o: f32):
+      %s = arith.subf %a, %p : f32
+      %r = math.exp %s : f32
+      linalg.yield %r : f32
+    } -> tensor<?x4xf32>
+    %e2 = tensor.empty(%b) : tensor<?x4xf32>
+    %fg = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%f, %mp, %mn : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) outs(%e2 : tensor<?x4xf32>) {
+    ^bb0(%a: f32, %p: f32, %q: f32, %o: f32):
+      %s = arith.addf %a, %p : f32
+      %d = arith.subf %s, %q : f32
+      %r = math.exp %d : f32
+      linalg.yield %r : f32
+    } -> tensor<?x4xf32>
+    %e3 = tensor.empty(%b) : tensor<?x4xf32>
+    %cn = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%fg, %cp, %ig : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) outs(%e3 : tensor<?x4xf32>) {
+    ^bb0(%a: f32, %p: f32, %q: f32, %o: f32):
+      %s = arith.mulf %a, %p : f32
+      %r = arith.addf %s, %q : f32
+      linalg.yield %r : f32
+    } -> tensor<?x4xf32>
+    %e4 = tensor.empty(%b) : tensor<?x4xf32>
+    %nn = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%fg, %np, %ig : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) outs(%e4 : tensor<?x4xf32>) {
+    ^bb0(%a: f32, %p: f32, %q: f32, %o: f32):
+      %s = arith.mulf %a, %p : f32
+      %r = arith.addf %s, %q : f32
+      linalg.yield %r : f32
+    } -> tensor<?x4xf32>
+    %e5 = tensor.empty(%b) : tensor<?x4xf32>
+    %h = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%cn, %nn : tensor<?x4xf32>, tensor<?x4xf32>) outs(%e5 : tensor<?x4xf32>) {
+    ^bb0(%a: f32, %p: f32, %o: f32):
+      %r = arith.divf %a, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<?x4xf32>
+    recur.yield %h, %mn, %cn, %nn : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+  }
+  return %y : tensor<?x?x4xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// Not fused: a value whose first reader is a reduction (a layer norm's
+// sum over the row) stays a nest of its own, read by the sum and the
+// normalisation; a reduction's nest writes one value per row, not the row.
+// CHECK-LABEL: func.func @read_by_a_reduction_first
+// CHECK: recur.rnn
+// CHECK: %[[EX:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel"]
+// CHECK: math.exp
+// CHECK: %[[SUM:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[EX]] :
+// CHECK: %[[H:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[EX]], %[[SUM]] :
+// CHECK: recur.yield %[[H]], %[[H]]
+func.func @read_by_a_reduction_first(%x: tensor<?x?x8xf32>, %h0: tensor<?x8xf32>) -> tensor<?x?x8xf32> {
+  %y, %hn = recur.rnn %x init(%h0)
+      : (tensor<?x?x8xf32>, tensor<?x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x8xf32>, %hp: tensor<?x8xf32>):
+    %zero = arith.constant 0 : index
+    %b = tensor.dim %xt, %zero : tensor<?x8xf32>
+    %e0 = tensor.empty(%b) : tensor<?x8xf32>
+    %ex = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%xt, %hp : tensor<?x8xf32>, tensor<?x8xf32>) outs(%e0 : tensor<?x8xf32>) {
+    ^bb0(%a: f32, %p: f32, %o: f32):
+      %s = arith.addf %a, %p : f32
+      %r = math.exp %s : f32
+      linalg.yield %r : f32
+    } -> tensor<?x8xf32>
+    %f0 = arith.constant 0.0 : f32
+    %e1 = tensor.empty(%b) : tensor<?xf32>
+    %z = linalg.fill ins(%f0 : f32) outs(%e1 : tensor<?xf32>) -> tensor<?xf32>
+    %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%ex : tensor<?x8xf32>) outs(%z : tensor<?xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = arith.addf %a, %o : f32
+      linalg.yield %r : f32
+    } -> tensor<?xf32>
+    %e2 = tensor.empty(%b) : tensor<?x8xf32>
+    %h = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%ex, %sum : tensor<?x8xf32>, tensor<?xf32>) outs(%e2 : tensor<?x8xf32>) {
+    ^bb0(%a: f32, %p: f32, %o: f32):
+      %r = arith.divf %a, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<?x8xf32>
+    recur.yield %h, %h : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  return %y : tensor<?x?x8xf32>
 }
