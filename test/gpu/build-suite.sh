@@ -99,6 +99,13 @@ compile layer_norm_lstm "$root/test/Tools/recur-run/Inputs/layer-norm-lstm.mlir"
 run layer_norm_lstm 4 3 16
 compile peephole_lstm "$root/test/Tools/recur-run/Inputs/peephole-lstm.mlir"
 run peephole_lstm 5 2 17
+# fastrnns' MI-LSTM and xLSTM's sLSTM (four state tensors), 16 units: the
+# tail in the unit steps of the persistent kernel (seed 1: the sLSTM's
+# random normaliser state away from zero, as cell-regions.test says).
+compile milstm "$root/test/Tools/recur-run/Inputs/milstm.mlir"
+run milstm 5 3 4
+compile slstm "$root/test/Tools/recur-run/Inputs/slstm.mlir"
+run slstm 4 3 1
 # An ONNX RNN node's outputs as recur-import-onnx writes them: Y [T, D, B, H]
 # and Y_h [D, B, H], T and B named by recur.dims.
 compile stacked_directions "$root/test/Tools/recur-compile/Inputs/stacked-directions.mlir"
