@@ -68,6 +68,16 @@ OpFoldResult sizeOf(Value tensor, unsigned dim) {
   return {};
 }
 
+/// Replaces `slice` by `value`, cast to the slice's type where its static
+/// sizes differ.
+void replaceSlice(PatternRewriter &rewriter, tensor::ExtractSliceOp slice,
+                  Value value) {
+  if (value.getType() != slice.getType())
+    value = tensor::CastOp::create(rewriter, slice.getLoc(), slice.getType(),
+                                   value);
+  rewriter.replaceOp(slice, value);
+}
+
 /// extract_slice(generic(a, b, ...)) -> generic(slice(a), slice(b), ...),
 /// where the generic is pointwise and only ever sliced: each slice computes
 /// its own columns, nothing twice.
@@ -106,10 +116,7 @@ struct SplitSlicedPointwise : OpRewritePattern<tensor::ExtractSliceOp> {
         generic.getIndexingMapsArray(), generic.getIteratorTypesArray());
     rewriter.cloneRegionBefore(generic.getRegion(), split.getRegion(),
                                split.getRegion().begin());
-    Value result = split.getResult(0);
-    if (result.getType() != slice.getType())
-      result = tensor::CastOp::create(rewriter, loc, slice.getType(), result);
-    rewriter.replaceOp(slice, result);
+    replaceSlice(rewriter, slice, split.getResult(0));
     return success();
   }
 };
@@ -132,10 +139,7 @@ struct FoldWholeSlice : OpRewritePattern<tensor::ExtractSliceOp> {
           !isEqualConstantIntOrValue(size, whole))
         return failure();
     }
-    if (source.getType() != slice.getType())
-      source = tensor::CastOp::create(rewriter, slice.getLoc(), slice.getType(),
-                                      source);
-    rewriter.replaceOp(slice, source);
+    replaceSlice(rewriter, slice, source);
     return success();
   }
 };

@@ -199,11 +199,7 @@ bool isRowLocalTail(RNNOp rnn, LinearOp product) {
   rows.insert(rnn.getStepInput());
   for (BlockArgument state : rnn.getStateArguments())
     rows.insert(state);
-  auto isRowCount = [&](Value value) {
-    auto dim = value.getDefiningOp<tensor::DimOp>();
-    std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
-    return index && *index == 0 && rows.contains(dim.getSource());
-  };
+  auto isRowCount = [&](Value value) { return readsRowCount(value, rows); };
   DenseSet<Value> fromProduct = {product.getResult()};
   auto isRow = [&](Value value) {
     return rows.contains(value) || isFreshRows(value, isRowCount);

@@ -267,13 +267,6 @@ void hoistInputProduct(RNNOp op, RewriterBase &rewriter) {
   foldBias(op, products.getDefiningOp<LinearOp>(), rewriter);
 }
 
-/// Whether `value`, a cell's `tensor.dim %v, 0`, reads the row count of a
-/// value in `rows`.
-bool readsRowCount(Value value, const DenseSet<Value> &rows) {
-  auto dim = value.getDefiningOp<tensor::DimOp>();
-  return dim && leadingSizeRead(dim, 1) && rows.contains(dim.getSource());
-}
-
 /// What a cell computes from x_t alone, row by row: the ops, in order, and
 /// the one value of theirs that the rest of the cell reads.
 struct StepInputOps {

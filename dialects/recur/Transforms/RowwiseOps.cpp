@@ -68,6 +68,11 @@ bool mlir::recur::isRowView(Operation *op) {
              tensor::CollapseShapeOp, tensor::CastOp>(op);
 }
 
+bool mlir::recur::readsRowCount(Value value, const DenseSet<Value> &rows) {
+  auto dim = value.getDefiningOp<tensor::DimOp>();
+  return dim && leadingSizeRead(dim, 1) && rows.contains(dim.getSource());
+}
+
 bool mlir::recur::isFreshRows(Value value,
                               function_ref<bool(Value)> isRowCount) {
   Operation *producer = value.getDefiningOp();
@@ -220,10 +225,7 @@ std::optional<RowChain> mlir::recur::rowChainInto(RNNOp layer) {
   DenseSet<Value> rows = {chain.rows.getResult()};
   for (Operation *op : chain.ops)
     rows.insert(op->result_begin(), op->result_end());
-  auto isRowCount = [&](Value value) {
-    auto dim = value.getDefiningOp<tensor::DimOp>();
-    return dim && leadingSizeRead(dim, 1) && rows.contains(dim.getSource());
-  };
+  auto isRowCount = [&](Value value) { return readsRowCount(value, rows); };
   auto isLeafRow = [&](Value value) { return isFreshRows(value, isRowCount); };
   SetVector<Value> invariants;
   auto isInvariant = [&](Value value) {

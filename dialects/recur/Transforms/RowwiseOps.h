@@ -19,6 +19,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::recur {
 
@@ -43,6 +44,10 @@ bool isRowwise(Operation *op, const RowRoles &roles);
 
 /// Whether `op` is a view or a reshape (no arithmetic of its own).
 bool isRowView(Operation *op);
+
+/// Whether `value`, a `tensor.dim %v, 0`, reads the row count of a value in
+/// `rows`.
+bool readsRowCount(Value value, const DenseSet<Value> &rows);
 
 /// Whether `value` is a tensor.empty of dynamic rows, or a fill of one,
 /// whose row count `isRowCount` accepts: a new tensor of the rows (a
