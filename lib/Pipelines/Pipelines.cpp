@@ -41,8 +41,7 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                                       bool bf16Products,
                                       ArrayRef<std::string> inputShapes,
                                       int64_t wavefrontMaxLayers,
-                                      bool wavefrontAnyCell, bool sortByLength,
-                                      bool cellUnitSteps) {
+                                      bool sortByLength, bool cellUnitSteps) {
   if (!inputShapes.empty()) {
     SpecializeShapesOptions shapes;
     shapes.inputs = llvm::to_vector(inputShapes);
@@ -81,8 +80,8 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
         gemmTile.vectorWidth, std::max<int64_t>(gemmTile.columns, 1),
         cellUnitSteps && !gemmTile.enabled()}));
   if (level >= FusionLevel::wavefront)
-    pm.addPass(createWavefront(
-        WavefrontOptions{wavefrontMaxLayers, wavefrontAnyCell}));
+    pm.addPass(createWavefront(WavefrontOptions{
+        wavefrontMaxLayers, cellUnitSteps && !gemmTile.enabled()}));
   if (level > FusionLevel::none && gemmTile.enabled())
     pm.addPass(createPackWeights(PackWeightsOptions{
         gemmTile.columns, gemmTile.vectorWidth, bf16Products}));
@@ -330,7 +329,7 @@ void mlir::recur::buildLowerGpuToNVVMPipeline(
 void mlir::recur::buildLowerToCudaPipeline(OpPassManager &pm,
                                            const CudaPipelineOptions &options) {
   buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
-                      kGpuWavefrontMaxLayers, /*wavefrontAnyCell=*/false,
+                      kGpuWavefrontMaxLayers,
                       /*sortByLength=*/false, /*cellUnitSteps=*/true);
   buildCudaBackEndPipeline(pm, options);
 }
@@ -359,7 +358,7 @@ void mlir::recur::buildCudaEmulatorBackEndPipeline(
 void mlir::recur::buildLowerToCudaEmulatorPipeline(
     OpPassManager &pm, const CudaPipelineOptions &options) {
   buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
-                      kGpuWavefrontMaxLayers, /*wavefrontAnyCell=*/false,
+                      kGpuWavefrontMaxLayers,
                       /*sortByLength=*/false, /*cellUnitSteps=*/true);
   buildCudaEmulatorBackEndPipeline(pm, options);
 }

@@ -218,11 +218,9 @@ void TargetConfig::fill(CudaPipelineOptions &options) const {
 
 void TargetConfig::buildFusionPipeline(OpPassManager &pm) const {
   // As the registered pipelines build it from their options.
-  // The GPU has no persistent kernel for a wavefront of recur.rnn cells.
   mlir::recur::buildFusionPipeline(pm, fusion, gemmTile,
                                    precision == Precision::bf16, inputShapes,
                                    gpuKernels() ? kGpuWavefrontMaxLayers : 0,
-                                   /*wavefrontAnyCell=*/!gpuKernels(),
                                    /*sortByLength=*/!gpuKernels(),
                                    /*cellUnitSteps=*/gpuKernels());
 }

@@ -7,6 +7,7 @@ emulator, against the same cells run step by step by PyTorch in float64,
 B = 1 among them, one layer and stacks."""
 import copy
 import random
+import subprocess
 from typing import Tuple
 
 import pytest
@@ -17,6 +18,7 @@ from torch import Tensor
 import recur
 from test_cells import cache  # noqa: F401
 from test_compile_rnn import PIPELINES, LayerNormLSTMCell, run_eager
+from recur._compile import _tool
 
 
 def uniform(*shape, scale):
@@ -192,11 +194,44 @@ def test_fastrnns_cells_match_pytorch_in_double(name, options):
     check_against_double(cell, (input_size, hidden), shapes_for(name), **options)
 
 
+STACKED = ["milstm", "gru", "rnn-tanh", "rnn-relu", "slstm", "lnlstm"]
+
+
 @pytest.mark.parametrize("options", PIPELINES)
-@pytest.mark.parametrize("name", ["milstm", "gru", "rnn-relu", "slstm"])
+@pytest.mark.parametrize("name", STACKED)
 def test_stacks_of_fastrnns_cells_match_pytorch_in_double(name, options):
     """Three layers of one cell (the wavefront's stacks at `wavefront`)."""
     torch.manual_seed(7)
     hidden = 16
     cells = [CELLS[name](12 if k == 0 else hidden, hidden) for k in range(3)]
     check_against_double(cells, (12, hidden), [(1, 1), (5, 3)], **options)
+
+
+@pytest.mark.parametrize("name", STACKED)
+def test_stacks_of_fastrnns_cells_are_one_wavefront(name, tmp_path):
+    """Three layers of one cell are one recur.rnn_wavefront at fusion
+    wavefront on the CPU; on the GPU (the emulator's pipeline) too, its
+    diagonals one unit step over every layer, but for the layer-norm LSTM,
+    whose layer norm of the input product between the layers the GPU's
+    unit step does not compute: a remark says so."""
+    cells = [CELLS[name](12 if k == 0 else 16, 16) for k in range(3)]
+    x = torch.randn(5, 3, 12)
+    ir = tmp_path / f"{name}.mlir"
+    ir.write_text(recur.compile_rnn(cells).ir(x, [state_of(c, 3, 16) for c in cells]))
+    fused = subprocess.run([_tool("recur-opt"), str(ir), "--recur-fusion=fusion=wavefront"],
+                           check=True, capture_output=True, text=True).stdout
+    assert fused.count("recur.rnn_wavefront") == 1 and "recur.rnn " not in fused
+    gpu = subprocess.run([_tool("recur-compile"), str(ir), "--target=cuda-emulator",
+                          "--remarks", "--emit=mlir", "-o", str(tmp_path / "gpu.mlir")],
+                         check=True, capture_output=True, text=True).stderr
+    missed = [line for line in gpu.splitlines() if "[Missed]" in line]
+    lowered = subprocess.run([_tool("recur-opt"), str(ir), "--recur-lower-to-cuda-emulator",
+                              "--mlir-print-ir-after=convert-recur-to-linalg", "-o", "/dev/null"],
+                             check=True, capture_output=True, text=True).stderr
+    if name == "lnlstm":
+        stacking = [line for line in missed if "Category:recur-wavefront" in line]
+        assert len(stacking) == 2 and all("rowwise chain" in line for line in stacking), gpu
+        assert "layer = 2" not in lowered
+    else:
+        assert not missed, gpu
+        assert "layer = 2, hidden = [16, 16, 16]" in lowered

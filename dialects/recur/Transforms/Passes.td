@@ -445,10 +445,14 @@ def Wavefront : Pass<"recur-wavefront"> {
     took out of the cell: a layer norm of the projection, rowwise on its
     `T·B` rows), on the product's rows, with the tensors it reads (a layer
     norm's scale) captured after the projection's weight and bias.
-    With `any-cell=false` (the GPU pipelines, which have no persistent
-    kernel for such a wavefront yet, so that its diagonals would launch as
-    many kernels as the layers one after the other, and more for the
-    inner layers' products in the step) they are left alone, with a remark.
+    With `unit-steps` (the GPU pipelines, whose `recur-fuse-cell-step`
+    makes each cell one `recur.unit_step`) a stack joins only layers whose
+    cells are each one unit step of the same hidden size, gates, yields and
+    state types, without lengths or a row chain between them, so that the
+    conversion runs each diagonal as one unit step over every layer's
+    units (one phase of the persistent kernel, as the LSTM's fused
+    wavefront), layer l's input product summed in the step; other stacks
+    get a remark.
 
     Left alone: a single recurrence; a layer whose output is also used
     elsewhere, or whose projection has no bias; a layer that runs in
@@ -463,9 +467,9 @@ def Wavefront : Pass<"recur-wavefront"> {
   let options = [
     Option<"maxLayers", "max-layers", "int64_t", /*default=*/"0",
            "Most layers in one wavefront (0: no limit)">,
-    Option<"anyCell", "any-cell", "bool", /*default=*/"true",
-           "Stack recur.rnn layers too (false: LSTM stacks only, a remark "
-           "on each recur.rnn stack)">,
+    Option<"unitSteps", "unit-steps", "bool", /*default=*/"false",
+           "Stack recur.rnn layers only where every cell is one unit step "
+           "of one shape (the GPU's fused wavefront; a remark on the rest)">,
   ];
 }
 

@@ -3,6 +3,7 @@
 #include "RowwiseOps.h"
 #include "recur/IR/RecurOps.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -64,13 +65,54 @@ bool isRowwiseGeneric(linalg::GenericOp generic, const RowRoles &roles) {
 } // namespace
 
 bool mlir::recur::isRowView(Operation *op) {
+  if (auto generic = dyn_cast<linalg::GenericOp>(op))
+    return llvm::all_of(
+        generic.getBody()->getTerminator()->getOperands(), [&](Value value) {
+          auto argument = dyn_cast<BlockArgument>(value);
+          return argument && argument.getOwner() == generic.getBody() &&
+                 argument.getArgNumber() < generic.getNumDpsInputs();
+        });
   return isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
              tensor::CollapseShapeOp, tensor::CastOp>(op);
 }
 
+/// Whether `value` is T·B of the [T, B, N] tensor that `rows` collapses
+/// ([[0, 1], [2]]), as canonicalization folds the collapse's size: an
+/// affine.apply of T and B's product.
+static bool isCollapsedRowCount(Value value, Value rows) {
+  auto collapse = rows.getDefiningOp<tensor::CollapseShapeOp>();
+  auto apply = value.getDefiningOp<affine::AffineApplyOp>();
+  if (!collapse || !apply || collapse.getSrcType().getRank() != 3 ||
+      collapse.getReassociationIndices() !=
+          SmallVector<ReassociationIndices>{{0, 1}, {2}} ||
+      apply.getMapOperands().size() != 2)
+    return false;
+  AffineMap map = apply.getAffineMap();
+  MLIRContext *context = map.getContext();
+  AffineExpr product = map.getNumDims() == 2
+                           ? getAffineDimExpr(0, context) *
+                                 getAffineDimExpr(1, context)
+                           : getAffineSymbolExpr(0, context) *
+                                 getAffineSymbolExpr(1, context);
+  if (map.getNumResults() != 1 || map.getResult(0) != product)
+    return false;
+  for (auto [index, operand] : llvm::enumerate(apply.getMapOperands())) {
+    Operation *size = operand.getDefiningOp();
+    tensor::DimOp dim = size ? leadingSizeRead(size, 2) : tensor::DimOp();
+    if (!dim || dim.getSource() != collapse.getSrc() ||
+        *dim.getConstantIndex() != int64_t(index))
+      return false;
+  }
+  return true;
+}
+
 bool mlir::recur::readsRowCount(Value value, const DenseSet<Value> &rows) {
-  auto dim = value.getDefiningOp<tensor::DimOp>();
-  return dim && leadingSizeRead(dim, 1) && rows.contains(dim.getSource());
+  if (auto dim = value.getDefiningOp<tensor::DimOp>())
+    return leadingSizeRead(dim, 1) && rows.contains(dim.getSource());
+  return value.getDefiningOp<affine::AffineApplyOp>() &&
+         llvm::any_of(rows, [&](Value row) {
+           return isCollapsedRowCount(value, row);
+         });
 }
 
 bool mlir::recur::isFreshRows(Value value,
@@ -225,7 +267,14 @@ std::optional<RowChain> mlir::recur::rowChainInto(RNNOp layer) {
   DenseSet<Value> rows = {chain.rows.getResult()};
   for (Operation *op : chain.ops)
     rows.insert(op->result_begin(), op->result_end());
-  auto isRowCount = [&](Value value) { return readsRowCount(value, rows); };
+  SetVector<Value> rowCounts;
+  auto isRowCount = [&](Value value) {
+    if (!readsRowCount(value, rows))
+      return false;
+    if (!value.getDefiningOp<tensor::DimOp>())
+      rowCounts.insert(value);
+    return true;
+  };
   auto isLeafRow = [&](Value value) { return isFreshRows(value, isRowCount); };
   SetVector<Value> invariants;
   auto isInvariant = [&](Value value) {
@@ -255,6 +304,7 @@ std::optional<RowChain> mlir::recur::rowChainInto(RNNOp layer) {
     if (!ops.contains(user) && !isRowChainLeaf(user))
       return std::nullopt;
   chain.invariants = invariants.takeVector();
+  chain.rowCounts = rowCounts.takeVector();
   return chain;
 }
 

@@ -42,11 +42,14 @@ struct RowRoles {
 /// tensor.empty whose dimension 0 is the row count is rowwise too).
 bool isRowwise(Operation *op, const RowRoles &roles);
 
-/// Whether `op` is a view or a reshape (no arithmetic of its own).
+/// Whether `op` is a view, a reshape or a copy (no arithmetic of its own:
+/// a linalg.generic that yields its inputs' elements, such as the add of a
+/// bias that recur-hoist-input-projection folded into the product).
 bool isRowView(Operation *op);
 
-/// Whether `value`, a `tensor.dim %v, 0`, reads the row count of a value in
-/// `rows`.
+/// Whether `value` reads the row count of a value in `rows`: a
+/// `tensor.dim %v, 0`, or T·B of the [T, B, N] tensor that `v` collapses as
+/// canonicalization folds the collapse's size (an affine.apply).
 bool readsRowCount(Value value, const DenseSet<Value> &rows);
 
 /// Whether `value` is a tensor.empty of dynamic rows, or a fill of one,
@@ -74,6 +77,9 @@ struct RowChain {
   SmallVector<Operation *> ops;
   /// The tensors they read from before the chain.
   SmallVector<Value> invariants;
+  /// The row counts they read that are not a tensor.dim of the rows (T·B
+  /// of the sequence, readsRowCount): a copy of the chain takes its rows'.
+  SmallVector<Value> rowCounts;
   /// Their result's rows as [T, B, n]: the recurrence's input.
   tensor::ExpandShapeOp steps;
 };

@@ -12,6 +12,7 @@
 
 #include "recur/IR/RecurOps.h"
 #include "RowwiseOps.h"
+#include "recur/IR/UnitStepCells.h"
 #include "recur/Transforms/Passes.h"
 #include "recur/Utils/Remarks.h"
 #include "recur/Utils/SizeReads.h"
@@ -68,7 +69,7 @@ LSTMRecurrenceOp followingLayer(LSTMRecurrenceOp last) {
 /// layer exists but cannot join, says why in `whyNot`.
 std::optional<Link> nextLayer(LSTMRecurrenceOp first, LSTMRecurrenceOp last,
                               ArrayRef<LSTMRecurrenceOp> layers,
-                              std::string &whyNot) {
+                              std::string &whyNot, bool /*unitSteps*/) {
   if (!followingLayer(last))
     return std::nullopt; // the end of the stack
   auto fail = [&](StringRef reason) {
@@ -230,10 +231,40 @@ RNNOp followingLayer(RNNOp last) {
   return {};
 }
 
+/// With unit steps (the GPU's fused wavefront of recur.rnn layers): why
+/// `next` cannot join the stack of `first`, reading the layer before's y_t
+/// through `projection` (if any) and a row chain (if `chained`), or "".
+std::string whyNotOneUnitStep(RNNOp first, RNNOp next, LinearOp projection,
+                              bool chained) {
+  if (first.getLengths())
+    return "the layers take sequence lengths, which the GPU's fused "
+           "wavefront does not";
+  if (chained)
+    return "a rowwise chain (a layer norm of its input projection) lies "
+           "between the layers, which the GPU's unit step does not compute";
+  std::string whyNot;
+  FailureOr<UnitStepCell> head = analyzeUnitStepCell(
+      first.getCell(), first.getInit().size(), whyNot);
+  if (failed(head))
+    return "in the first layer: " + whyNot;
+  FailureOr<UnitStepCell> cell =
+      analyzeUnitStepCell(next.getCell(), next.getInit().size(), whyNot);
+  if (failed(cell))
+    return whyNot;
+  if (!sameUnitStepShape(*head, *cell))
+    return "its cell's unit step differs from the first layer's in hidden "
+           "size, gates, states or yields";
+  if (projection && !cell->inputInColumns)
+    return "its cell reads its input row other than by gate columns, so its "
+           "input product cannot be summed in its unit step";
+  return "";
+}
+
 /// nextLayer for recur.rnn stacks: `last`'s output feeds nothing but the
 /// next layer, directly or through its hoisted input projection.
 std::optional<RNNLink> nextLayer(RNNOp first, RNNOp last,
-                                 ArrayRef<RNNOp> layers, std::string &whyNot) {
+                                 ArrayRef<RNNOp> layers, std::string &whyNot,
+                                 bool unitSteps) {
   if (!followingLayer(last))
     return std::nullopt;
   auto fail = [&](StringRef reason) {
@@ -281,6 +312,12 @@ std::optional<RNNLink> nextLayer(RNNOp first, RNNOp last,
   for (RNNOp layer : layers)
     if (!allUsesAfter(layer.getFinalStates(), next))
       return fail("an earlier layer's final state is read before this layer");
+  if (unitSteps) {
+    std::string reason =
+        whyNotOneUnitStep(first, next, projection, chain.has_value());
+    if (!reason.empty())
+      return fail(reason);
+  }
   return RNNLink{projection, chain, next};
 }
 
@@ -337,6 +374,8 @@ void moveCell(RNNOp layer, const RNNLink *link, Region &region,
     if (rows.getType() != chain->rows.getType())
       rows = tensor::CastOp::create(builder, loc, chain->rows.getType(), rows);
     mapping.map(chain->rows.getResult(), rows);
+    for (Value count : chain->rowCounts)
+      mapping.map(count, tensor::DimOp::create(builder, loc, rows, 0));
     unsigned first = projection ? (projection.getBias() ? 2 : 1) : 0;
     for (auto [index, invariant] : llvm::enumerate(chain->invariants))
       mapping.map(invariant, arguments[first + index]);
@@ -437,7 +476,8 @@ void formWavefront(RNNOp head, ArrayRef<RNNLink> links) {
 /// layer that could not join the one before.
 template <typename Recurrence, typename LinkT>
 SmallVector<std::pair<Recurrence, SmallVector<LinkT>>>
-findStacks(Operation *root, int64_t maxLayers, StringRef pass) {
+findStacks(Operation *root, int64_t maxLayers, bool unitSteps,
+           StringRef pass) {
   SmallVector<Recurrence> recurrences;
   root->walk([&](Recurrence op) { recurrences.push_back(op); });
   DenseSet<Operation *> stacked;
@@ -450,7 +490,7 @@ findStacks(Operation *root, int64_t maxLayers, StringRef pass) {
     std::string whyNot;
     bool cutAtMaxLayers = false;
     while (std::optional<LinkT> link =
-               nextLayer(head, layers.back(), layers, whyNot)) {
+               nextLayer(head, layers.back(), layers, whyNot, unitSteps)) {
       if (maxLayers > 0 && int64_t(layers.size()) == maxLayers) {
         whyNot = "the wavefront before it has max-layers = " +
                  std::to_string(maxLayers) +
@@ -485,21 +525,11 @@ struct WavefrontPass : mlir::recur::impl::WavefrontBase<WavefrontPass> {
 
   void runOnOperation() override {
     for (auto &[head, links] : findStacks<LSTMRecurrenceOp, Link>(
-             getOperation(), maxLayers, getArgument()))
+             getOperation(), maxLayers, unitSteps, getArgument()))
       formWavefront(head, links);
-    for (auto &[head, links] :
-         findStacks<RNNOp, RNNLink>(getOperation(), maxLayers, getArgument())) {
-      if (!anyCell) {
-        remarkMissed(links.front().recurrence, getArgument(),
-                     "this layer runs as a time loop of its own, not in one "
-                     "wavefront with the layer before it",
-                     "this target has no persistent kernel for a wavefront "
-                     "of recur.rnn cells, whose diagonals would launch more "
-                     "kernels than the layers one after the other");
-        continue;
-      }
+    for (auto &[head, links] : findStacks<RNNOp, RNNLink>(
+             getOperation(), maxLayers, unitSteps, getArgument()))
       formWavefront(head, links);
-    }
   }
 };
 

@@ -193,14 +193,14 @@ inline constexpr int64_t kGpuWavefrontMaxLayers = 16;
 /// `bf16Products`) and recur-outline-weight-prologue. `sortByLength`:
 /// recur-sort-by-length (the CPU's; the GPU's steps run every row, masked).
 /// `cellUnitSteps`: without `gemmTile`, recur-fuse-cell-step fuses cells
-/// into recur.unit_step loop nests (the GPU's).
+/// into recur.unit_step loop nests, and recur-wavefront stacks only such
+/// cells (the GPU's).
 void buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                          const CpuGemmTile &gemmTile = {},
                          bool bf16Products = false,
                          ArrayRef<std::string> inputShapes = {},
                          int64_t wavefrontMaxLayers = 0,
-                         bool wavefrontAnyCell = true, bool sortByLength = true,
-                         bool cellUnitSteps = false);
+                         bool sortByLength = true, bool cellUnitSteps = false);
 
 /// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse;
 /// `forGpu` picks the forms the GPU mapping takes (a block-parallel

@@ -92,50 +92,59 @@ SmallVector<Value> gateRows(OpBuilder &b, Location loc, Value unit,
 }
 
 void markUnitStep(OpBuilder &b, linalg::GenericOp step, bool layered,
-                  ArrayRef<int64_t> hidden, ArrayRef<int64_t> gateTiles) {
+                  ArrayRef<int64_t> hidden, ArrayRef<int64_t> gateTiles,
+                  int64_t gates) {
   step->setAttr(
       RecurDialect::kUnitStepAttrName,
       UnitStepAttr::get(b.getContext(), /*batch=*/0, /*unit=*/1,
                         layered ? std::optional<int64_t>(2) : std::nullopt,
-                        hidden, gateTiles, /*gates=*/4));
+                        hidden, gateTiles, gates));
 }
 
 SmallVector<Value> emitDoubleBufferedLoop(OpBuilder &b, Location loc,
-                                          Value count, Value h0, Value hOther,
-                                          ValueRange carried,
+                                          Value count, ValueRange initial,
+                                          ValueRange others, ValueRange carried,
                                           DoubleBufferedStepFn step) {
-  SmallVector<Value> inits = {h0, hOther};
+  size_t buffered = initial.size();
+  assert(others.size() == buffered && "a second buffer for each value");
+  SmallVector<Value> inits(initial);
+  llvm::append_range(inits, others);
   llvm::append_range(inits, carried);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   auto loop = scf::ForOp::create(
       b, loc, arith::ConstantIndexOp::create(b, loc, 0), count,
       arith::ConstantIndexOp::create(b, loc, 2), inits,
       [&](OpBuilder &nb, Location loc, Value t, ValueRange state) {
-        Value h = state[0], other = state[1];
+        ValueRange values = state.take_front(buffered);
+        ValueRange other = state.slice(buffered, buffered);
         SmallVector<Value> first =
-            step(nb, loc, t, h, other, state.drop_front(2));
+            step(nb, loc, t, values, other, state.drop_front(2 * buffered));
         Value second = arith::AddIOp::create(nb, loc, t, one);
         Value hasSecond = arith::CmpIOp::create(
             nb, loc, arith::CmpIPredicate::ult, second, count);
+        ValueRange written = ArrayRef(first).take_front(buffered);
         auto branch = scf::IfOp::create(
             nb, loc, hasSecond,
             [&](OpBuilder &tb, Location loc) {
               scf::YieldOp::create(tb, loc,
-                                   step(tb, loc, second, first[0], h,
-                                        ArrayRef(first).drop_front()));
+                                   step(tb, loc, second, written, values,
+                                        ArrayRef(first).drop_front(buffered)));
             },
             [&](OpBuilder &eb, Location loc) {
               SmallVector<Value> next = first;
-              next[0] =
-                  linalg::CopyOp::create(eb, loc, first[0], h).getResult(0);
+              for (size_t index = 0; index < buffered; ++index)
+                next[index] =
+                    linalg::CopyOp::create(eb, loc, first[index], values[index])
+                        .getResult(0);
               scf::YieldOp::create(eb, loc, next);
             });
-        SmallVector<Value> next = {branch.getResult(0), first[0]};
-        llvm::append_range(next, branch.getResults().drop_front());
+        SmallVector<Value> next(branch.getResults().take_front(buffered));
+        llvm::append_range(next, written);
+        llvm::append_range(next, branch.getResults().drop_front(buffered));
         scf::YieldOp::create(nb, loc, next);
       });
-  SmallVector<Value> results = {loop.getResult(0)};
-  llvm::append_range(results, loop.getResults().drop_front(2));
+  SmallVector<Value> results(loop.getResults().take_front(buffered));
+  llvm::append_range(results, loop.getResults().drop_front(2 * buffered));
   return results;
 }
 

@@ -51,23 +51,27 @@ SmallVector<Value> gateRows(OpBuilder &b, Location loc, Value unit,
                             int64_t hidden, std::optional<int64_t> gateTile);
 
 /// Marks `step` as a fused step over iterations (batch row, unit[, layer])
-/// (#recur.unit_step).
+/// of `gates` gates per unit (#recur.unit_step).
 void markUnitStep(OpBuilder &b, linalg::GenericOp step, bool layered,
-                  ArrayRef<int64_t> hidden, ArrayRef<int64_t> gateTiles);
+                  ArrayRef<int64_t> hidden, ArrayRef<int64_t> gateTiles,
+                  int64_t gates = 4);
 
-/// One step of a double-buffered loop: step t reads hIn and writes every
-/// element of hOut; returns {h_t, the other carried values' next values}.
+/// One step of a double-buffered loop: step t reads `in` and writes every
+/// element of `out` (one buffer per double-buffered value); returns {the
+/// values written, the other carried values' next values}.
 using DoubleBufferedStepFn = function_ref<SmallVector<Value>(
-    OpBuilder &, Location, Value t, Value hIn, Value hOut, ValueRange carried)>;
+    OpBuilder &, Location, Value t, ValueRange in, ValueRange out,
+    ValueRange carried)>;
 
-/// `count` steps with h double-buffered, two per iteration: the first from
-/// h into `hOther`, the second back into h, so that the loop-carried buffers
-/// stay in place for bufferization and no step copies h before it starts
-/// (an odd count's last step is followed by that copy instead). Returns
-/// {h, the carried values}.
+/// `count` steps with the values `initial` (h; a cell's every state)
+/// double-buffered, two per iteration: the first from them into `others`,
+/// the second back, so that the loop-carried buffers stay in place for
+/// bufferization and no step copies them before it starts (an odd count's
+/// last step is followed by that copy instead). Returns {the double-buffered
+/// values, the carried values}.
 SmallVector<Value> emitDoubleBufferedLoop(OpBuilder &b, Location loc,
-                                          Value count, Value h0, Value hOther,
-                                          ValueRange carried,
+                                          Value count, ValueRange initial,
+                                          ValueRange others, ValueRange carried,
                                           DoubleBufferedStepFn step);
 
 } // namespace mlir::recur::to_linalg

@@ -199,12 +199,12 @@ LayerResults fusedPackedTimeLoop(OpBuilder &b, Location loc,
   // Carried besides h: c, gates, y.
   SmallVector<Value> results = emitDoubleBufferedLoop(
       b, loc, steps, h0, hOther, {c0, gates, y},
-      [&](OpBuilder &nb, Location loc, Value iteration, Value hIn, Value hOut,
-          ValueRange carried) {
+      [&](OpBuilder &nb, Location loc, Value iteration, ValueRange hIn,
+          ValueRange hOut, ValueRange carried) {
         Value t = stepTime(nb, loc, iteration, steps, op.getReverse());
         SmallVector<Value> next = fusedPackedStep(
-            nb, loc, op.getInputGates(), t, op.getWHh(), *op.getGateTile(), hIn,
-            hOut, carried[0], carried[1], batch, hidden);
+            nb, loc, op.getInputGates(), t, op.getWHh(), *op.getGateTile(),
+            hIn[0], hOut[0], carried[0], carried[1], batch, hidden);
         next.push_back(
             insertStep(nb, loc, next[0], carried[2], t, batch, hidden));
         return next; // h_t, c_t, gates, y

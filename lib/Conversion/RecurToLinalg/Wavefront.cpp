@@ -3,11 +3,16 @@
 // Stacked layers as one loop over the T + L - 1 diagonal steps: fused (one
 // parallel loop nest over (row, unit, layer) per diagonal, h double-buffered)
 // or separate (each active layer's separate step, last layer first); for
-// recur.rnn_wavefront, each active layer's cell, last layer first.
+// recur.rnn_wavefront, each active layer's cell, last layer first, or, when
+// every cell is one unit step of one shape (the GPU's), fused like the
+// LSTM's: one unit step over every layer per diagonal.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LstmSchedules.h"
+#include "recur/IR/UnitStepCells.h"
+
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::recur;
@@ -47,6 +52,70 @@ scf::ForOp emitDiagonalLoop(OpBuilder &b, Location loc, Value steps,
       });
 }
 
+/// Layer `layer`'s [B, H_l] part of a stacked [B, L, Hmax] state.
+Value layerPartOf(OpBuilder &b, Location loc, Value state, OpFoldResult batch,
+                  int64_t layer, int64_t hidden) {
+  auto stateType = cast<RankedTensorType>(state.getType());
+  auto type = RankedTensorType::get({stateType.getShape()[0], hidden},
+                                    stateType.getElementType());
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  return tensor::ExtractSliceOp::create(
+      b, loc, type, state,
+      SmallVector<OpFoldResult>{zero, b.getIndexAttr(layer), zero},
+      SmallVector<OpFoldResult>{batch, one, b.getIndexAttr(hidden)},
+      SmallVector<OpFoldResult>{one, one, one});
+}
+
+/// The layers' [B, H_l] values `perLayer` side by side in a stacked state
+/// of `sizes` [B, L, Hmax]; zeros where a layer has none and in the
+/// padding of narrower layers.
+Value stackLayers(Emitter &emit, ValueRange perLayer,
+                  ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> hidden,
+                  Type elementType) {
+  OpBuilder &b = emit.b;
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  Value state = emit.filled(sizes, elementType, 0.0);
+  for (auto [layer, initial] : llvm::enumerate(perLayer))
+    state = tensor::InsertSliceOp::create(
+        b, emit.loc, initial, state,
+        SmallVector<OpFoldResult>{zero, b.getIndexAttr(layer), zero},
+        SmallVector<OpFoldResult>{sizes[0], one, b.getIndexAttr(hidden[layer])},
+        SmallVector<OpFoldResult>{one, one, one});
+  return state;
+}
+
+/// The rest of a fused wavefront's diagonal step after its indices: a
+/// switch on the layer whose case runs the layer's `step` (which returns
+/// the values it yields) where `active(layer)` holds and keeps
+/// `carriedOver` elsewhere; yields the switch's results.
+void emitLayerSwitch(
+    OpBuilder &b, Location loc, Value layerIndex, int64_t layers,
+    ValueRange carriedOver, function_ref<Value(OpBuilder &, int64_t)> active,
+    function_ref<SmallVector<Value>(OpBuilder &, int64_t)> step) {
+  auto perLayer = scf::IndexSwitchOp::create(
+      b, loc, carriedOver.getTypes(), layerIndex,
+      llvm::to_vector(llvm::seq<int64_t>(0, layers)), layers);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    // Unreachable: the layer index is below L.
+    b.createBlock(&perLayer.getDefaultRegion());
+    scf::YieldOp::create(b, loc, carriedOver);
+    for (int64_t layer = 0; layer < layers; ++layer) {
+      b.createBlock(&perLayer.getCaseRegions()[layer]);
+      auto branch = scf::IfOp::create(
+          b, loc, active(b, layer),
+          [&](OpBuilder &ib, Location loc) {
+            scf::YieldOp::create(ib, loc, step(ib, layer));
+          },
+          [&](OpBuilder &ib, Location loc) {
+            scf::YieldOp::create(ib, loc, carriedOver);
+          });
+      scf::YieldOp::create(b, loc, branch.getResults());
+    }
+  }
+  linalg::YieldOp::create(b, loc, perLayer.getResults());
+}
+
 /// The fused wavefront: every layer's state lives in one [B, L, Hmax] tensor
 /// (layer l's units at [:, l, 0:H_l]; the rest is padding when hidden sizes
 /// differ), and each diagonal step is one parallel loop nest over (batch
@@ -74,31 +143,11 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
   std::optional<ArrayRef<int64_t>> tiles = op.getGateTiles();
   SmallVector<OpFoldResult> stateSizes = {batch, b.getIndexAttr(layers),
                                           b.getIndexAttr(widest)};
-  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-  auto layerOffsets = [&](int64_t layer) {
-    return SmallVector<OpFoldResult>{zero, b.getIndexAttr(layer), zero};
-  };
-  auto layerSizes = [&](int64_t layer) {
-    return SmallVector<OpFoldResult>{batch, one, b.getIndexAttr(hidden[layer])};
-  };
-  SmallVector<OpFoldResult> unitStrides = {one, one, one};
-  // The layers' initial states side by side; absent ones are zero.
   auto stacked = [&](ValueRange perLayer) {
-    Value state = emit.filled(stateSizes, elementType, 0.0);
-    for (auto [layer, initial] : llvm::enumerate(perLayer))
-      state = tensor::InsertSliceOp::create(b, loc, initial, state,
-                                            layerOffsets(layer),
-                                            layerSizes(layer), unitStrides);
-    return state;
+    return stackLayers(emit, perLayer, stateSizes, hidden, elementType);
   };
-  // Layer l's [B, H_l] part of a state.
-  auto layerPart = [&](OpBuilder &b, Value state, int64_t layer) -> Value {
-    auto type = RankedTensorType::get(
-        {cast<RankedTensorType>(state.getType()).getShape()[0], hidden[layer]},
-        elementType);
-    return tensor::ExtractSliceOp::create(b, loc, type, state,
-                                          layerOffsets(layer),
-                                          layerSizes(layer), unitStrides);
+  auto layerPart = [&](OpBuilder &b, Value state, int64_t layer) {
+    return layerPartOf(b, loc, state, batch, layer, hidden[layer]);
   };
   Value steps = getValueOrCreateConstantIndexOp(b, loc, seq);
   Value h0 = stacked(op.getH0());
@@ -128,69 +177,55 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
               tensor::ExtractOp::create(nb, loc, hPrev,
                                         ValueRange{row, layerIndex, j}),
               args[1]};
-          SmallVector<Type> cellTypes = {elementType, elementType};
-          auto perLayer = scf::IndexSwitchOp::create(
-              nb, loc, cellTypes, layerIndex,
-              llvm::to_vector(llvm::seq<int64_t>(0, layers)), layers);
-          // Unreachable: the layer index is below L.
-          OpBuilder::InsertionGuard guard(nb);
-          nb.createBlock(&perLayer.getDefaultRegion());
-          scf::YieldOp::create(nb, loc, carriedOver);
-          for (int64_t layer = 0; layer < layers; ++layer) {
-            nb.createBlock(&perLayer.getCaseRegions()[layer]);
-            Value active = layerActive(nb, loc, s, steps, layer);
-            // Padding beyond a narrower layer's units never changes.
-            if (hidden[layer] < widest)
-              active = arith::AndIOp::create(
-                  nb, loc, active,
-                  arith::CmpIOp::create(
-                      nb, loc, arith::CmpIPredicate::ult, j,
-                      arith::ConstantIndexOp::create(nb, loc, hidden[layer])));
-            auto step = scf::IfOp::create(
-                nb, loc, active,
-                [&](OpBuilder &ib, Location loc) {
-                  std::optional<int64_t> tile;
-                  if (tiles)
-                    tile = (*tiles)[layer];
-                  SmallVector<Value> rows =
-                      gateRows(ib, loc, j, hidden[layer], tile);
-                  SmallVector<Value> sums;
-                  auto layerConstant = [&](int64_t index) -> Value {
-                    return arith::ConstantIndexOp::create(ib, loc, index);
-                  };
-                  if (layer == 0) {
-                    // Input gates are in PyTorch's layout; t = s.
-                    for (int64_t gate = 0; gate < 4; ++gate) {
-                      Value column = arith::AddIOp::create(
-                          ib, loc, j, layerConstant(gate * hidden[0]));
-                      sums.push_back(tensor::ExtractOp::create(
-                          ib, loc, op.getInputGates(),
-                          ValueRange{s, row, column}));
-                    }
-                  } else {
-                    for (Value gateRow : rows)
-                      sums.push_back(tensor::ExtractOp::create(
-                          ib, loc, op.getBias()[layer - 1],
-                          ValueRange{gateRow}));
-                    sums = accumulateGates(ib, loc, sums, rows,
-                                           {hPrev,
-                                            {row, layerConstant(layer - 1)},
-                                            op.getWIh()[layer - 1]});
+          emitLayerSwitch(
+              nb, loc, layerIndex, layers, carriedOver,
+              [&](OpBuilder &nb, int64_t layer) {
+                Value active = layerActive(nb, loc, s, steps, layer);
+                // Padding beyond a narrower layer's units never changes.
+                if (hidden[layer] < widest)
+                  active = arith::AndIOp::create(
+                      nb, loc, active,
+                      arith::CmpIOp::create(nb, loc, arith::CmpIPredicate::ult,
+                                            j,
+                                            arith::ConstantIndexOp::create(
+                                                nb, loc, hidden[layer])));
+                return active;
+              },
+              [&](OpBuilder &ib, int64_t layer) -> SmallVector<Value> {
+                std::optional<int64_t> tile;
+                if (tiles)
+                  tile = (*tiles)[layer];
+                SmallVector<Value> rows =
+                    gateRows(ib, loc, j, hidden[layer], tile);
+                SmallVector<Value> sums;
+                auto layerConstant = [&](int64_t index) -> Value {
+                  return arith::ConstantIndexOp::create(ib, loc, index);
+                };
+                if (layer == 0) {
+                  // Input gates are in PyTorch's layout; t = s.
+                  for (int64_t gate = 0; gate < 4; ++gate) {
+                    Value column = arith::AddIOp::create(
+                        ib, loc, j, layerConstant(gate * hidden[0]));
+                    sums.push_back(
+                        tensor::ExtractOp::create(ib, loc, op.getInputGates(),
+                                                  ValueRange{s, row, column}));
                   }
-                  sums = accumulateGates(
-                      ib, loc, sums, rows,
-                      {hPrev, {row, layerConstant(layer)}, op.getWHh()[layer]});
-                  auto [hNext, cNext] = lstmCell(ib, loc, sums[0], sums[1],
-                                                 sums[2], sums[3], args[1]);
-                  scf::YieldOp::create(ib, loc, ValueRange{hNext, cNext});
-                },
-                [&](OpBuilder &ib, Location loc) {
-                  scf::YieldOp::create(ib, loc, carriedOver);
-                });
-            scf::YieldOp::create(nb, loc, step.getResults());
-          }
-          nb.setInsertionPointAfter(perLayer);
-          linalg::YieldOp::create(nb, loc, perLayer.getResults());
+                } else {
+                  for (Value gateRow : rows)
+                    sums.push_back(tensor::ExtractOp::create(
+                        ib, loc, op.getBias()[layer - 1], ValueRange{gateRow}));
+                  sums = accumulateGates(ib, loc, sums, rows,
+                                         {hPrev,
+                                          {row, layerConstant(layer - 1)},
+                                          op.getWIh()[layer - 1]});
+                }
+                sums = accumulateGates(
+                    ib, loc, sums, rows,
+                    {hPrev, {row, layerConstant(layer)}, op.getWHh()[layer]});
+                auto [hNext, cNext] = lstmCell(ib, loc, sums[0], sums[1],
+                                               sums[2], sums[3], args[1]);
+                return {hNext, cNext};
+              });
         });
     SmallVector<int64_t> gateTiles(layers, 0);
     if (tiles)
@@ -218,9 +253,9 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
       emit.empty(stateSizes, elementType),
       {emit.empty({seq, batch, b.getIndexAttr(hidden.back())}, elementType),
        stacked(op.getC0())},
-      [&](OpBuilder &nb, Location loc, Value s, Value hIn, Value hOut,
+      [&](OpBuilder &nb, Location loc, Value s, ValueRange hIn, ValueRange hOut,
           ValueRange carried) {
-        Diagonal next = diagonal(nb, loc, s, /*y=*/carried[0], hIn, hOut,
+        Diagonal next = diagonal(nb, loc, s, /*y=*/carried[0], hIn[0], hOut[0],
                                  /*c=*/carried[1]);
         return SmallVector<Value>{next.h, next.y, next.c};
       });
@@ -328,12 +363,290 @@ struct LowerLSTMWavefront : OpRewritePattern<LSTMWavefrontOp> {
   }
 };
 
+/// A [B, N] operand of a layer's cell in the fused recur.rnn wavefront, as
+/// the tensor that holds it: the wavefront's input [T, B, N] at `time`, or
+/// `layer`'s part of a stacked [B, L, H] buffer.
+struct CellRow {
+  Value tensor;
+  Value time, layer;
+
+  /// The indices of x[row, k] but the last.
+  SmallVector<Value, 2> leading(Value row) const {
+    if (time)
+      return {time, row};
+    return {row, layer};
+  }
+  Value element(OpBuilder &b, Location loc, Value row, Value column) const {
+    SmallVector<Value> indices(leading(row));
+    indices.push_back(column);
+    return tensor::ExtractOp::create(b, loc, tensor, indices);
+  }
+};
+
+/// Layer `cell`'s iteration (row, unit) at `b`: its unit step's body, with
+/// what it read from x_t and the states read from `input` and `states`,
+/// its captures from `captures` (the wavefront's operands), and each input
+/// product's gate sums (x_t times a captured weight) summed here over k;
+/// returns the values its body yields.
+SmallVector<Value> emitCellIteration(OpBuilder &b, Location loc,
+                                     const UnitStepCell &cell, Block &cellBlock,
+                                     ValueRange captures, const CellRow &input,
+                                     ArrayRef<CellRow> states, Value row,
+                                     Value unit) {
+  linalg::GenericOp step = cell.step;
+  Block *body = step.getBody();
+  unsigned firstCapture = 1 + states.size();
+  IRMapping mapping;
+  for (auto [index, capture] : llvm::enumerate(captures))
+    mapping.map(cellBlock.getArgument(firstCapture + index), capture);
+  // Constants of the cell that the body reads.
+  step.getRegion().walk([&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (Operation *definition = operand.getDefiningOp();
+          definition && definition->getBlock() == &cellBlock &&
+          !mapping.contains(operand) && matchPattern(operand, m_Constant()))
+        b.clone(*definition, mapping);
+  });
+  Value ivs[] = {row, unit};
+  auto elementIndex = [&](OpOperand *operand, ArrayRef<int64_t> offsets) {
+    SmallVector<Value> indices;
+    for (auto [result, offset] : llvm::zip_equal(
+             step.getMatchingIndexingMap(operand).getResults(), offsets)) {
+      Value iv = ivs[cast<AffineDimExpr>(result).getPosition()];
+      indices.push_back(
+          offset
+              ? arith::AddIOp::create(
+                    b, loc, iv, arith::ConstantIndexOp::create(b, loc, offset))
+              : iv);
+    }
+    return indices;
+  };
+  // The input products: each one's gates summed in one loop over k.
+  llvm::MapVector<Operation *, SmallVector<int64_t>> productColumns;
+  for (const UnitStepRead &read : cell.reads)
+    if (read.source == UnitStepRead::Source::inputProduct &&
+        !llvm::is_contained(productColumns[read.product], read.offsets[1]))
+      productColumns[read.product].push_back(read.offsets[1]);
+  DenseMap<std::pair<Operation *, int64_t>, Value> productSums;
+  for (auto &[op, columns] : productColumns) {
+    auto product = cast<LinearOp>(op);
+    Value weight = mapping.lookup(product.getWeight());
+    Value bias =
+        product.getBias() ? mapping.lookup(product.getBias()) : Value();
+    Type elementType = product.getResult().getType().getElementType();
+    SmallVector<Value> rows, sums;
+    for (int64_t column : columns) {
+      Value gateRow = arith::AddIOp::create(
+          b, loc, unit, arith::ConstantIndexOp::create(b, loc, column));
+      rows.push_back(gateRow);
+      sums.push_back(
+          bias ? tensor::ExtractOp::create(b, loc, bias, gateRow).getResult()
+               : arith::ConstantOp::create(b, loc,
+                                           b.getFloatAttr(elementType, 0.0))
+                     .getResult());
+    }
+    sums = accumulateGates(b, loc, sums, rows,
+                           {input.tensor, input.leading(row), weight});
+    for (auto [column, sum] : llvm::zip_equal(columns, sums))
+      productSums[{op, column}] = sum;
+  }
+  for (auto [operand, read] :
+       llvm::zip_equal(step.getDpsInputOperands(), cell.reads)) {
+    Value element;
+    switch (read.source) {
+    case UnitStepRead::Source::inputProduct:
+      element = productSums.lookup({read.product, read.offsets[1]});
+      break;
+    case UnitStepRead::Source::input:
+    case UnitStepRead::Source::state: {
+      const CellRow &source = read.source == UnitStepRead::Source::input
+                                  ? input
+                                  : states[read.index];
+      SmallVector<Value> indices = elementIndex(operand, read.offsets);
+      element = source.element(b, loc, indices[0], indices[1]);
+      break;
+    }
+    case UnitStepRead::Source::capture:
+      element = tensor::ExtractOp::create(b, loc, captures[read.index],
+                                          elementIndex(operand, read.offsets));
+      break;
+    }
+    mapping.map(step.getMatchingBlockArgument(operand), element);
+  }
+  // x_t and the states, which the body reads by element: from the rows.
+  auto rowOf = [&](Value tensor) -> const CellRow * {
+    auto argument = dyn_cast<BlockArgument>(tensor);
+    if (!argument || argument.getOwner() != &cellBlock ||
+        argument.getArgNumber() >= firstCapture)
+      return nullptr;
+    return argument.getArgNumber() == 0 ? &input
+                                        : &states[argument.getArgNumber() - 1];
+  };
+  for (Operation &op : body->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+      mapping.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    Operation *clone = b.clone(op, mapping);
+    SmallVector<tensor::ExtractOp> reads;
+    clone->walk([&](tensor::ExtractOp extract) {
+      if (rowOf(extract.getTensor()))
+        reads.push_back(extract);
+    });
+    for (tensor::ExtractOp extract : reads) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(extract);
+      Value element =
+          rowOf(extract.getTensor())
+              ->element(b, extract.getLoc(), extract.getIndices()[0],
+                        extract.getIndices()[1]);
+      extract.getResult().replaceAllUsesWith(element);
+      extract->erase();
+    }
+  }
+  return llvm::map_to_vector(
+      body->getTerminator()->getOperands(),
+      [&](Value value) { return mapping.lookup(value); });
+}
+
+/// The layers of `op` as unit steps of one shape, if every cell is one
+/// (recur-fuse-cell-step's for the GPU) and the rows take no lengths.
+std::optional<SmallVector<UnitStepCell>> unitStepLayers(RNNWavefrontOp op) {
+  if (op.getLengths())
+    return std::nullopt;
+  SmallVector<UnitStepCell> cells;
+  std::string whyNot;
+  for (int64_t layer = 0; layer < op.getNumLayers(); ++layer) {
+    FailureOr<UnitStepCell> cell = analyzeUnitStepCell(
+        op.getCell(layer), op.getStateCounts()[layer], whyNot);
+    if (failed(cell) ||
+        (!cells.empty() && !sameUnitStepShape(cells.front(), *cell)))
+      return std::nullopt;
+    cells.push_back(*cell);
+  }
+  return cells;
+}
+
+/// The fused recur.rnn wavefront, as the LSTM's (fusedWavefront): each
+/// result of the layers' unit steps (y_t and the states) lives in a [B, L,
+/// H] buffer, double-buffered, and each diagonal is one unit step over
+/// (row, unit, layer), whose layer switch runs each active layer's cell: x_t
+/// from the input (layer 0) or layer l-1's y_t of the diagonal before, its
+/// input product summed in the step, as its recurrent product is.
+SmallVector<Value> fusedRNNWavefront(OpBuilder &b, Location loc,
+                                     RNNWavefrontOp op,
+                                     ArrayRef<UnitStepCell> cells,
+                                     OpFoldResult seq, OpFoldResult batch) {
+  Emitter emit(b, loc);
+  const UnitStepCell &shape = cells.front();
+  int64_t layers = op.getNumLayers(), hidden = shape.hidden();
+  int64_t states = shape.yielded.size() - 1;
+  SmallVector<int64_t> hiddenSizes(layers, hidden);
+  SmallVector<OpFoldResult> sizes = {batch, b.getIndexAttr(layers),
+                                     b.getIndexAttr(hidden)};
+  // Each result's buffer starts from the initial state it holds, if any.
+  SmallVector<Value> initial, others;
+  for (auto [result, type] : llvm::enumerate(shape.step->getResultTypes())) {
+    Type elementType = cast<ShapedType>(type).getElementType();
+    const unsigned *state =
+        llvm::find(ArrayRef(shape.yielded).drop_front(), result);
+    SmallVector<Value> perLayer;
+    if (state != shape.yielded.end())
+      for (int64_t layer = 0; layer < layers; ++layer)
+        perLayer.push_back(
+            op.getLayerInit(layer)[state - shape.yielded.begin() - 1]);
+    initial.push_back(
+        stackLayers(emit, perLayer, sizes, hiddenSizes, elementType));
+    others.push_back(emit.empty(sizes, elementType));
+  }
+  Type yType =
+      cast<ShapedType>(initial[shape.yielded[0]].getType()).getElementType();
+  Value steps = getValueOrCreateConstantIndexOp(b, loc, seq);
+  MLIRContext *context = b.getContext();
+  // Iterations (row, unit, layer); the buffers are indexed (row, layer, unit).
+  AffineMap stateMap = AffineMap::get(
+      3, 0,
+      {b.getAffineDimExpr(0), b.getAffineDimExpr(2), b.getAffineDimExpr(1)},
+      context);
+  auto diagonal = [&](OpBuilder &b, Location loc, Value s, ValueRange previous,
+                      ValueRange out, Value y) {
+    auto step = linalg::GenericOp::create(
+        b, loc, ValueRange(out).getTypes(), ValueRange{}, out,
+        SmallVector<AffineMap>(out.size(), stateMap),
+        SmallVector<IteratorType>(3, IteratorType::parallel),
+        [&](OpBuilder &nb, Location loc, ValueRange) {
+          Value row = linalg::IndexOp::create(nb, loc, 0);
+          Value unit = linalg::IndexOp::create(nb, loc, 1);
+          Value layerIndex = linalg::IndexOp::create(nb, loc, 2);
+          // What a layer without a step in this diagonal keeps.
+          SmallVector<Value> carriedOver;
+          for (Value buffer : previous)
+            carriedOver.push_back(tensor::ExtractOp::create(
+                nb, loc, buffer, ValueRange{row, layerIndex, unit}));
+          emitLayerSwitch(
+              nb, loc, layerIndex, layers, carriedOver,
+              [&](OpBuilder &nb, int64_t layer) {
+                return layerActive(nb, loc, s, steps, layer);
+              },
+              [&](OpBuilder &ib, int64_t layer) {
+                auto layerConstant = [&](int64_t index) -> Value {
+                  return arith::ConstantIndexOp::create(ib, loc, index);
+                };
+                CellRow input =
+                    layer == 0 ? CellRow{op.getInput(), /*time=*/s, Value()}
+                               : CellRow{previous[shape.yielded[0]], Value(),
+                                         layerConstant(layer - 1)};
+                SmallVector<CellRow> stateRows;
+                for (int64_t state = 0; state < states; ++state)
+                  stateRows.push_back({previous[shape.yielded[1 + state]],
+                                       Value(), layerConstant(layer)});
+                return emitCellIteration(
+                    ib, loc, cells[layer], op.getCell(layer),
+                    op.getLayerCaptures(layer), input, stateRows, row, unit);
+              });
+        });
+    markUnitStep(b, step, /*layered=*/true, hiddenSizes,
+                 SmallVector<int64_t>(layers, 0), shape.config.getGates());
+    // The last layer's step s - (L - 1), if it had one, goes to y.
+    Value lastActive = layerActive(b, loc, s, steps, layers - 1);
+    auto output = scf::IfOp::create(
+        b, loc, lastActive,
+        [&](OpBuilder &ib, Location loc) {
+          Value t = arith::SubIOp::create(
+              ib, loc, s, arith::ConstantIndexOp::create(ib, loc, layers - 1));
+          Value last = layerPartOf(ib, loc, step.getResult(shape.yielded[0]),
+                                   batch, layers - 1, hidden);
+          scf::YieldOp::create(ib, loc,
+                               insertStep(ib, loc, last, y, t, batch, hidden));
+        },
+        [&](OpBuilder &ib, Location loc) { scf::YieldOp::create(ib, loc, y); });
+    SmallVector<Value> next(step.getResults());
+    next.push_back(output.getResult(0));
+    return next;
+  };
+  SmallVector<Value> loop = emitDoubleBufferedLoop(
+      b, loc, diagonalCount(b, loc, steps, layers), initial, others,
+      {emit.empty({seq, batch, b.getIndexAttr(hidden)}, yType)},
+      [&](OpBuilder &nb, Location loc, Value s, ValueRange in, ValueRange out,
+          ValueRange carried) {
+        return diagonal(nb, loc, s, in, out, carried[0]);
+      });
+  // loop: the buffers, then y.
+  SmallVector<Value> results = {loop.back()};
+  for (int64_t layer = 0; layer < layers; ++layer)
+    for (int64_t state = 0; state < states; ++state)
+      results.push_back(layerPartOf(b, loc, loop[shape.yielded[1 + state]],
+                                    batch, layer, hidden));
+  return results;
+}
+
 /// recur.rnn_wavefront: the T+L-1 diagonal steps carry y, every layer's
 /// state, and the y_t of every layer but the last, which the next layer
 /// reads as its input row in the next diagonal. In diagonal s each layer l
 /// with a step (t = s - l in [0, T)) runs its cell inlined, the last layer
 /// first, so that layer l reads layer l-1's y_t before layer l-1 writes its
-/// next one into the same buffer.
+/// next one into the same buffer. When every cell is one unit step of one
+/// shape (the GPU's), the fused form instead (fusedRNNWavefront).
 struct LowerRNNWavefront : OpRewritePattern<RNNWavefrontOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RNNWavefrontOp op,
@@ -345,6 +658,12 @@ struct LowerRNNWavefront : OpRewritePattern<RNNWavefrontOp> {
     SmallVector<OpFoldResult> sizes =
         tensor::getMixedSizes(rewriter, loc, op.getInput());
     OpFoldResult batch = sizes[1];
+    if (std::optional<SmallVector<UnitStepCell>> cells = unitStepLayers(op)) {
+      replaceWithCasts(
+          rewriter, op,
+          fusedRNNWavefront(rewriter, loc, op, *cells, sizes[0], batch));
+      return success();
+    }
     int64_t layers = op.getNumLayers();
     // Each layer's y_t: [B, Y_l], as static as the input's B.
     SmallVector<RankedTensorType> rowTypes;

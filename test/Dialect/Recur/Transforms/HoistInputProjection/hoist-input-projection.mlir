@@ -235,6 +235,48 @@ func.func @rnn_bias_folded(%x: tensor<?x?x4xf32>, %h0: tensor<?x8xf32>, %w: tens
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
 
+// nn.Linear's bias added to the product alone (fastrnns' RNN cells, traced:
+// `x @ W + b`, then `+ h @ U`) moves into the hoisted product too; what is
+// left of its add copies x_t and is not hoisted as a row chain (it would
+// compute nothing, and its reshapes keep stacked layers from a wavefront).
+// CHECK-LABEL: func.func @rnn_bias_of_the_product_alone
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<?x?x4xf32>, %{{[^:]*}}: tensor<?x8xf32>, %[[W:[^:]*]]: tensor<8x4xf32>, %{{[^:]*}}: tensor<8x8xf32>, %[[B:[^:]*]]: tensor<8xf32>)
+// CHECK: %[[P:.*]] = recur.linear %[[X]], %[[W]] bias(%[[B]])
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: recur.rnn %[[P]]
+func.func @rnn_bias_of_the_product_alone(%x: tensor<?x?x4xf32>, %h0: tensor<?x8xf32>, %w: tensor<8x4xf32>, %u: tensor<8x8xf32>,
+                                         %b: tensor<8xf32>) -> tensor<?x?x8xf32> {
+  %y, %h = recur.rnn %x init(%h0) captures(%w, %u, %b)
+      : (tensor<?x?x4xf32>, tensor<?x8xf32>, tensor<8x4xf32>, tensor<8x8xf32>, tensor<8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x4xf32>, %hp: tensor<?x8xf32>, %wt: tensor<8x4xf32>, %ut: tensor<8x8xf32>, %bt: tensor<8xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %xt, %c0 : tensor<?x4xf32>
+    %p = recur.linear %xt, %wt : (tensor<?x4xf32>, tensor<8x4xf32>) -> tensor<?x8xf32>
+    %e0 = tensor.empty(%n) : tensor<?x8xf32>
+    %v = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%p, %bt : tensor<?x8xf32>, tensor<8xf32>) outs(%e0 : tensor<?x8xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %r = arith.addf %a, %c : f32
+      linalg.yield %r : f32
+    } -> tensor<?x8xf32>
+    %q = recur.linear %hp, %ut : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+    %e1 = tensor.empty(%n) : tensor<?x8xf32>
+    %t = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%v, %q : tensor<?x8xf32>, tensor<?x8xf32>) outs(%e1 : tensor<?x8xf32>) {
+    ^bb0(%a: f32, %c: f32, %o: f32):
+      %r = arith.addf %a, %c : f32
+      linalg.yield %r : f32
+    } -> tensor<?x8xf32>
+    recur.yield %t, %t : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
 // Not folded: the bias is added after the rows are scaled ((p * 2) + b is
 // not p·W' + b with W's bias). Reading x_t alone, the sum runs before the
 // loop, on the T·B product rows, rather than in the step.

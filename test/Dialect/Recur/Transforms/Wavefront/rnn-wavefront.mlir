@@ -1,7 +1,7 @@
 // RUN: recur-opt %s -split-input-file --recur-wavefront | FileCheck %s
 // RUN: recur-opt %s -split-input-file --recur-wavefront=max-layers=2 | FileCheck %s --check-prefix=MAX2
 // RUN: recur-opt %s -split-input-file --recur-wavefront --remarks-filter-missed=recur-wavefront -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
-// RUN: recur-opt %s -split-input-file --recur-wavefront=any-cell=false --remarks-filter-missed=recur-wavefront 2>&1 | FileCheck %s --check-prefix=LSTM-ONLY
+// RUN: recur-opt %s -split-input-file --recur-wavefront=unit-steps=true --remarks-filter-missed=recur-wavefront 2>&1 | FileCheck %s --check-prefix=UNIT-STEPS
 
 // Stacks of recur.rnn (any cell) become one recur.rnn_wavefront. Three
 // layers whose inner input projections were hoisted
@@ -34,12 +34,13 @@
 // MAX2: %[[G2:.*]] = recur.linear %[[Y01]]
 // MAX2: %[[Y2:.*]], %{{.*}} = recur.rnn %[[G2]]
 // MAX2: return %[[Y2]], %[[S01]]#0
-// With any-cell=false (the GPU pipelines), a remark on each stack's
+// With unit-steps (the GPU pipelines), only cells that are one unit step
+// each stack (unit-step-wavefront.mlir): these are not, so a remark on the
 // second layer, and no wavefront.
-// LSTM-ONLY: rnn-wavefront.mlir:[[# @LINE + 20]]:14: remark: [Missed] this layer runs as a time loop of its own, not in one wavefront with the layer before it | Category:recur-wavefront | Reason="this target has no persistent kernel for a wavefront of recur.rnn cells, whose diagonals would launch more kernels than the layers one after the other"
-// LSTM-ONLY-LABEL: func.func @three_layers
-// LSTM-ONLY-NOT: recur.rnn_wavefront
-// LSTM-ONLY: return
+// UNIT-STEPS: rnn-wavefront.mlir:[[# @LINE + 20]]:14: remark: [Missed] this layer runs as a time loop of its own, not in one wavefront with the layer before it | Category:recur-wavefront | Reason="in the first layer: its cell is not one fused unit step (recur-fuse-cell-step's recur.unit_step)"
+// UNIT-STEPS-LABEL: func.func @three_layers
+// UNIT-STEPS-NOT: recur.rnn_wavefront
+// UNIT-STEPS: return
 func.func @three_layers(%g: tensor<?x?x8xf32>, %s0: tensor<?x8xf32>,
     %w0: tensor<8x8xf32>, %u1: tensor<6x8xf32>, %b1: tensor<6xf32>,
     %s1: tensor<?x6xf32>, %w1: tensor<6x6xf32>, %u2: tensor<4x6xf32>,
@@ -255,6 +256,61 @@ func.func @row_chain_between_layers(%g: tensor<?x?x8xf32>, %s0: tensor<?x8xf32>,
   } -> tensor<?x6xf32>
   %t = tensor.dim %g1, %c0 : tensor<?x?x6xf32>
   %b = tensor.dim %g1, %c1 : tensor<?x?x6xf32>
+  %steps = tensor.expand_shape %scaled [[0, 1], [2]] output_shape [%t, %b, 6] : tensor<?x6xf32> into tensor<?x?x6xf32>
+  %y1, %h1 = recur.rnn %steps init(%s1) captures(%w1)
+      : (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<6x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>) {
+  ^bb0(%xt: tensor<?x6xf32>, %h: tensor<?x6xf32>, %w: tensor<6x6xf32>):
+    %p = recur.linear %h, %w : (tensor<?x6xf32>, tensor<6x6xf32>) -> tensor<?x6xf32>
+    %s = arith.addf %xt, %p : tensor<?x6xf32>
+    %n = math.tanh %s : tensor<?x6xf32>
+    recur.yield %n, %n : tensor<?x6xf32>, tensor<?x6xf32>
+  }
+  return %y1 : tensor<?x?x6xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#rows = affine_map<()[s0, s1] -> (s0 * s1)>
+
+// The same chain with its row count as canonicalization folds the
+// collapse's size (T·B from the sequence's sizes, an affine.apply, which
+// CSE then shares among layers): in the cell, the count of the rows there.
+// CHECK-LABEL: func.func @row_chain_counted_from_the_sequence
+// CHECK: recur.rnn_wavefront
+// CHECK: }, {
+// CHECK: %[[P:.*]] = recur.linear
+// CHECK: %[[N:.*]] = tensor.dim %[[P]], %c0
+// CHECK: %[[E:.*]] = tensor.empty(%[[N]]) : tensor<?x6xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.*}} : tensor<?x6xf32>, tensor<6xf32>) outs(%[[E]] : tensor<?x6xf32>)
+// CHECK-NOT: affine.apply
+// CHECK: return
+func.func @row_chain_counted_from_the_sequence(%g: tensor<?x?x8xf32>, %s0: tensor<?x8xf32>,
+    %w0: tensor<8x8xf32>, %u1: tensor<6x8xf32>, %k: tensor<6xf32>,
+    %s1: tensor<?x6xf32>, %w1: tensor<6x6xf32>) -> tensor<?x?x6xf32> {
+  %y0, %h0 = recur.rnn %g init(%s0) captures(%w0)
+      : (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<8x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  ^bb0(%xt: tensor<?x8xf32>, %h: tensor<?x8xf32>, %w: tensor<8x8xf32>):
+    %p = recur.linear %h, %w : (tensor<?x8xf32>, tensor<8x8xf32>) -> tensor<?x8xf32>
+    %s = arith.addf %xt, %p : tensor<?x8xf32>
+    %n = math.tanh %s : tensor<?x8xf32>
+    recur.yield %n, %n : tensor<?x8xf32>, tensor<?x8xf32>
+  }
+  %g1 = recur.linear %y0, %u1 : (tensor<?x?x8xf32>, tensor<6x8xf32>) -> tensor<?x?x6xf32>
+  %rows = tensor.collapse_shape %g1 [[0, 1], [2]] : tensor<?x?x6xf32> into tensor<?x6xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %g1, %c0 : tensor<?x?x6xf32>
+  %b = tensor.dim %g1, %c1 : tensor<?x?x6xf32>
+  %count = affine.apply #rows()[%t, %b]
+  %e = tensor.empty(%count) : tensor<?x6xf32>
+  %scaled = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%rows, %k : tensor<?x6xf32>, tensor<6xf32>) outs(%e : tensor<?x6xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<?x6xf32>
   %steps = tensor.expand_shape %scaled [[0, 1], [2]] output_shape [%t, %b, 6] : tensor<?x6xf32> into tensor<?x?x6xf32>
   %y1, %h1 = recur.rnn %steps init(%s1) captures(%w1)
       : (tensor<?x?x6xf32>, tensor<?x6xf32>, tensor<6x6xf32>) -> (tensor<?x?x6xf32>, tensor<?x6xf32>) {
