@@ -137,6 +137,12 @@ SYSTEMS = [
     System("recur-cuda-none", "cuda", "recur", "Recur, GPU, unfused (--fusion=none)",
            target="cuda", fusion="none", modes=BOTH_MODES, cells=ALL_CELLS,
            batches=ANY_BATCH),
+    # Per-layer time loops (--fusion=cell) beside the default wavefront, for
+    # the GRU stacks: what the GPU's wavefront of recur.rnn layers (one unit
+    # step over every layer per diagonal) buys.
+    System("recur-cuda-cell", "cuda", "recur",
+           "Recur, GPU, a persistent kernel per layer (--fusion=cell)",
+           target="cuda", fusion="cell", precisions=("fp32", "tf32"), cells=("gru",)),
     System("recur-cuda-cublaslt", "cuda", "recur",
            "Recur, GPU, GEMMs outside the recurrence by cuBLASLt (--gemm=cublaslt)",
            target="cuda-cublaslt", modes=BOTH_MODES, cells=ALL_CELLS,
