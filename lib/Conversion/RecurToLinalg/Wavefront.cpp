@@ -84,6 +84,24 @@ Value stackLayers(Emitter &emit, ValueRange perLayer,
   return state;
 }
 
+/// `y` with row s - (L - 1) set to the last layer's part of `stacked` (a
+/// [B, L, H] state) if that layer had a step in diagonal `s`.
+Value insertLastLayerStep(OpBuilder &b, Location loc, Value s, Value steps,
+                          int64_t layers, Value stacked, Value y,
+                          OpFoldResult batch, int64_t hidden) {
+  auto output = scf::IfOp::create(
+      b, loc, layerActive(b, loc, s, steps, layers - 1),
+      [&](OpBuilder &ib, Location loc) {
+        Value t = arith::SubIOp::create(
+            ib, loc, s, arith::ConstantIndexOp::create(ib, loc, layers - 1));
+        Value last = layerPartOf(ib, loc, stacked, batch, layers - 1, hidden);
+        scf::YieldOp::create(ib, loc,
+                             insertStep(ib, loc, last, y, t, batch, hidden));
+      },
+      [&](OpBuilder &ib, Location loc) { scf::YieldOp::create(ib, loc, y); });
+  return output.getResult(0);
+}
+
 /// The rest of a fused wavefront's diagonal step after its indices: a
 /// switch on the layer whose case runs the layer's `step` (which returns
 /// the values it yields) where `active(layer)` holds and keeps
@@ -234,18 +252,9 @@ SmallVector<Value> fusedWavefront(OpBuilder &b, Location loc,
     Value h = cell.getResult(0);
     c = cell.getResult(1);
     // The last layer's step s - (L - 1), if it had one, goes to y.
-    Value lastActive = layerActive(b, loc, s, steps, layers - 1);
-    auto output = scf::IfOp::create(
-        b, loc, lastActive,
-        [&](OpBuilder &ib, Location loc) {
-          Value t = arith::SubIOp::create(
-              ib, loc, s, arith::ConstantIndexOp::create(ib, loc, layers - 1));
-          scf::YieldOp::create(ib, loc,
-                               insertStep(ib, loc, layerPart(ib, h, layers - 1),
-                                          y, t, batch, hidden.back()));
-        },
-        [&](OpBuilder &ib, Location loc) { scf::YieldOp::create(ib, loc, y); });
-    return {h, /*y=*/output.getResult(0), c};
+    y = insertLastLayerStep(b, loc, s, steps, layers, h, y, batch,
+                            hidden.back());
+    return {h, y, c};
   };
   // Carried besides h: y, c.
   SmallVector<Value> loop = emitDoubleBufferedLoop(
@@ -608,20 +617,10 @@ SmallVector<Value> fusedRNNWavefront(OpBuilder &b, Location loc,
     markUnitStep(b, step, /*layered=*/true, hiddenSizes,
                  SmallVector<int64_t>(layers, 0), shape.config.getGates());
     // The last layer's step s - (L - 1), if it had one, goes to y.
-    Value lastActive = layerActive(b, loc, s, steps, layers - 1);
-    auto output = scf::IfOp::create(
-        b, loc, lastActive,
-        [&](OpBuilder &ib, Location loc) {
-          Value t = arith::SubIOp::create(
-              ib, loc, s, arith::ConstantIndexOp::create(ib, loc, layers - 1));
-          Value last = layerPartOf(ib, loc, step.getResult(shape.yielded[0]),
-                                   batch, layers - 1, hidden);
-          scf::YieldOp::create(ib, loc,
-                               insertStep(ib, loc, last, y, t, batch, hidden));
-        },
-        [&](OpBuilder &ib, Location loc) { scf::YieldOp::create(ib, loc, y); });
     SmallVector<Value> next(step.getResults());
-    next.push_back(output.getResult(0));
+    next.push_back(insertLastLayerStep(b, loc, s, steps, layers,
+                                       step.getResult(shape.yielded[0]), y,
+                                       batch, hidden));
     return next;
   };
   SmallVector<Value> loop = emitDoubleBufferedLoop(
