@@ -3,6 +3,7 @@
 #include "PersistentLoops.h"
 #include "BufferViews.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -13,12 +14,15 @@ namespace {
 /// Whether nothing in `loop` may write the buffer `memref` is a view of:
 /// an allocation of its own, which no write in the loop reaches. A write to
 /// another allocation or to a function's argument cannot; one to a buffer
-/// of unknown origin (a select's, a loop's) might.
+/// of unknown origin (a select's, a loop's) might. A block's barrier (a
+/// stationary step staging its weights) orders accesses, it writes nothing.
 bool readOnlyIn(Value memref, scf::ForOp loop) {
   Value root = recur::rootBuffer(memref);
   if (!root.getDefiningOp<memref::AllocOp>())
     return false;
   WalkResult result = loop.getBody()->walk([&](Operation *op) {
+    if (isa<gpu::BarrierOp>(op))
+      return WalkResult::advance();
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
     if (!effects)
       return op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()

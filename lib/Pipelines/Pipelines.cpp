@@ -36,12 +36,10 @@ StringRef mlir::recur::stringifyFusionLevel(FusionLevel level) {
   llvm_unreachable("unknown fusion level");
 }
 
-void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
-                                      const CpuGemmTile &gemmTile,
-                                      bool bf16Products,
-                                      ArrayRef<std::string> inputShapes,
-                                      int64_t wavefrontMaxLayers,
-                                      bool sortByLength, bool cellUnitSteps) {
+void mlir::recur::buildFusionPipeline(
+    OpPassManager &pm, FusionLevel level, const CpuGemmTile &gemmTile,
+    bool bf16Products, ArrayRef<std::string> inputShapes,
+    int64_t wavefrontMaxLayers, bool activeRowProducts, bool cellUnitSteps) {
   if (!inputShapes.empty()) {
     SpecializeShapesOptions shapes;
     shapes.inputs = llvm::to_vector(inputShapes);
@@ -55,8 +53,7 @@ void mlir::recur::buildFusionPipeline(OpPassManager &pm, FusionLevel level,
   pm.addPass(createGeneralizeCells());
   // Packed batches' steps on their active rows (before the input hoist, so
   // that it reads the rows in order).
-  if (sortByLength)
-    pm.addPass(createSortByLength());
+  pm.addPass(createSortByLength(SortByLengthOptions{activeRowProducts}));
   if (level >= FusionLevel::hoist) {
     pm.addPass(createHoistInputProjection());
     pm.addPass(createCanonicalizerPass());
@@ -95,6 +92,10 @@ void mlir::recur::buildConvertRecurPipeline(OpPassManager &pm, bool forGpu) {
   // For the GPU, tasks enough for the threads of a few blocks, each walking
   // every id: the reference LM's 64 x 128 walk 6400 ids.
   options.embeddingGradRowBlocks = forGpu ? 64 : 0;
+  // A packed batch's hoisted input product: step by step on the active
+  // rows (the CPU's GEMM kernels), or one tiled GEMM kernel on the GPU,
+  // where per-step GEMMs in a persistent kernel would be plain loop nests.
+  options.activeRowProducts = !forGpu;
   pm.addPass(createConvertRecurToLinalg(options));
   // Fusion adds elementwise arith on tensors (e.g. the two biases' sum).
   pm.addPass(createConvertElementwiseToLinalgPass());
@@ -330,7 +331,7 @@ void mlir::recur::buildLowerToCudaPipeline(OpPassManager &pm,
                                            const CudaPipelineOptions &options) {
   buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
                       kGpuWavefrontMaxLayers,
-                      /*sortByLength=*/false, /*cellUnitSteps=*/true);
+                      /*activeRowProducts=*/false, /*cellUnitSteps=*/true);
   buildCudaBackEndPipeline(pm, options);
 }
 
@@ -359,7 +360,7 @@ void mlir::recur::buildLowerToCudaEmulatorPipeline(
     OpPassManager &pm, const CudaPipelineOptions &options) {
   buildFusionPipeline(pm, options.fusion, {}, false, options.inputShapes,
                       kGpuWavefrontMaxLayers,
-                      /*sortByLength=*/false, /*cellUnitSteps=*/true);
+                      /*activeRowProducts=*/false, /*cellUnitSteps=*/true);
   buildCudaEmulatorBackEndPipeline(pm, options);
 }
 

@@ -221,7 +221,7 @@ void TargetConfig::buildFusionPipeline(OpPassManager &pm) const {
   mlir::recur::buildFusionPipeline(pm, fusion, gemmTile,
                                    precision == Precision::bf16, inputShapes,
                                    gpuKernels() ? kGpuWavefrontMaxLayers : 0,
-                                   /*sortByLength=*/!gpuKernels(),
+                                   /*activeRowProducts=*/!gpuKernels(),
                                    /*cellUnitSteps=*/gpuKernels());
 }
 

@@ -92,6 +92,10 @@ compile gru_lengths "gen gru --input 5 --hidden 6 --layers 2 --bidirectional --l
 run gru_lengths 5 4 18
 compile lm_lengths "gen lstm-lm --vocab 19 --embed 6 --hidden 8 --layers 2 --proj-size 5 --lengths --state"
 run lm_lengths 4 3 19
+# A GRU LM's 3 layers with lengths: at wavefront, one persistent kernel whose
+# diagonals run on the rows still active.
+compile gru_lm_lengths "gen gru-lm --vocab 23 --embed 8 --hidden 32 --layers 3 --lengths --state"
+run gru_lm_lengths 7 9 27
 # Cells written in PyTorch as recur.compile_rnn traces them (a layer-norm
 # LSTM, a peephole LSTM): checked against the reference's interpreter of
 # their regions.

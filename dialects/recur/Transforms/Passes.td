@@ -254,7 +254,16 @@ def SortByLength : Pass<"recur-sort-by-length"> {
 
     A cell whose batch is static (a model compiled for one B) is left as
     it is, with a remark: its steps run every row, masked.
+
+    Without `project-active-rows` (the GPU pipelines), the output layer
+    stays one product over every row: one tiled GEMM kernel, where a loop
+    of per-step GEMMs would be plain loop nests in a persistent kernel.
   }];
+  let options = [
+    Option<"projectActiveRows", "project-active-rows", "bool", "true",
+           "An LM's output layer runs step by step on the active rows of "
+           "the sorted y">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];

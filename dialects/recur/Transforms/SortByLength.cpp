@@ -198,7 +198,7 @@ Value gatherIdRows(OpBuilder &b, Location loc, Value ids, Value rows) {
 /// then gathered into the rows' order while in cache: row b of step t reads
 /// the row of its rank, or that padded row past its length. Returns the
 /// [T, B, V] result.
-Value projectActiveRows(RewriterBase &rewriter, LinearOp projection,
+Value projectStepByStep(RewriterBase &rewriter, LinearOp projection,
                         Value sorted, const LengthOrder &order) {
   Location loc = projection.getLoc();
   auto type = cast<RankedTensorType>(projection.getType());
@@ -272,6 +272,7 @@ Value projectActiveRows(RewriterBase &rewriter, LinearOp projection,
 
 struct SortByLengthPass
     : mlir::recur::impl::SortByLengthBase<SortByLengthPass> {
+  using Base::Base;
   void runOnOperation() override {
     SmallVector<RNNOp> recurrences;
     getOperation()->walk([&](RNNOp op) {
@@ -281,6 +282,8 @@ struct SortByLengthPass
     IRRewriter rewriter(&getContext());
     for (RNNOp op : recurrences)
       sort(rewriter, op);
+    if (!projectActiveRows)
+      return;
     // An LM's output layer reads the last y (or both directions' y,
     // concatenated) alone: its product runs on the active rows.
     SmallVector<LinearOp> projections;
@@ -299,7 +302,7 @@ struct SortByLengthPass
         continue;
       rewriter.replaceOp(projection,
                          castTo(rewriter, projection.getLoc(),
-                                projectActiveRows(rewriter, projection,
+                                projectStepByStep(rewriter, projection,
                                                   rows->value, rows->order),
                                 projection.getType()));
     }

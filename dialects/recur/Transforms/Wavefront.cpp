@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "recur/IR/RecurOps.h"
 #include "RowwiseOps.h"
+#include "recur/IR/RecurOps.h"
 #include "recur/IR/UnitStepCells.h"
 #include "recur/Transforms/Passes.h"
 #include "recur/Utils/Remarks.h"
@@ -236,15 +236,12 @@ RNNOp followingLayer(RNNOp last) {
 /// through `projection` (if any) and a row chain (if `chained`), or "".
 std::string whyNotOneUnitStep(RNNOp first, RNNOp next, LinearOp projection,
                               bool chained) {
-  if (first.getLengths())
-    return "the layers take sequence lengths, which the GPU's fused "
-           "wavefront does not";
   if (chained)
     return "a rowwise chain (a layer norm of its input projection) lies "
            "between the layers, which the GPU's unit step does not compute";
   std::string whyNot;
-  FailureOr<UnitStepCell> head = analyzeUnitStepCell(
-      first.getCell(), first.getInit().size(), whyNot);
+  FailureOr<UnitStepCell> head =
+      analyzeUnitStepCell(first.getCell(), first.getInit().size(), whyNot);
   if (failed(head))
     return "in the first layer: " + whyNot;
   FailureOr<UnitStepCell> cell =
@@ -476,8 +473,7 @@ void formWavefront(RNNOp head, ArrayRef<RNNLink> links) {
 /// layer that could not join the one before.
 template <typename Recurrence, typename LinkT>
 SmallVector<std::pair<Recurrence, SmallVector<LinkT>>>
-findStacks(Operation *root, int64_t maxLayers, bool unitSteps,
-           StringRef pass) {
+findStacks(Operation *root, int64_t maxLayers, bool unitSteps, StringRef pass) {
   SmallVector<Recurrence> recurrences;
   root->walk([&](Recurrence op) { recurrences.push_back(op); });
   DenseSet<Operation *> stacked;

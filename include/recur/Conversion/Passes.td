@@ -26,6 +26,9 @@ def ConvertRecurToLinalg : Pass<"convert-recur-to-linalg", "::mlir::ModuleOp"> {
       `recur.embedding_grad` is a loop over ids adding whole rows, or with
       `embedding-grad-row-blocks` an `scf.forall` over blocks of rows and
       the table's columns.
+    - A `recur.linear` that a recurrence on rows sorted by length reads as
+      its hoisted input: with `active-row-products`, a loop over time of
+      GEMMs of each step's active rows.
 
     Contractions carry `fastmath<reassoc, contract>` so that LLVM may vectorize
     the reductions; the summation order is therefore not fixed. Only f32 models
@@ -44,7 +47,13 @@ def ConvertRecurToLinalg : Pass<"convert-recur-to-linalg", "::mlir::ModuleOp"> {
            "rows; N > 0: an `scf.forall` over up to N blocks of table rows "
            "times the table's columns, each task walking every id and adding "
            "those in its block to its column (the GPU's form: no host loop "
-           "over ids, no two threads on one element)">
+           "over ids, no two threads on one element)">,
+    Option<"activeRowProducts", "active-row-products", "bool", "true",
+           "The product hoisted out of a recurrence whose rows are sorted by "
+           "length runs step by step on each step's active rows (the "
+           "CPU's: its work follows the tokens); false: one GEMM over "
+           "every row (the GPU's: one tiled kernel, whose rows past a "
+           "length the recurrence never reads)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -190,8 +190,9 @@ inline constexpr int64_t kGpuWavefrontMaxLayers = 16;
 /// recur -> recur loop-fusion stages up to `level` (wavefronts of at most
 /// `wavefrontMaxLayers` layers, 0: any), then (above `none`)
 /// recur-pack-weights for `gemmTile` (none without one; in bf16 pairs for
-/// `bf16Products`) and recur-outline-weight-prologue. `sortByLength`:
-/// recur-sort-by-length (the CPU's; the GPU's steps run every row, masked).
+/// `bf16Products`) and recur-outline-weight-prologue. `activeRowProducts`:
+/// recur-sort-by-length runs an LM's output layer step by step on the
+/// active rows (the CPU's; the GPU's is one GEMM kernel over every row).
 /// `cellUnitSteps`: without `gemmTile`, recur-fuse-cell-step fuses cells
 /// into recur.unit_step loop nests, and recur-wavefront stacks only such
 /// cells (the GPU's).
@@ -200,7 +201,8 @@ void buildFusionPipeline(OpPassManager &pm, FusionLevel level,
                          bool bf16Products = false,
                          ArrayRef<std::string> inputShapes = {},
                          int64_t wavefrontMaxLayers = 0,
-                         bool sortByLength = true, bool cellUnitSteps = false);
+                         bool activeRowProducts = true,
+                         bool cellUnitSteps = false);
 
 /// convert-recur-to-linalg (and arith on tensors to linalg), canonicalize, cse;
 /// `forGpu` picks the forms the GPU mapping takes (a block-parallel

@@ -85,10 +85,14 @@ Value activeRowsProduct(PatternRewriter &rewriter, LinearOp op, Value lengths) {
 }
 
 struct LowerLinear : OpRewritePattern<LinearOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerLinear(MLIRContext *context, bool activeRowProducts)
+      : OpRewritePattern(context), activeRowProducts(activeRowProducts) {}
+  bool activeRowProducts;
+
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
-    if (Value lengths = sortedLengthsOfReader(op)) {
+    if (Value lengths =
+            activeRowProducts ? sortedLengthsOfReader(op) : Value()) {
       replaceWithCasts(rewriter, op, activeRowsProduct(rewriter, op, lengths));
       return success();
     }
@@ -207,7 +211,9 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
 } // namespace
 
 void mlir::recur::to_linalg::populateDenseOpPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<LowerEmbedding, LowerLinear, LowerTranspose, LowerLogSoftmax,
-               LowerCrossEntropy>(patterns.getContext());
+    RewritePatternSet &patterns, bool activeRowProducts) {
+  patterns
+      .add<LowerEmbedding, LowerTranspose, LowerLogSoftmax, LowerCrossEntropy>(
+          patterns.getContext());
+  patterns.add<LowerLinear>(patterns.getContext(), activeRowProducts);
 }

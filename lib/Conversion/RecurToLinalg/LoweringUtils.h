@@ -167,8 +167,11 @@ SmallVector<Value> inlineCell(PatternRewriter &rewriter, Location loc,
 Value copyInto(OpBuilder &b, Location loc, Value value, Value buffer);
 
 // The patterns of each op family, one file each.
-/// recur.embedding, linear, transpose, log_softmax, cross_entropy.
-void populateDenseOpPatterns(RewritePatternSet &patterns);
+/// recur.embedding, linear, transpose, log_softmax, cross_entropy;
+/// `activeRowProducts`: a product hoisted out of a sorted recurrence on its
+/// active rows, step by step.
+void populateDenseOpPatterns(RewritePatternSet &patterns,
+                             bool activeRowProducts);
 /// recur.lstm and recur.lstm_recurrence.
 void populateRecurrencePatterns(RewritePatternSet &patterns);
 /// recur.lstm_wavefront and recur.rnn_wavefront.

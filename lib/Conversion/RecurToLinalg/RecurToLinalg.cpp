@@ -22,9 +22,10 @@ namespace mlir::recur {
 using namespace mlir;
 using namespace mlir::recur;
 
-void mlir::recur::populateRecurToLinalgPatterns(
-    RewritePatternSet &patterns, int64_t embeddingGradRowBlocks) {
-  to_linalg::populateDenseOpPatterns(patterns);
+void mlir::recur::populateRecurToLinalgPatterns(RewritePatternSet &patterns,
+                                                int64_t embeddingGradRowBlocks,
+                                                bool activeRowProducts) {
+  to_linalg::populateDenseOpPatterns(patterns, activeRowProducts);
   to_linalg::populateRecurrencePatterns(patterns);
   to_linalg::populateWavefrontPatterns(patterns);
   to_linalg::populateLayoutPatterns(patterns);
@@ -69,7 +70,8 @@ struct ConvertRecurToLinalgPass
     if (!lowerable)
       return signalPassFailure();
     RewritePatternSet patterns(context);
-    populateRecurToLinalgPatterns(patterns, embeddingGradRowBlocks);
+    populateRecurToLinalgPatterns(patterns, embeddingGradRowBlocks,
+                                  activeRowProducts);
     ConversionTarget target(*context);
     target.addIllegalDialect<RecurDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });

@@ -85,15 +85,25 @@ Value stackLayers(Emitter &emit, ValueRange perLayer,
 }
 
 /// `y` with row s - (L - 1) set to the last layer's part of `stacked` (a
-/// [B, L, H] state) if that layer had a step in diagonal `s`.
+/// [B, L, H] state) if that layer had a step in diagonal `s`. With `counts`
+/// (the rows sorted by length, activeRowCounts), only the active rows'
+/// part, and zeros in the others.
 Value insertLastLayerStep(OpBuilder &b, Location loc, Value s, Value steps,
                           int64_t layers, Value stacked, Value y,
-                          OpFoldResult batch, int64_t hidden) {
+                          OpFoldResult batch, int64_t hidden,
+                          Value counts = Value()) {
   auto output = scf::IfOp::create(
       b, loc, layerActive(b, loc, s, steps, layers - 1),
       [&](OpBuilder &ib, Location loc) {
         Value t = arith::SubIOp::create(
             ib, loc, s, arith::ConstantIndexOp::create(ib, loc, layers - 1));
+        if (counts) {
+          Value rows = activeRows(ib, loc, counts, t, batch);
+          Value last = layerPartOf(ib, loc, stacked, rows, layers - 1, hidden);
+          scf::YieldOp::create(
+              ib, loc, insertActiveStep(ib, loc, last, y, t, rows, batch));
+          return;
+        }
         Value last = layerPartOf(ib, loc, stacked, batch, layers - 1, hidden);
         scf::YieldOp::create(ib, loc,
                              insertStep(ib, loc, last, y, t, batch, hidden));
@@ -519,10 +529,8 @@ SmallVector<Value> emitCellIteration(OpBuilder &b, Location loc,
 }
 
 /// The layers of `op` as unit steps of one shape, if every cell is one
-/// (recur-fuse-cell-step's for the GPU) and the rows take no lengths.
+/// (recur-fuse-cell-step's for the GPU).
 std::optional<SmallVector<UnitStepCell>> unitStepLayers(RNNWavefrontOp op) {
-  if (op.getLengths())
-    return std::nullopt;
   SmallVector<UnitStepCell> cells;
   std::string whyNot;
   for (int64_t layer = 0; layer < op.getNumLayers(); ++layer) {
@@ -542,6 +550,15 @@ std::optional<SmallVector<UnitStepCell>> unitStepLayers(RNNWavefrontOp op) {
 /// (row, unit, layer), whose layer switch runs each active layer's cell: x_t
 /// from the input (layer 0) or layer l-1's y_t of the diagonal before, its
 /// input product summed in the step, as its recurrent product is.
+///
+/// With lengths (rows sorted by them, longest first), diagonal s runs on
+/// the rows that have a step in it or had one in diagonal s - 1: rows
+/// [0, active[s - L]) (all while s < L), since layer l's step is at time
+/// s - l. A row past its length in a layer keeps its values there (a
+/// select after its sums, which stay uniform over the block), and a row
+/// leaves the diagonals' rows only after both buffers hold its last
+/// values, so the rows past them never need writing. y gets the last
+/// layer's active rows, and zeros in the others.
 SmallVector<Value> fusedRNNWavefront(OpBuilder &b, Location loc,
                                      RNNWavefrontOp op,
                                      ArrayRef<UnitStepCell> cells,
@@ -571,14 +588,40 @@ SmallVector<Value> fusedRNNWavefront(OpBuilder &b, Location loc,
   Type yType =
       cast<ShapedType>(initial[shape.yielded[0]].getType()).getElementType();
   Value steps = getValueOrCreateConstantIndexOp(b, loc, seq);
+  Value counts;
+  if (Value lengths = op.getLengths())
+    counts = activeRowCounts(b, loc, lengths, seq);
   MLIRContext *context = b.getContext();
   // Iterations (row, unit, layer); the buffers are indexed (row, layer, unit).
   AffineMap stateMap = AffineMap::get(
       3, 0,
       {b.getAffineDimExpr(0), b.getAffineDimExpr(2), b.getAffineDimExpr(1)},
       context);
+  auto constant = [&](OpBuilder &b, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  // With lengths: the rows of diagonal s, and each of them written back.
+  auto diagonalRows = [&](OpBuilder &b, Value s) -> Value {
+    Value earliest = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, s, constant(b, layers)),
+        constant(b, 0));
+    return activeRows(b, loc, counts, earliest, batch);
+  };
   auto diagonal = [&](OpBuilder &b, Location loc, Value s, ValueRange previous,
-                      ValueRange out, Value y) {
+                      ValueRange outBuffers, Value y) {
+    SmallVector<Value> out(outBuffers);
+    Value rows;
+    if (counts) {
+      rows = diagonalRows(b, s);
+      for (Value &buffer : out)
+        buffer = tensor::ExtractSliceOp::create(
+            b, loc, buffer,
+            ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
+                                   b.getIndexAttr(0)},
+            ArrayRef<OpFoldResult>{rows, sizes[1], sizes[2]},
+            ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                                   b.getIndexAttr(1)});
+    }
     auto step = linalg::GenericOp::create(
         b, loc, ValueRange(out).getTypes(), ValueRange{}, out,
         SmallVector<AffineMap>(out.size(), stateMap),
@@ -609,18 +652,41 @@ SmallVector<Value> fusedRNNWavefront(OpBuilder &b, Location loc,
                 for (int64_t state = 0; state < states; ++state)
                   stateRows.push_back({previous[shape.yielded[1 + state]],
                                        Value(), layerConstant(layer)});
-                return emitCellIteration(
+                SmallVector<Value> values = emitCellIteration(
                     ib, loc, cells[layer], op.getCell(layer),
                     op.getLayerCaptures(layer), input, stateRows, row, unit);
+                if (!counts)
+                  return values;
+                // A row past its length at t = s - l keeps its values.
+                Value t =
+                    arith::SubIOp::create(ib, loc, s, constant(ib, layer));
+                Value stepping = arith::CmpIOp::create(
+                    ib, loc, arith::CmpIPredicate::ult, row,
+                    activeRows(ib, loc, counts, t, batch));
+                for (auto [value, kept] : llvm::zip_equal(values, carriedOver))
+                  value =
+                      arith::SelectOp::create(ib, loc, stepping, value, kept);
+                return values;
               });
         });
     markUnitStep(b, step, /*layered=*/true, hiddenSizes,
                  SmallVector<int64_t>(layers, 0), shape.config.getGates());
-    // The last layer's step s - (L - 1), if it had one, goes to y.
     SmallVector<Value> next(step.getResults());
-    next.push_back(insertLastLayerStep(b, loc, s, steps, layers,
-                                       step.getResult(shape.yielded[0]), y,
-                                       batch, hidden));
+    if (counts)
+      for (auto [value, buffer] : llvm::zip_equal(next, outBuffers))
+        value = tensor::InsertSliceOp::create(
+            b, loc, value, buffer,
+            ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
+                                   b.getIndexAttr(0)},
+            ArrayRef<OpFoldResult>{rows, sizes[1], sizes[2]},
+            ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                                   b.getIndexAttr(1)});
+    // The last layer's step s - (L - 1), if it had one, goes to y.
+    Value last = step.getResult(shape.yielded[0]);
+    if (counts)
+      last = next[shape.yielded[0]];
+    next.push_back(insertLastLayerStep(b, loc, s, steps, layers, last, y, batch,
+                                       hidden, counts));
     return next;
   };
   SmallVector<Value> loop = emitDoubleBufferedLoop(

@@ -83,11 +83,44 @@ func.func @different_sizes(%x: tensor<?x?x4xf32>,
 
 // -----
 
-// Packed batches: the GPU's steps run every row, masked, which the fused
-// wavefront does not do.
+// Packed batches: the layers, on rows sorted by length (recur-sort-by-
+// length), form a wavefront with the lengths. Each diagonal s runs on the
+// rows [0, active[max(s - L, 0)]) of the buffers (those with a step in s or
+// s - 1), a layer's row past its length at t = s - l keeps its values (a
+// select after its sums), and y gets the last layer's active rows at
+// t = s - 1, zeros past them.
 // CHECK-LABEL: func.func @lengths
-// CHECK-NOT: recur.rnn_wavefront
-// REMARK: unit-step-wavefront.mlir:[[# @LINE + 11]]:14: remark: [Missed] this layer runs as a time loop of its own, not in one wavefront with the layer before it | Category:recur-wavefront | Reason="the layers take sequence lengths, which the GPU's fused wavefront does not"
+// CHECK: recur.rnn_wavefront {{.*}} lengths(%{{[^)]*}}) states [1, 1]
+// REMARK-NOT: remark:
+// LOWERED-LABEL: func.func @lengths
+// LOWERED: scf.for %[[S:[^ ]*]] = %{{.*}} step %c2
+// LOWERED: %[[PREVIOUS:.*]] = arith.subi %[[S]], %c2
+// LOWERED: %[[EARLIEST:.*]] = arith.maxsi %[[PREVIOUS]], %c0
+// LOWERED: %[[COUNT:.*]] = tensor.extract %[[COUNTS:.*]][%[[EARLIEST]]] : tensor<?xi64>
+// LOWERED: %[[INDEX:.*]] = arith.index_cast %[[COUNT]]
+// LOWERED: %[[ROWS:.*]] = arith.minui %[[INDEX]]
+// LOWERED: %[[OUT:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0] [%[[ROWS]], 2, 8]
+// LOWERED: %[[STEP:.*]] = linalg.generic {{.*}} outs(%[[OUT]] : tensor<?x2x8xf32>) {{.*}}recur.unit_step = #recur.unit_step<batch = 0, unit = 1, layer = 2, hidden = [8, 8], gate_tiles = [0, 0], gates = 3>
+// LOWERED: %[[ROW:.*]] = linalg.index 0
+// LOWERED: %[[KEPT:.*]] = tensor.extract %{{.*}}[%[[ROW]], %{{.*}}, %{{.*}}] : tensor<?x2x8xf32>
+// LOWERED: case 0 {
+// LOWERED: %[[T0:.*]] = arith.subi %[[S]], %c0
+// LOWERED: tensor.extract %[[COUNTS]][%[[T0]]]
+// LOWERED: %[[STEPPING0:.*]] = arith.cmpi ult, %[[ROW]],
+// LOWERED: arith.select %[[STEPPING0]], %{{.*}}, %[[KEPT]] : f32
+// LOWERED: case 1 {
+// LOWERED: %[[T1:.*]] = arith.subi %[[S]], %c1
+// LOWERED: tensor.extract %[[COUNTS]][%[[T1]]]
+// LOWERED: %[[STEPPING1:.*]] = arith.cmpi ult, %[[ROW]],
+// LOWERED: arith.select %[[STEPPING1]], %{{.*}}, %[[KEPT]] : f32
+// LOWERED: tensor.insert_slice %[[STEP]] into %{{.*}}[0, 0, 0] [%[[ROWS]], 2, 8]
+// LOWERED: scf.if
+// LOWERED: %[[LAST:.*]] = arith.subi %[[S]], %c1
+// LOWERED: tensor.extract %[[COUNTS]][%[[LAST]]]
+// LOWERED: %[[YROWS:.*]] = arith.minui
+// LOWERED: %[[YT:.*]] = tensor.extract_slice %{{.*}}[0, 1, 0] [%[[YROWS]], 1, 8]
+// LOWERED: %[[Y:.*]] = tensor.insert_slice %[[YT]] into %{{.*}}[%[[LAST]], 0, 0] [1, %[[YROWS]], 8]
+// LOWERED: linalg.fill {{.*}} -> tensor<?x8xf32>
 func.func @lengths(%x: tensor<?x?x4xf32>, %lengths: tensor<?xi64>,
     %w_ih0: tensor<24x4xf32> {recur.weight = "weight_ih_l0"},
     %w_hh0: tensor<24x8xf32> {recur.weight = "weight_hh_l0"},
