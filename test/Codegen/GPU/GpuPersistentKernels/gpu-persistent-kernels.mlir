@@ -279,3 +279,55 @@ func.func @stationary(%w: memref<12xf32>, %out: memref<12xf32>, %steps: index) {
   }
   return
 }
+
+// -----
+
+// A packed batch's step (rows sorted by length): its row count, active[t],
+// is a scalar load of a buffer that nothing in the time loop writes, which
+// every block reads itself in the kernel; a stage's block barriers write
+// nothing, so they do not keep it out.
+// CHECK-LABEL: func.func @active_rows(
+// CHECK: %[[ACTIVE:.*]] = memref.alloc(%{{.*}}) : memref<?xi64>
+// CHECK: gpu.launch
+// CHECK: scf.for %[[T:[^ ]*]] =
+// CHECK: %[[COUNT:.*]] = memref.load %[[ACTIVE]][%[[T]]] : memref<?xi64>
+// CHECK: %[[ROWS:.*]] = arith.index_cast %[[COUNT]] : i64 to index
+// CHECK: gpu.barrier
+// CHECK: } {recur.stage_weights}
+// CHECK: arith.cmpi ult, %{{.*}}, %[[ROWS]] : index
+func.func @active_rows(%lengths: memref<?xi64>, %w: memref<12xf32>, %out: memref<12xf32>, %steps: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %n = memref.dim %lengths, %c0 : memref<?xi64>
+  %active = memref.alloc(%n) : memref<?xi64>
+  memref.copy %lengths, %active : memref<?xi64> to memref<?xi64>
+  %slot = memref.alloc() : memref<4xf32, #gpu.address_space<workgroup>>
+  scf.for %t = %c0 to %steps step %c1 {
+    %count = memref.load %active[%t] : memref<?xi64>
+    %rows = arith.index_cast %count : i64 to index
+    scf.parallel (%g) = (%c0) to (%c3) step (%c1) {
+      %first = arith.muli %g, %c4 : index
+      scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+        %true = arith.constant true
+        scf.if %true {
+          gpu.barrier
+          %row = arith.addi %first, %i : index
+          %v = memref.load %w[%row] : memref<12xf32>
+          memref.store %v, %slot[%i] : memref<4xf32, #gpu.address_space<workgroup>>
+          gpu.barrier
+        } {recur.stage_weights}
+        %inside = arith.cmpi ult, %i, %rows : index
+        scf.if %inside {
+          %x = memref.load %slot[%i] : memref<4xf32, #gpu.address_space<workgroup>>
+          %row = arith.addi %first, %i : index
+          memref.store %x, %out[%row] : memref<12xf32>
+        }
+        scf.reduce
+      } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+      scf.reduce
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  }
+  return
+}
