@@ -168,6 +168,9 @@ SYSTEMS = [
            script="jax_scan.py", env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}),
 ]
 BY_NAME = {s.name: s for s in SYSTEMS}
+# Names the issues and fastrnns use for rows that exist under another name:
+# the custom cell scripted step by step is the torch-script row.
+ALIASES = {"torch-script-cell": "torch-script", "torch-script-cell-cuda": "torch-script-cuda"}
 # The float64 reference for workloads whose recur-run reference would take too long.
 FP64_REFERENCE = System("torch-fp64", "cpu", "python", "PyTorch nn.LSTM (nn.GRU) in float64",
                         script="torch_lstm.py", variant="fp64-reference", env=TORCH_CPU_ENV,
@@ -175,9 +178,10 @@ FP64_REFERENCE = System("torch-fp64", "cpu", "python", "PyTorch nn.LSTM (nn.GRU)
 
 
 def select(text):
-    """--systems: names, 'cpu', 'cuda' or 'all', comma-separated."""
+    """--systems: names (or ALIASES), 'cpu', 'cuda' or 'all', comma-separated."""
     chosen = []
     for item in filter(None, (part.strip() for part in text.split(","))):
+        item = ALIASES.get(item, item)
         if item == "all":
             matches = SYSTEMS
         elif item in ("cpu", "cuda"):

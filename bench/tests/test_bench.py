@@ -148,6 +148,19 @@ def check_speedups():
                         "onednn-cpu": 1.5, "recur-cuda-all": 1.0, "cudnn": 5.0}, speedups
 
 
+def check_system_names():
+    from benchlib.systems import select
+    # The names of the scripted cell rows, and no row twice.
+    chosen = [s.name for s in select("torch-script-cell,torch-script,torch-script-cell-cuda")]
+    assert chosen == ["torch-script", "torch-script-cuda"], chosen
+    try:
+        select("torch-scripted")
+    except ValueError as error:
+        assert "unknown system 'torch-scripted'" in str(error), error
+    else:
+        raise AssertionError("an unknown system was accepted")
+
+
 def check_workload_errors(out):
     from benchlib import workloads
     cases = [({"name": "x"}, "missing field 'model'"),
@@ -226,6 +239,7 @@ def check(args):
     check_bf16_files(args.out)
     check_bf16_rows(args)
     check_speedups()
+    check_system_names()
     check_workload_errors(args.out)
     # A wrong output must be reported, and must fail the run.
     code, report = run_bench(args, "--systems", "recur-cpu", "--only", "smoke-lm",
