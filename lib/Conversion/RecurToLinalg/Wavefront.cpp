@@ -610,18 +610,15 @@ SmallVector<Value> fusedRNNWavefront(OpBuilder &b, Location loc,
   auto diagonal = [&](OpBuilder &b, Location loc, Value s, ValueRange previous,
                       ValueRange outBuffers, Value y) {
     SmallVector<Value> out(outBuffers);
-    Value rows;
-    if (counts) {
-      rows = diagonalRows(b, s);
+    // With lengths, rows [0, rows) of each [B, L, H] buffer.
+    Value rows = counts ? diagonalRows(b, s) : Value();
+    SmallVector<OpFoldResult> origin(3, b.getIndexAttr(0)),
+        unitStrides(3, b.getIndexAttr(1)),
+        rowSizes = {rows, sizes[1], sizes[2]};
+    if (counts)
       for (Value &buffer : out)
-        buffer = tensor::ExtractSliceOp::create(
-            b, loc, buffer,
-            ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
-                                   b.getIndexAttr(0)},
-            ArrayRef<OpFoldResult>{rows, sizes[1], sizes[2]},
-            ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                                   b.getIndexAttr(1)});
-    }
+        buffer = tensor::ExtractSliceOp::create(b, loc, buffer, origin,
+                                                rowSizes, unitStrides);
     auto step = linalg::GenericOp::create(
         b, loc, ValueRange(out).getTypes(), ValueRange{}, out,
         SmallVector<AffineMap>(out.size(), stateMap),
@@ -674,19 +671,12 @@ SmallVector<Value> fusedRNNWavefront(OpBuilder &b, Location loc,
     SmallVector<Value> next(step.getResults());
     if (counts)
       for (auto [value, buffer] : llvm::zip_equal(next, outBuffers))
-        value = tensor::InsertSliceOp::create(
-            b, loc, value, buffer,
-            ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0),
-                                   b.getIndexAttr(0)},
-            ArrayRef<OpFoldResult>{rows, sizes[1], sizes[2]},
-            ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                                   b.getIndexAttr(1)});
+        value = tensor::InsertSliceOp::create(b, loc, value, buffer, origin,
+                                              rowSizes, unitStrides);
     // The last layer's step s - (L - 1), if it had one, goes to y.
-    Value last = step.getResult(shape.yielded[0]);
-    if (counts)
-      last = next[shape.yielded[0]];
-    next.push_back(insertLastLayerStep(b, loc, s, steps, layers, last, y, batch,
-                                       hidden, counts));
+    next.push_back(insertLastLayerStep(b, loc, s, steps, layers,
+                                       next[shape.yielded[0]], y, batch, hidden,
+                                       counts));
     return next;
   };
   SmallVector<Value> loop = emitDoubleBufferedLoop(
