@@ -83,6 +83,14 @@ def Recur_Dialect : Dialect {
     /// Attribute (a `#recur.gpu_gemm`) of a GEMM's linalg.generic that
     /// recur-gpu-tiled-gemms makes a kernel, set by recur-gpu-kernel-config.
     static constexpr ::llvm::StringLiteral kGpuGemmAttrName = "recur.gpu_gemm";
+    /// Attribute (unit) of a GEMM's linalg.generic over [T, B] rows that
+    /// adds its products to the rows with t < lengths[b] only (a packed
+    /// batch's tokens; its body selects them), its rows sorted by length, so
+    /// that the tokens of step t are rows [0, count). Its inputs are (x, w,
+    /// lengths [B], tokens before each step [T]): the GPU's tiled kernels
+    /// walk the tokens alone through the latter. Set by
+    /// convert-recur-to-linalg.
+    static constexpr ::llvm::StringLiteral kActiveRowsAttrName = "recur.active_rows";
     /// Attribute (a `#recur.stationary_step`) of a fused step's
     /// linalg.generic that recur-gpu-stationary-weights schedules, set by
     /// recur-gpu-kernel-config.

@@ -343,6 +343,13 @@ LogicalResult RecurDialect::verifyOperationAttribute(Operation *op,
                                 "linalg.generic";
     return success();
   }
+  if (attr.getName() == kActiveRowsAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<linalg::GenericOp>(op))
+      return op->emitError() << "'" << kActiveRowsAttrName
+                             << "' must be a unit attribute on a "
+                                "linalg.generic";
+    return success();
+  }
   if (attr.getName() == kStationaryStepAttrName) {
     if (!isa<StationaryStepAttr>(attr.getValue()) ||
         !op->hasAttr(kUnitStepAttrName))

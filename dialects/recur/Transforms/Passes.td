@@ -256,13 +256,16 @@ def SortByLength : Pass<"recur-sort-by-length"> {
     it is, with a remark: its steps run every row, masked.
 
     Without `project-active-rows` (the GPU pipelines), the output layer
-    stays one product over every row: one tiled GEMM kernel, where a loop
-    of per-step GEMMs would be plain loop nests in a persistent kernel.
+    is one GEMM in the rows' own order that adds the products of the
+    tokens alone (a `linalg.generic` marked `recur.active_rows`, which
+    also takes the tokens before each step and the order by length): one
+    tiled GEMM kernel whose blocks walk the tokens, where a loop of
+    per-step GEMMs would be plain loop nests in a persistent kernel.
   }];
   let options = [
     Option<"projectActiveRows", "project-active-rows", "bool", "true",
            "An LM's output layer runs step by step on the active rows of "
-           "the sorted y">,
+           "the sorted y (else as one GEMM of the tokens)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

@@ -270,6 +270,52 @@ Value projectStepByStep(RewriterBase &rewriter, LinearOp projection,
   return loop.getResult(0);
 }
 
+/// `projection` (an LM's output layer, as projectStepByStep takes it) as
+/// one GEMM over the rows' own order that adds the products of the tokens
+/// only (a row past its length is zeros: its product, the bias, is the
+/// GEMM's initial value), with the order by length, by which the GPU's
+/// tiled kernel walks the tokens alone; or null where the GEMM does not
+/// take its types (only f32, a weight not in panels).
+Value projectTokens(RewriterBase &rewriter, LinearOp projection, Value lengths,
+                    const LengthOrder &order) {
+  Location loc = projection.getLoc();
+  Value input = projection.getInput(), weight = projection.getWeight();
+  auto type = cast<RankedTensorType>(projection.getType());
+  auto isF32 = [](Value value) { return getElementTypeOrSelf(value).isF32(); };
+  if (cast<RankedTensorType>(weight.getType()).getRank() != 2 ||
+      !isF32(input) || !isF32(weight) || !isF32(projection.getResult()))
+    return {};
+  SmallVector<OpFoldResult> sizes = {
+      tensor::getMixedSize(rewriter, loc, input, 0),
+      tensor::getMixedSize(rewriter, loc, input, 1),
+      rewriter.getIndexAttr(type.getDimSize(2))};
+  Value init =
+      tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+  MLIRContext *context = rewriter.getContext();
+  if (Value bias = projection.getBias())
+    init = linalg::GenericOp::create(
+               rewriter, loc, TypeRange{init.getType()}, ValueRange{bias},
+               ValueRange{init},
+               ArrayRef<AffineMap>{
+                   AffineMap::get(3, 0, getAffineDimExpr(2, context), context),
+                   AffineMap::getMultiDimIdentityMap(3, context)},
+               SmallVector<IteratorType>(3, IteratorType::parallel),
+               [](OpBuilder &nb, Location loc, ValueRange args) {
+                 linalg::YieldOp::create(nb, loc, args[0]);
+               })
+               .getResult(0);
+  else
+    init = linalg::FillOp::create(
+               rewriter, loc,
+               ValueRange{arith::ConstantOp::create(
+                   rewriter, loc, rewriter.getZeroAttr(type.getElementType()))},
+               ValueRange{init})
+               .getResult(0);
+  return activeRowsMatmulTransposed(
+      rewriter, loc, input, weight, lengths,
+      tokensBeforeSteps(rewriter, loc, lengths, sizes[0]), order.order, init);
+}
+
 struct SortByLengthPass
     : mlir::recur::impl::SortByLengthBase<SortByLengthPass> {
   using Base::Base;
@@ -282,10 +328,9 @@ struct SortByLengthPass
     IRRewriter rewriter(&getContext());
     for (RNNOp op : recurrences)
       sort(rewriter, op);
-    if (!projectActiveRows)
-      return;
     // An LM's output layer reads the last y (or both directions' y,
-    // concatenated) alone: its product runs on the active rows.
+    // concatenated) alone: its product runs on the active rows (the
+    // tokens, on the GPU).
     SmallVector<LinearOp> projections;
     getOperation()->walk([&](LinearOp linear) {
       Value input = linear.getInput();
@@ -300,6 +345,13 @@ struct SortByLengthPass
           sortedRows(rewriter, projection.getInput());
       if (!rows)
         continue;
+      if (!projectActiveRows) {
+        if (Value tokens =
+                projectTokens(rewriter, projection, rows->lengths, rows->order))
+          rewriter.replaceOp(projection, castTo(rewriter, projection.getLoc(),
+                                                tokens, projection.getType()));
+        continue;
+      }
       rewriter.replaceOp(projection,
                          castTo(rewriter, projection.getLoc(),
                                 projectStepByStep(rewriter, projection,

@@ -26,11 +26,18 @@ constexpr int64_t kMaxLoadWidth = GpuGemmAttr::kMaxLoadWidth;
 /// k]` for a linalg.generic on f32 buffers, with m and n standing for any
 /// number of loop dimensions (the output's rows and columns, in the output's
 /// order) and k the one reduction, the innermost index of both operands.
+/// One marked recur.active_rows has the rows (t, b) and adds to those with
+/// t < lengths[b] only, a packed batch's tokens: `tokensBefore[t]` is the
+/// number of tokens before step t, and the rows of step t's tokens are the
+/// first ones (rows sorted by length) or, with `order` (the rows in order
+/// of decreasing length), order[0], order[1], ...
 struct Gemm {
   linalg::GenericOp op;
   OpOperand *a, *b, *c;
   SmallVector<unsigned> mDims, nDims;
   unsigned kDim;
+  OpOperand *lengths = nullptr, *tokensBefore = nullptr,
+            *order = nullptr; // active rows only; order if not sorted
 };
 
 /// `op` as a Gemm the kernels handle, if it is one. A contraction that is
@@ -40,14 +47,31 @@ std::optional<Gemm> matchGemm(linalg::GenericOp op,
 
 /// A GEMM's launch: a block per `tileM` x `tileN` output tile (row tiles in
 /// x, column tiles in y), `threads` threads, the GEMM's loop extents, and
-/// the values every kernel form starts from. The body's builder inserts
-/// before its terminator.
+/// the values every kernel form starts from. The kernel's ops go before
+/// `bodyEnd`.
+///
+/// The rows of a GEMM with active rows are its tokens, numbered step by
+/// step (PackedSequence's order): token p is row (t, p - tokensBefore[t])
+/// (or (t, order[p - tokensBefore[t]])) for the last t with tokensBefore[t]
+/// <= p, found by bisection. A block
+/// whose first token is past the last does nothing, so the blocks that
+/// work are those of the tokens.
 struct GemmLaunch {
   gpu::LaunchOp launch;
+  Operation *bodyEnd;
   SmallVector<Value> extents; // by loop dimension
   Value rows, columns, depth; // M, N, K (products of the m and n extents)
   Value threadId, rowTile,
       columnTile; // in the kernel: tile's first row, column
+
+  /// Token `token`'s row of a GEMM with active rows: whether it is one of
+  /// the tokens, and its row's index by loop dimension (inside the
+  /// operands past the last token).
+  struct Row {
+    Value inside;
+    SmallVector<Value> byDim;
+  };
+  Row tokenRow(OpBuilder &b, Location loc, const Gemm &gemm, Value token) const;
 
   /// A workgroup buffer of `shape` x `elementType`.
   Value addSharedBuffer(ArrayRef<int64_t> shape, Type elementType);

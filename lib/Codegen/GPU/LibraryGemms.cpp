@@ -116,8 +116,9 @@ struct GpuLibraryGemmsPass
     SmallVector<Gemm> gemms;
     module.walk([&](linalg::GenericOp op) {
       if (!op->getParentOfType<LoopLikeOpInterface>())
+        // One of a packed batch's tokens alone is the tiled kernels'.
         if (std::optional<Gemm> gemm = matchGemm(op);
-            gemm && fitsLibrary(*gemm))
+            gemm && !gemm->lengths && fitsLibrary(*gemm))
           gemms.push_back(*gemm);
     });
     if (gemms.empty())

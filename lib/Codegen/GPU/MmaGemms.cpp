@@ -57,7 +57,7 @@ void mlir::recur::gemm::buildMmaGemmKernel(RewriterBase &rewriter,
   Value aShared = launch.addSharedBuffer({tiles.m, stride}, elementType);
   Value bShared = launch.addSharedBuffer({tiles.n, stride}, elementType);
 
-  OpBuilder b(launch.launch.getBody().front().getTerminator());
+  OpBuilder b(launch.bodyEnd);
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };

@@ -34,10 +34,40 @@ using namespace mlir::recur::gemm;
 // What both kernel forms share (GemmKernels.h)
 //===----------------------------------------------------------------------===//
 
+/// Whether `op`'s body is that of a GEMM with active rows: `c + a * b`
+/// where `index(tDim) < lengths`, else c.
+static bool isActiveRowsBody(linalg::GenericOp op, unsigned tDim) {
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto select = yield.getValues()[0].getDefiningOp<arith::SelectOp>();
+  Value c = body.getArguments().back();
+  if (!select || select.getFalseValue() != c)
+    return false;
+  auto sum = select.getTrueValue().getDefiningOp<arith::AddFOp>();
+  if (!sum || !llvm::is_contained(sum->getOperands(), c))
+    return false;
+  auto product = (sum.getLhs() == c ? sum.getRhs() : sum.getLhs())
+                     .getDefiningOp<arith::MulFOp>();
+  if (!product || product.getLhs() != body.getArgument(0) ||
+      product.getRhs() != body.getArgument(1))
+    return false;
+  auto active = select.getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!active || active.getPredicate() != arith::CmpIPredicate::slt ||
+      active.getRhs() != body.getArgument(2))
+    return false;
+  auto cast = active.getLhs().getDefiningOp<arith::IndexCastOp>();
+  auto index = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>() : nullptr;
+  return index && index.getDim() == tDim;
+}
+
 std::optional<Gemm> mlir::recur::gemm::matchGemm(linalg::GenericOp op,
                                                  std::string *whyNot) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+  bool activeRows = op->hasAttr(RecurDialect::kActiveRowsAttrName);
+  if (!op.hasPureBufferSemantics() ||
+      (activeRows ? op.getNumDpsInputs() < 4 || op.getNumDpsInputs() > 5
+                  : op.getNumDpsInputs() != 2) ||
+      op.getNumDpsInits() != 1 ||
+      (!activeRows && !linalg::isaContractionOpInterface(op)))
     return std::nullopt;
   auto refuse = [&](StringRef reason) -> std::optional<Gemm> {
     if (whyNot)
@@ -45,7 +75,11 @@ std::optional<Gemm> mlir::recur::gemm::matchGemm(linalg::GenericOp op,
     return std::nullopt;
   };
   FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
+      activeRows ? linalg::inferContractionDims(ArrayRef<AffineMap>{
+                       op.getMatchingIndexingMap(op.getDpsInputOperand(0)),
+                       op.getMatchingIndexingMap(op.getDpsInputOperand(1)),
+                       op.getMatchingIndexingMap(op.getDpsInitOperand(0))})
+                 : linalg::inferContractionDims(op);
   if (failed(dims) || !dims->batch.empty() || dims->m.empty() ||
       dims->n.empty())
     return refuse("it is not a matrix product of an m by k and a k by n "
@@ -81,6 +115,28 @@ std::optional<Gemm> mlir::recur::gemm::matchGemm(linalg::GenericOp op,
   if (!indexes(gemm.a, gemm.mDims) || !indexes(gemm.b, gemm.nDims))
     return refuse("k is not the innermost index of both operands (a "
                   "product with a weight, not its transpose)");
+  if (!activeRows)
+    return gemm;
+  // (x, w, lengths [B], tokens before each step [T][, order [B]]) over
+  // rows (t, b).
+  gemm.lengths = op.getDpsInputOperand(2);
+  gemm.tokensBefore = op.getDpsInputOperand(3);
+  if (op.getNumDpsInputs() == 5)
+    gemm.order = op.getDpsInputOperand(4);
+  auto indexedBy = [&](OpOperand *operand, unsigned dim) {
+    auto type = dyn_cast<MemRefType>(operand->get().getType());
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    return type && type.getRank() == 1 &&
+           type.getElementType().isSignlessInteger() &&
+           map.getNumResults() == 1 && map.getResult(0).isFunctionOfDim(dim) &&
+           map.isProjectedPermutation();
+  };
+  if (gemm.mDims.size() != 2 || !indexedBy(gemm.lengths, gemm.mDims[1]) ||
+      !indexedBy(gemm.tokensBefore, gemm.mDims[0]) ||
+      (gemm.order && !indexedBy(gemm.order, gemm.mDims[1])) ||
+      !isActiveRowsBody(op, gemm.mDims[0]))
+    return refuse("its rows are not (t, b) with a product for t < "
+                  "lengths[b] and the tokens before each step");
   return gemm;
 }
 
@@ -186,13 +242,81 @@ GemmLaunch mlir::recur::gemm::createGemmLaunch(RewriterBase &rewriter,
       FlatSymbolRefAttr::get(context, name));
   Block &body = result.launch.getBody().front();
   rewriter.setInsertionPointToStart(&body);
-  gpu::TerminatorOp::create(rewriter, loc);
+  result.bodyEnd = gpu::TerminatorOp::create(rewriter, loc);
   rewriter.setInsertionPointToStart(&body);
   result.threadId = result.launch.getThreadIds().x;
   result.rowTile = arith::MulIOp::create(
       rewriter, loc, result.launch.getBlockIds().x, constant(rewriter, tileM));
   result.columnTile = arith::MulIOp::create(
       rewriter, loc, result.launch.getBlockIds().y, constant(rewriter, tileN));
+  if (gemm.lengths) {
+    // Tokens are numbered first: a block past the last one has none.
+    Value anyToken =
+        result.tokenRow(rewriter, loc, gemm, result.rowTile).inside;
+    auto ifTokens = scf::IfOp::create(rewriter, loc, anyToken,
+                                      /*withElseRegion=*/false);
+    result.bodyEnd = ifTokens.thenBlock()->getTerminator();
+  }
+  return result;
+}
+
+GemmLaunch::Row GemmLaunch::tokenRow(OpBuilder &b, Location loc,
+                                     const Gemm &gemm, Value token) const {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value one = constant(1);
+  Row result;
+  result.byDim.resize(extents.size());
+  unsigned tDim = gemm.mDims[0], bDim = gemm.mDims[1];
+  Value steps = extents[tDim], batch = extents[bDim];
+  Value before = gemm.tokensBefore->get(), lengths = gemm.lengths->get();
+  auto loadIndex = [&](OpBuilder &b, Value buffer, Value at) -> Value {
+    return arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, buffer, ValueRange{at}));
+  };
+  // The token's step: the last t with before[t] <= token, bisecting [lo, hi)
+  // (before[0] = 0).
+  Type index = b.getIndexType();
+  auto bisection = scf::WhileOp::create(
+      b, loc, TypeRange{index, index}, ValueRange{constant(0), steps},
+      [&](OpBuilder &b, Location loc, ValueRange bounds) {
+        Value width = arith::SubIOp::create(b, loc, bounds[1], bounds[0]);
+        scf::ConditionOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, width,
+                                  one),
+            bounds);
+      },
+      [&](OpBuilder &b, Location loc, ValueRange bounds) {
+        Value middle = arith::ShRUIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, bounds[0], bounds[1]), one);
+        Value atOrBefore =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                  loadIndex(b, before, middle), token);
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{
+                arith::SelectOp::create(b, loc, atOrBefore, middle, bounds[0]),
+                arith::SelectOp::create(b, loc, atOrBefore, bounds[1],
+                                        middle)});
+      });
+  Value t = bisection.getResult(0);
+  Value offset = arith::SubIOp::create(b, loc, token, loadIndex(b, before, t));
+  Value rowOfBatch = arith::MinUIOp::create(
+      b, loc, offset, arith::SubIOp::create(b, loc, batch, one));
+  if (gemm.order)
+    rowOfBatch = loadIndex(b, gemm.order->get(), rowOfBatch);
+  Value length =
+      memref::LoadOp::create(b, loc, lengths, ValueRange{rowOfBatch});
+  Value time = arith::IndexCastOp::create(b, loc, length.getType(), t);
+  result.inside = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, offset, batch),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, time, length));
+  result.byDim[tDim] = t;
+  result.byDim[bDim] = rowOfBatch;
   return result;
 }
 
@@ -211,11 +335,19 @@ void GemmLaunch::accumulate(
   Location loc = launch->getLoc();
   linalg::GenericOp op = gemm.op;
   AffineMap cMap = op.getMatchingIndexingMap(gemm.c);
+  Row token;
+  if (gemm.lengths)
+    token = tokenRow(b, loc, gemm, row);
   Value rowInside =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
+      gemm.lengths
+          ? token.inside
+          : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows);
   scf::IfOp::create(b, loc, rowInside, [&](OpBuilder &b, Location loc) {
-    SmallVector<Value> byDim(extents.size());
-    delinearize(b, loc, row, gemm.mDims, extents, byDim);
+    SmallVector<Value> byDim = token.byDim;
+    if (!gemm.lengths) {
+      byDim.resize(extents.size());
+      delinearize(b, loc, row, gemm.mDims, extents, byDim);
+    }
     for (const auto &columnSum : columnSums) {
       Value column = columnSum.first, sum = columnSum.second;
       Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
@@ -264,9 +396,13 @@ OperandSlices mlir::recur::gemm::makeOperandSlices(
     slicePart.kOffset = arith::MulIOp::create(
         b, loc, arith::RemUIOp::create(b, loc, part, partsPerRow),
         constant(width));
-    Value row = arith::MinUIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, tileStart, slicePart.row),
-        arith::SubIOp::create(b, loc, rowCount, constant(1)));
+    Value row = arith::AddIOp::create(b, loc, tileStart, slicePart.row);
+    if (gemm.lengths && operand == gemm.a) {
+      slicePart.rowIndices = launch.tokenRow(b, loc, gemm, row).byDim;
+      continue;
+    }
+    row = arith::MinUIOp::create(
+        b, loc, row, arith::SubIOp::create(b, loc, rowCount, constant(1)));
     slicePart.rowIndices.resize(launch.extents.size());
     delinearize(b, loc, row, rowDims, launch.extents, slicePart.rowIndices);
   }
@@ -442,7 +578,7 @@ void buildGemmKernel(RewriterBase &rewriter, const Gemm &gemm,
   };
   Value aShared = sharedTile(tiles.m), bShared = sharedTile(tiles.n);
 
-  OpBuilder b(launch.launch.getBody().front().getTerminator());
+  OpBuilder b(launch.bodyEnd);
   Value threadId = launch.threadId;
   // Loading: thread t loads `width` consecutive k of one row of each tile.
   OperandSlices aSlices = makeOperandSlices(

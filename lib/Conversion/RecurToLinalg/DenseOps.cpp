@@ -84,6 +84,24 @@ Value activeRowsProduct(PatternRewriter &rewriter, LinearOp op, Value lengths) {
   return loop.getResult(0);
 }
 
+/// `op`'s product for the tokens of its reader's packed batch, as one GEMM
+/// (the GPU's): the rows past a length hold the bias, never read.
+Value activeRowsGemm(PatternRewriter &rewriter, LinearOp op, Value lengths) {
+  Location loc = op.getLoc();
+  Emitter emit(rewriter, loc);
+  auto resultType = cast<RankedTensorType>(op.getType());
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(rewriter, loc, op.getInput());
+  sizes.back() = rewriter.getIndexAttr(resultType.getShape().back());
+  Value init = op.getBias()
+                   ? emit.broadcastLast(op.getBias(), sizes)
+                   : emit.filled(sizes, resultType.getElementType(), 0.0);
+  return activeRowsMatmulTransposed(
+      rewriter, loc, op.getInput(), op.getWeight(), lengths,
+      tokensBeforeSteps(rewriter, loc, lengths, sizes[0]), /*order=*/Value(),
+      init);
+}
+
 struct LowerLinear : OpRewritePattern<LinearOp> {
   LowerLinear(MLIRContext *context, bool activeRowProducts)
       : OpRewritePattern(context), activeRowProducts(activeRowProducts) {}
@@ -91,10 +109,24 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
 
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
-    if (Value lengths =
-            activeRowProducts ? sortedLengthsOfReader(op) : Value()) {
-      replaceWithCasts(rewriter, op, activeRowsProduct(rewriter, op, lengths));
-      return success();
+    if (Value lengths = sortedLengthsOfReader(op)) {
+      // Step by step for the CPU's GEMM kernels; one GEMM over the tokens
+      // for the GPU's, whose per-step GEMMs in a persistent kernel would be
+      // plain loop nests. A weight in panels is the CPU's.
+      if (activeRowProducts) {
+        replaceWithCasts(rewriter, op,
+                         activeRowsProduct(rewriter, op, lengths));
+        return success();
+      }
+      auto isF32 = [](Value value) {
+        return getElementTypeOrSelf(value).isF32();
+      };
+      if (cast<RankedTensorType>(op.getWeight().getType()).getRank() == 2 &&
+          isF32(op.getInput()) && isF32(op.getWeight()) &&
+          isF32(op.getResult())) {
+        replaceWithCasts(rewriter, op, activeRowsGemm(rewriter, op, lengths));
+        return success();
+      }
     }
     Emitter emit(rewriter, op.getLoc());
     auto resultType = cast<RankedTensorType>(op.getType());

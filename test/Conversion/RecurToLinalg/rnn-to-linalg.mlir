@@ -1,4 +1,5 @@
 // RUN: recur-opt %s --convert-recur-to-linalg | FileCheck %s
+// RUN: recur-opt %s --convert-recur-to-linalg="active-row-products=false" | FileCheck %s --check-prefix=TOKENS
 
 // A recur.rnn is a time loop (never unrolled) carrying y and the state: the
 // body is the cell, on step t's rows of x (T-1-i in reverse); y_t goes into
@@ -234,6 +235,28 @@ func.func @rnn_wavefront_sorted(%x: tensor<?x?x5xf32>, %h0: tensor<?x7xf32>, %h1
 // CHECK: %[[Y2:.*]] = tensor.insert_slice %[[ZEROS]] into %[[Y1]][%[[I]], %[[M]], 0] [1, %[[DONE]], 7]
 // CHECK: %[[HN:.*]] = tensor.insert_slice %[[HT]] into %[[H]][0, 0] [%[[M]], 7] [1, 1]
 // CHECK: scf.yield %[[Y2]], %[[HN]]
+// Without active-row-products (the GPU's), the hoisted product is one GEMM
+// over [T, B] that adds to the rows with t < lengths[b] only, marked
+// recur.active_rows with the tokens before each step (sum_b min(len_b, t)),
+// by which the GPU's kernel numbers the tokens.
+// TOKENS-LABEL: func.func @rnn_sorted
+// TOKENS-SAME: (%[[X:[^:]*]]: tensor<?x?x5xf32>, %[[W:[^:]*]]: tensor<7x5xf32>, %[[BIAS:[^:]*]]: tensor<7xf32>, %{{[^:]*}}: tensor<?x7xf32>, %[[L:[^:]*]]: tensor<?xi64>)
+// TOKENS: %[[WITHBIAS:.*]] = linalg.generic {{.*}} ins(%[[BIAS]] : tensor<7xf32>)
+// TOKENS: %[[BEFORE:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[L]] : tensor<?xi64>)
+// TOKENS: %[[T:.*]] = linalg.index 0
+// TOKENS: %[[TI:.*]] = arith.index_cast %[[T]]
+// TOKENS: %[[TOKENS:.*]] = arith.minsi %{{.*}}, %[[TI]]
+// TOKENS: arith.addi %{{.*}}, %[[TOKENS]]
+// TOKENS: %[[P:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[X]], %[[W]], %[[L]], %[[BEFORE]] : {{.*}}) outs(%[[WITHBIAS]] : tensor<?x?x7xf32>) attrs = {recur.active_rows}
+// TOKENS: ^bb0(%[[XV:.*]]: f32, %[[WV:.*]]: f32, %[[LENGTH:.*]]: i64, %{{.*}}: i64, %[[ACC:.*]]: f32):
+// TOKENS: %[[STEP:.*]] = linalg.index 0
+// TOKENS: %[[STEPI:.*]] = arith.index_cast %[[STEP]]
+// TOKENS: %[[ACTIVE:.*]] = arith.cmpi slt, %[[STEPI]], %[[LENGTH]]
+// TOKENS: %[[PRODUCT:.*]] = arith.mulf %[[XV]], %[[WV]]
+// TOKENS: %[[SUM:.*]] = arith.addf %[[ACC]], %[[PRODUCT]]
+// TOKENS: arith.select %[[ACTIVE]], %[[SUM]], %[[ACC]]
+// TOKENS: scf.for {{.*}} iter_args
+// TOKENS: tensor.extract_slice %[[P]]
 func.func @rnn_sorted(%x: tensor<?x?x5xf32>, %w: tensor<7x5xf32>, %b: tensor<7xf32>, %h0: tensor<?x7xf32>, %lengths: tensor<?xi64>)
     -> (tensor<?x?x7xf32>, tensor<?x7xf32>) {
   %p = recur.linear %x, %w bias(%b) : (tensor<?x?x5xf32>, tensor<7x5xf32>, tensor<7xf32>) -> tensor<?x?x7xf32>

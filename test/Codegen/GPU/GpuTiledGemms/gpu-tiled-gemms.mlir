@@ -1,5 +1,6 @@
 // RUN: recur-opt %s --recur-gpu-kernel-config="tile-m=16 tile-n=32 tile-k=4 thread-tile-m=2 thread-tile-n=8" --recur-gpu-tiled-gemms --canonicalize --cse --split-input-file | FileCheck %s
 // RUN: not recur-opt %s --recur-gpu-kernel-config="tile-m=16 tile-n=32 tile-k=16 thread-tile-m=2 thread-tile-n=8" --split-input-file 2>&1 | FileCheck %s --check-prefix=OPTIONS
+// RUN: recur-opt %s --recur-gpu-kernel-config="tile-m=16 tile-n=32 tile-k=4 thread-tile-m=2 thread-tile-n=8" --split-input-file --remarks-filter-missed=recur-gpu-kernel-config -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 
 // Small tiles keep the kernel readable: blocks of 16 x 32 outputs, k-slices
 // of 4, 2 x 8 accumulators per thread, so (16 / 2) * (32 / 8) = 32 threads;
@@ -152,6 +153,125 @@ func.func @caller_input(%x: memref<?x8xf32> {recur.input = "x"}, %w: memref<12x8
   ^bb0(%in: f32, %in_0: f32, %out: f32):
     %0 = arith.mulf %in, %in_0 : f32
     %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(t, b, v, k) -> (t, b, k)>
+#w = affine_map<(t, b, v, k) -> (v, k)>
+#len = affine_map<(t, b, v, k) -> (b)>
+#before = affine_map<(t, b, v, k) -> (t)>
+#c = affine_map<(t, b, v, k) -> (t, b, v)>
+
+// A packed batch's product (recur.active_rows: rows (t, b) with t <
+// lengths[b], sorted by length): the grid's rows are tokens, numbered step
+// by step. Token p's step is the last t with before[t] <= p, by bisection,
+// and its row p - before[t]. A block whose first token is past the last
+// does nothing; the operand rows and outputs of the others are the tokens'.
+// CHECK-LABEL: func.func @active_rows(
+// CHECK-SAME: %[[X:[^:]*]]: memref<?x?x32xf32>, %{{[^:]*}}: memref<101x32xf32>, %[[L:[^:]*]]: memref<?xi64>, %[[BEFORE:[^:]*]]: memref<?xi64>, %[[Y:[^:]*]]: memref<?x?x101xf32>
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: %[[T:.*]] = memref.dim %[[X]], %{{.*}}
+// CHECK: %[[B:.*]] = memref.dim %[[X]], %[[C1]]
+// CHECK: %[[ROWS:.*]] = arith.muli %[[T]], %[[B]] : index
+// CHECK: %[[ROW_TILES:.*]] = arith.ceildivui %[[ROWS]], %[[C16]] : index
+// CHECK: gpu.launch blocks(%[[BX:[^,]*]], %{{[^,]*}}, %{{[^ ]*}}) in (%{{[^ ]*}} = %[[ROW_TILES]],
+// CHECK: %[[FIRST:.*]] = arith.muli %[[BX]], %[[C16]]
+// CHECK: %[[STEP:.*]]:2 = scf.while (%[[LO:.*]] = %{{.*}}, %[[HI:.*]] = %[[T]])
+// CHECK: %[[WIDTH:.*]] = arith.subi %[[HI]], %[[LO]]
+// CHECK: arith.cmpi ugt, %[[WIDTH]], %[[C1]]
+// CHECK: } do {
+// CHECK: %[[MID:.*]] = arith.shrui
+// CHECK: %[[AT:.*]] = memref.load %[[BEFORE]][%[[MID]]]
+// CHECK: %[[ATI:.*]] = arith.index_cast %[[AT]]
+// CHECK: %[[LEFT:.*]] = arith.cmpi ule, %[[ATI]], %[[FIRST]]
+// CHECK: arith.select %[[LEFT]], %[[MID]], %{{.*}}
+// CHECK: arith.select %[[LEFT]], %{{.*}}, %[[MID]]
+// CHECK: %[[STEP_START:.*]] = memref.load %[[BEFORE]][%[[STEP]]#0]
+// CHECK: %[[STEP_STARTI:.*]] = arith.index_cast %[[STEP_START]]
+// CHECK: %[[OFFSET:.*]] = arith.subi %[[FIRST]], %[[STEP_STARTI]]
+// CHECK: %[[LAST_ROW:.*]] = arith.subi %[[B]], %[[C1]]
+// CHECK: %[[ROW:.*]] = arith.minui %[[OFFSET]], %[[LAST_ROW]]
+// CHECK: %[[LENGTH:.*]] = memref.load %[[L]][%[[ROW]]]
+// CHECK: %[[TIME:.*]] = arith.index_cast %[[STEP]]#0 : index to i64
+// CHECK: %[[IN_BATCH:.*]] = arith.cmpi ult, %[[OFFSET]], %[[B]]
+// CHECK: %[[BEFORE_END:.*]] = arith.cmpi slt, %[[TIME]], %[[LENGTH]]
+// CHECK: %[[ANY:.*]] = arith.andi %[[IN_BATCH]], %[[BEFORE_END]]
+// CHECK: scf.if %[[ANY]] {
+// The thread's A part: its token's row.
+// CHECK: %[[PART:.*]] = arith.addi %[[FIRST]], %{{.*}}
+// CHECK: %[[PART_STEP:.*]]:2 = scf.while
+// CHECK: memref.load %[[BEFORE]]
+// CHECK: arith.cmpi ule, %{{.*}}, %[[PART]]
+// CHECK: %[[PART_START:.*]] = memref.load %[[BEFORE]][%[[PART_STEP]]#0]
+// CHECK: %[[PART_STARTI:.*]] = arith.index_cast %[[PART_START]]
+// CHECK: %[[PART_OFFSET:.*]] = arith.subi %[[PART]], %[[PART_STARTI]]
+// CHECK: %[[PART_ROW:.*]] = arith.minui %[[PART_OFFSET]], %[[LAST_ROW]]
+// CHECK: vector.load %[[X]][%[[PART_STEP]]#0, %[[PART_ROW]], %{{.*}}]
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: vector.load %[[X]][%[[PART_STEP]]#0, %[[PART_ROW]], %{{.*}}]
+// CHECK: gpu.barrier
+// CHECK-NEXT: scf.yield
+// Each of the thread's rows is stored if it is a token, at its row.
+// CHECK: %[[OUT:.*]] = arith.addi %[[FIRST]], %{{.*}}
+// CHECK: %[[OUT_STEP:.*]]:2 = scf.while
+// CHECK: arith.cmpi ule, %{{.*}}, %[[OUT]]
+// CHECK: %[[OUT_OFFSET:.*]] = arith.subi %[[OUT]], %{{.*}}
+// CHECK: %[[OUT_ROW:.*]] = arith.minui %[[OUT_OFFSET]], %[[LAST_ROW]]
+// CHECK: %[[OUT_LENGTH:.*]] = memref.load %[[L]][%[[OUT_ROW]]]
+// CHECK: %[[OUT_TIME:.*]] = arith.index_cast %[[OUT_STEP]]#0
+// CHECK: %[[OUT_IN_BATCH:.*]] = arith.cmpi ult, %[[OUT_OFFSET]], %[[B]]
+// CHECK: %[[OUT_BEFORE_END:.*]] = arith.cmpi slt, %[[OUT_TIME]], %[[OUT_LENGTH]]
+// CHECK: %[[TOKEN:.*]] = arith.andi %[[OUT_IN_BATCH]], %[[OUT_BEFORE_END]]
+// CHECK: scf.if %[[TOKEN]] {
+// CHECK: memref.load %[[Y]][%[[OUT_STEP]]#0, %[[OUT_ROW]], %{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[Y]][%[[OUT_STEP]]#0, %[[OUT_ROW]], %{{.*}}]
+func.func @active_rows(%x: memref<?x?x32xf32>, %w: memref<101x32xf32>, %lengths: memref<?xi64>,
+                       %before: memref<?xi64>, %y: memref<?x?x101xf32>) {
+  linalg.generic {indexing_maps = [#a, #w, #len, #before, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w, %lengths, %before : memref<?x?x32xf32>, memref<101x32xf32>, memref<?xi64>, memref<?xi64>)
+      outs(%y : memref<?x?x101xf32>) attrs = {recur.active_rows} {
+  ^bb0(%xv: f32, %wv: f32, %length: i64, %first: i64, %acc: f32):
+    %t = linalg.index 0 : index
+    %ti = arith.index_cast %t : index to i64
+    %active = arith.cmpi slt, %ti, %length : i64
+    %0 = arith.mulf %xv, %wv : f32
+    %1 = arith.addf %acc, %0 : f32
+    %2 = arith.select %active, %1, %acc : f32
+    linalg.yield %2 : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(t, b, v, k) -> (t, b, k)>
+#w = affine_map<(t, b, v, k) -> (v, k)>
+#len = affine_map<(t, b, v, k) -> (b)>
+#before = affine_map<(t, b, v, k) -> (t)>
+#c = affine_map<(t, b, v, k) -> (t, b, v)>
+
+// Marked recur.active_rows but adding to every row: not the tokens' GEMM
+// the kernel computes (a plain loop nest, with a remark).
+// REMARK: gpu-tiled-gemms.mlir:[[# @LINE + 6]]:3: remark: [Missed] this contraction runs as a plain loop nest, a thread per output | Category:recur-gpu-kernel-config | Reason="its rows are not (t, b) with a product for t < lengths[b] and the tokens before each step"
+// CHECK-LABEL: func.func @active_rows_every_row(
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.generic
+func.func @active_rows_every_row(%x: memref<?x?x32xf32>, %w: memref<101x32xf32>, %lengths: memref<?xi64>,
+                                 %before: memref<?xi64>, %y: memref<?x?x101xf32>) {
+  linalg.generic {indexing_maps = [#a, #w, #len, #before, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w, %lengths, %before : memref<?x?x32xf32>, memref<101x32xf32>, memref<?xi64>, memref<?xi64>)
+      outs(%y : memref<?x?x101xf32>) attrs = {recur.active_rows} {
+  ^bb0(%xv: f32, %wv: f32, %length: i64, %first: i64, %acc: f32):
+    %0 = arith.mulf %xv, %wv : f32
+    %1 = arith.addf %acc, %0 : f32
     linalg.yield %1 : f32
   }
   return

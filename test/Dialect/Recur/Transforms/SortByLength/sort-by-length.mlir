@@ -1,5 +1,6 @@
 // RUN: recur-opt %s -split-input-file --recur-sort-by-length | FileCheck %s
 // RUN: recur-opt %s -split-input-file --recur-sort-by-length --remarks-filter-missed=recur-sort-by-length -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: recur-opt %s -split-input-file --recur-sort-by-length="project-active-rows=false" | FileCheck %s --check-prefix=GPU-ROWS
 
 // Rows are ranked by length, longest first, ties by row (B x B compares),
 // and the row at each rank found from the ranks. The recurrence runs on
@@ -142,6 +143,23 @@ func.func @left_alone(%x: tensor<5x3x7xf32>, %h0: tensor<3x7xf32>, %lengths: ten
 // CHECK: tensor.insert_slice %[[GATHERED]] into %[[ACC]][%[[T]], 0, 0]
 // CHECK-NOT: recur.linear
 // CHECK: return %[[LOGITS]]
+// Without project-active-rows (the GPU's): one GEMM in the rows' order,
+// of y gathered back, adding to the bias the products of the tokens (t <
+// lengths[b]) only, marked recur.active_rows with the tokens before each
+// step and the order by length, by which the kernel walks the tokens.
+// GPU-ROWS-LABEL: func.func @projection
+// GPU-ROWS-SAME: (%{{[^:]*}}: tensor<?x?x7xf32>, %{{[^:]*}}: tensor<?x7xf32>, %[[L:[^:]*]]: tensor<?xi64>, %[[W:[^:]*]]: tensor<11x7xf32>, %[[BIAS:[^:]*]]: tensor<11xf32>)
+// GPU-ROWS: %[[RANK:.*]] = linalg.generic {{.*}} ins(%[[L]], %[[L]] :
+// GPU-ROWS: %[[ORDER:.*]] = linalg.generic {{.*}} ins(%[[RANK]], %[[RANK]] :
+// GPU-ROWS: recur.rnn {{.*}} sorted
+// GPU-ROWS: %[[WITHBIAS:.*]] = linalg.generic {{.*}} ins(%[[BIAS]] : tensor<11xf32>)
+// GPU-ROWS: %[[BEFORE:.*]] = linalg.generic {{.*}} ins(%[[L]] : tensor<?xi64>)
+// GPU-ROWS: arith.minsi
+// GPU-ROWS: %[[LOGITS:.*]] = linalg.generic {{.*}} ins(%{{[^,]*}}, %[[W]], %[[L]], %[[BEFORE]], %[[ORDER]] : tensor<?x?x7xf32>, tensor<11x7xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?xi64>) outs(%[[WITHBIAS]] : tensor<?x?x11xf32>) attrs = {recur.active_rows}
+// GPU-ROWS: arith.cmpi slt
+// GPU-ROWS: arith.select
+// GPU-ROWS-NOT: recur.linear
+// GPU-ROWS: return %[[LOGITS]]
 func.func @projection(%x: tensor<?x?x7xf32>, %h0: tensor<?x7xf32>, %lengths: tensor<?xi64>,
                       %w: tensor<11x7xf32>, %b: tensor<11xf32>) -> tensor<?x?x11xf32> {
   %y, %h = recur.rnn %x init(%h0) lengths(%lengths)
