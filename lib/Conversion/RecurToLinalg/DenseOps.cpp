@@ -45,6 +45,20 @@ Value sortedLengthsOfReader(LinearOp op) {
   return {};
 }
 
+/// The sizes of `op`'s result: the input's leading ones, then N.
+SmallVector<OpFoldResult> resultSizes(OpBuilder &b, LinearOp op) {
+  SmallVector<OpFoldResult> sizes =
+      tensor::getMixedSizes(b, op.getLoc(), op.getInput());
+  sizes.back() = b.getIndexAttr(op.getType().getShape().back());
+  return sizes;
+}
+
+/// What `op`'s products add to over `sizes`: the bias broadcast, or zeros.
+Value productsInit(Emitter &emit, LinearOp op, ArrayRef<OpFoldResult> sizes) {
+  return op.getBias() ? emit.broadcastLast(op.getBias(), sizes)
+                      : emit.filled(sizes, op.getType().getElementType(), 0.0);
+}
+
 /// `op`'s product for the rows its reader reads only: at each step t, its
 /// active rows (a prefix, the batch sorted by `lengths`), one GEMM of those
 /// rows per step, written in place into the [T, B, N] result. The other
@@ -53,9 +67,7 @@ Value activeRowsProduct(PatternRewriter &rewriter, LinearOp op, Value lengths) {
   Location loc = op.getLoc();
   Emitter emit(rewriter, loc);
   auto resultType = cast<RankedTensorType>(op.getType());
-  SmallVector<OpFoldResult> sizes =
-      tensor::getMixedSizes(rewriter, loc, op.getInput());
-  sizes.back() = rewriter.getIndexAttr(resultType.getShape().back());
+  SmallVector<OpFoldResult> sizes = resultSizes(rewriter, op);
   Value counts = activeRowCounts(rewriter, loc, lengths, sizes[0]);
   Value steps = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[0]);
   Value result = emit.empty(sizes, resultType.getElementType());
@@ -89,13 +101,8 @@ Value activeRowsProduct(PatternRewriter &rewriter, LinearOp op, Value lengths) {
 Value activeRowsGemm(PatternRewriter &rewriter, LinearOp op, Value lengths) {
   Location loc = op.getLoc();
   Emitter emit(rewriter, loc);
-  auto resultType = cast<RankedTensorType>(op.getType());
-  SmallVector<OpFoldResult> sizes =
-      tensor::getMixedSizes(rewriter, loc, op.getInput());
-  sizes.back() = rewriter.getIndexAttr(resultType.getShape().back());
-  Value init = op.getBias()
-                   ? emit.broadcastLast(op.getBias(), sizes)
-                   : emit.filled(sizes, resultType.getElementType(), 0.0);
+  SmallVector<OpFoldResult> sizes = resultSizes(rewriter, op);
+  Value init = productsInit(emit, op, sizes);
   return activeRowsMatmulTransposed(
       rewriter, loc, op.getInput(), op.getWeight(), lengths,
       tokensBeforeSteps(rewriter, loc, lengths, sizes[0]), /*order=*/Value(),
@@ -129,14 +136,9 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
       }
     }
     Emitter emit(rewriter, op.getLoc());
-    auto resultType = cast<RankedTensorType>(op.getType());
-    SmallVector<OpFoldResult> sizes =
-        tensor::getMixedSizes(rewriter, op.getLoc(), op.getInput());
-    sizes.back() = rewriter.getIndexAttr(resultType.getShape().back());
+    SmallVector<OpFoldResult> sizes = resultSizes(rewriter, op);
     Value input = emit.productInput(op.getInput(), op.getWeight());
-    Value init = op.getBias()
-                     ? emit.broadcastLast(op.getBias(), sizes)
-                     : emit.filled(sizes, resultType.getElementType(), 0.0);
+    Value init = productsInit(emit, op, sizes);
     replaceWithCasts(
         rewriter, op,
         emit.accumulateMatmulTransposed(input, op.getWeight(), init));
