@@ -248,6 +248,7 @@ static void buildMapLoopsToLaunchesPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuTiledGemms());
   pm.addPass(createAddUnitParallelDims());
   pm.addNestedPass<func::FuncOp>(createGpuStationaryWeights());
+  pm.addNestedPass<func::FuncOp>(createGpuRowGroups());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCollapseParallelLoops());
   pm.addNestedPass<func::FuncOp>(createGpuTileParallelLoops(

@@ -95,6 +95,11 @@ def Recur_Dialect : Dialect {
     /// linalg.generic that recur-gpu-stationary-weights schedules, set by
     /// recur-gpu-kernel-config.
     static constexpr ::llvm::StringLiteral kStationaryStepAttrName = "recur.stationary_step";
+    /// Attribute (a `#recur.gpu_row_group`) of a row op's linalg.generic
+    /// that recur-gpu-row-groups runs, with the marked row ops around it
+    /// that share its rows, as a block per row; set by
+    /// recur-gpu-kernel-config.
+    static constexpr ::llvm::StringLiteral kGpuRowGroupAttrName = "recur.gpu_row_group";
     /// Result attribute of a training step naming the weight whose updated
     /// value the result is: the compiled model writes it over the bound
     /// weight, in place.

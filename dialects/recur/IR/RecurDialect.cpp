@@ -277,6 +277,16 @@ StationaryStepAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult
+GpuRowGroupAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t blockSize) {
+  if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0)
+    return emitError() << "block_size must be whole warps, 32 to 1024 "
+                          "threads, got "
+                       << blockSize;
+  return success();
+}
+
 /// W's indexing map that `config` says a panel GEMM of `loops` loops (...,
 /// n, k) reads it by.
 static AffineMap panelWeightMap(PanelGemmAttr config, unsigned loops) {
@@ -347,6 +357,13 @@ LogicalResult RecurDialect::verifyOperationAttribute(Operation *op,
     if (!isa<UnitAttr>(attr.getValue()) || !isa<linalg::GenericOp>(op))
       return op->emitError() << "'" << kActiveRowsAttrName
                              << "' must be a unit attribute on a "
+                                "linalg.generic";
+    return success();
+  }
+  if (attr.getName() == kGpuRowGroupAttrName) {
+    if (!isa<GpuRowGroupAttr>(attr.getValue()) || !isa<linalg::GenericOp>(op))
+      return op->emitError() << "'" << kGpuRowGroupAttrName
+                             << "' must be a #recur.gpu_row_group on a "
                                 "linalg.generic";
     return success();
   }

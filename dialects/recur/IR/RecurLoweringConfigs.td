@@ -182,4 +182,31 @@ def Recur_StationaryStepAttr : AttrDef<Recur_Dialect, "StationaryStep"> {
   }];
 }
 
+def Recur_GpuRowGroupAttr : AttrDef<Recur_Dialect, "GpuRowGroup"> {
+  let mnemonic = "gpu_row_group";
+  let summary = "a row op on the GPU as a block of threads per row, with the row ops around it that share its rows";
+  let description = [{
+    On a row op's `linalg.generic` (an elementwise op or a reduction along
+    the last dimension, on buffers), as `recur.gpu_row_group`:
+    `recur-gpu-row-groups` runs it, and the consecutive row ops so marked
+    whose rows line up with it (the row groups of the CPU's
+    `recur-vectorize-elementwise`), as one loop over their rows mapped to
+    blocks of `block_size` threads. Each row runs the members in order, a
+    `gpu.barrier` between them; a member's elements along the row are
+    shared out among the threads, and a reduction's partial results are
+    combined across the block. In a time loop the group is then one phase
+    of the persistent kernel, not one per op (each ending in a grid
+    barrier), and a long reduction is not one thread's chain of dependent
+    ops. `recur-gpu-kernel-config` marks every member of a group that has
+    a reduction of at least 32 terms (or of a run-time length).
+
+    ```mlir
+    #recur.gpu_row_group<block_size = 256>
+    ```
+  }];
+  let parameters = (ins "int64_t":$block_size);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // RECUR_IR_RECURLOWERINGCONFIGS_TD

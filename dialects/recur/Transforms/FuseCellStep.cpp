@@ -74,8 +74,9 @@ constexpr const char *kReducedGates =
 
 constexpr const char *kReducedGatesOnGpu =
     "the product's gates are reduced over their row (a layer norm's "
-    "statistics), whose units span blocks: the product runs as a unit step "
-    "with its weight on chip, its tail as loop nests of their own";
+    "statistics), whose units span blocks, by a tail not all rowwise: the "
+    "product runs as a unit step with its weight on chip, its tail as loop "
+    "nests of their own";
 
 /// Whether `product` is one of [B, N] rows with a captured static weight
 /// (and bias): a unit step can compute it.
@@ -536,8 +537,7 @@ struct FuseCellStepPass
         if (!step) {
           if (whyNot.empty()) {
             whyNot = reason;
-            rowLocal = vectorWidth > 0 && reason == kReducedGates &&
-                       isRowLocalTail(rnn, product);
+            rowLocal = reason == kReducedGates && isRowLocalTail(rnn, product);
             if (reason == kReducedGates && isStaticProduct(rnn, product))
               reducedProduct = product;
           }
@@ -560,12 +560,16 @@ struct FuseCellStepPass
       }
       // A layer norm over the gates on the CPU: one loop over the rows
       // after the product is its fast path (isRowLocalTail).
-      if (rowLocal)
+      if (rowLocal && vectorWidth > 0)
         return;
-      // On the GPU the product alone keeps its weight on chip; the tail,
-      // whose rows span blocks, runs as loop nests of its own.
+      // On the GPU the product alone keeps its weight on chip. Its rows
+      // span blocks, so the tail runs after it (a grid barrier between):
+      // a rowwise tail as one group of row ops, a block per row
+      // (recur-gpu-row-groups), its fast path; any other as loop nests of
+      // its own.
       if (unitSteps && reducedProduct) {
-        missed(reducedProduct, kReducedGatesOnGpu);
+        if (!rowLocal)
+          missed(reducedProduct, kReducedGatesOnGpu);
         productIntoUnitStep(reducedProduct);
         return;
       }

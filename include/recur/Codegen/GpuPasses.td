@@ -101,6 +101,44 @@ def GpuStationaryWeights : Pass<"recur-gpu-stationary-weights", "::mlir::func::F
                            "::mlir::vector::VectorDialect"];
 }
 
+def GpuRowGroups : Pass<"recur-gpu-row-groups", "::mlir::func::FuncOp"> {
+  let summary = "Run each group of row ops as a block of threads per row";
+  let description = [{
+    A traced cell's layer norm is a handful of row ops (a sum over the
+    row, a scale, the squared deviations, their sum, the normalization),
+    and a cell's tail several more. Mapped like any loop nest, each is a
+    kernel of its own, in a time loop one phase of the persistent kernel
+    ending in a grid barrier; a reduction gives each row to one thread,
+    a chain of dependent ops as long as the row while the rest of the
+    grid waits. Here the row ops marked `#recur.gpu_row_group<block_size>`
+    (by `recur-gpu-kernel-config`) are grouped as the CPU's
+    `recur-vectorize-elementwise` groups them (consecutive ones whose
+    operands are read at their own row; a reduction's initializing
+    `linalg.fill` folded into it), and each group becomes:
+
+    - a loop over the group's rows, mapped to blocks (in a persistent
+      kernel, a grid-stride loop over them);
+    - in it, a loop over the block's `block_size` threads that runs the
+      members in order, a `gpu.barrier` after each: an elementwise member
+      gives thread t the elements t, t + block_size, ... of the row; a
+      member on per-row values (`row-scalar`) runs on thread 0; a
+      reduction's thread t combines those elements' terms, a butterfly of
+      `gpu.shuffle xor` combines each warp's, the warps' results meet in a
+      shared-memory buffer between two barriers and a second butterfly
+      combines them, and thread 0 writes the row's result.
+
+    The shared-memory buffer (a float per warp and reduction) is a
+    `memref.alloc` in workgroup memory at the function's entry, which
+    `recur-gpu-workgroup-attributions` turns into an attribution of the
+    kernel. The loops carry their GPU mapping, which the later passes
+    keep. Runs on buffers, before `convert-linalg-to-parallel-loops`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def GpuTileParallelLoops : Pass<"recur-gpu-tile-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Tile each innermost scf.parallel by the block size, except loops already mapped to the GPU";
   let description = [{
@@ -238,6 +276,13 @@ def GpuKernelConfig : Pass<"recur-gpu-kernel-config", "::mlir::func::FuncOp"> {
       tensor cores where each is a sum over K in whole tiles of 16 and U is
       a multiple of 4; otherwise SIMT FMAs.
 
+    - Each row op (an elementwise op or a reduction along the last
+      dimension, as the CPU's `recur-vectorize-elementwise` takes them) of
+      a group of such ops that share rows and hold a reduction of at least
+      32 terms (a warp's worth) or of a run-time length gets a
+      `#recur.gpu_row_group` of `block-size` threads; other row ops keep a
+      thread per element (or per row, for a short reduction), as fast.
+
     Every op left without a config, or with SIMT where tensor cores were
     asked for, gets a missed remark saying why. Runs on buffers, before
     `recur-gpu-tiled-gemms`.
@@ -254,6 +299,9 @@ def GpuKernelConfig : Pass<"recur-gpu-kernel-config", "::mlir::func::FuncOp"> {
            /*default=*/"true",
            "Give fused steps blocks that keep their weights in shared memory "
            "(otherwise read from L2 at every step)">,
+    Option<"rowGroups", "row-groups", "bool", /*default=*/"true",
+           "Give groups of row ops with a reduction a block of threads per "
+           "row (otherwise a thread per element or row)">,
     Option<"tileM", "tile-m", "int64_t", /*default=*/"128",
            "GEMMs: output rows per block">,
     Option<"tileN", "tile-n", "int64_t", /*default=*/"128",
@@ -272,7 +320,7 @@ def GpuKernelConfig : Pass<"recur-gpu-kernel-config", "::mlir::func::FuncOp"> {
     Option<"warpTileN", "warp-tile-n", "int64_t", /*default=*/"32",
            "GEMMs, tf32/bf16: output columns per warp (a multiple of 8)">,
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Fused steps: threads per block">,
+           "Fused steps and row groups: threads per block">,
     Option<"maxUnits", "max-units", "int64_t", /*default=*/"8",
            "Fused steps: most hidden units per block (on tensor cores at "
            "least the units whose gate rows fill 3/4 of an MMA tile: 16 for "

@@ -82,9 +82,13 @@ std::optional<RowOp> matchRowOp(linalg::GenericOp op, bool bf16Vectors);
 /// (values, views, allocations of fresh buffers).
 bool canMovePast(Operation *op);
 
-/// The `linalg.fill` that initializes `output` just before `op` (nothing in
-/// between touches it), or null.
-linalg::FillOp findInitializingFill(Operation *op, Value output);
+/// The fill that initializes `output` just before `op` (nothing in between
+/// touches it): a `linalg.fill` of an f32, or its generalized form (a
+/// linalg.generic yielding its one scalar input), or null.
+Operation *findInitializingFill(Operation *op, Value output);
+
+/// The scalar that fill `fill` (findInitializingFill's) writes.
+Value filledValue(Operation *fill);
 
 /// Generics that run in one parallel loop over the rows of the first one.
 /// A member has the group's rank (its rows are the group's: it shares a
@@ -106,6 +110,16 @@ struct RowGroup {
   /// different values (views), whose rows need not line up.
   bool viewsOfWrittenBuffer();
 };
+
+/// `rowOps` (in program order) grouped where consecutive ones (nothing
+/// but movable ops between them: canMovePast, or `alsoMovable`) share
+/// rows. Where a row op right after a group cannot join it (its rows need
+/// not line up with the group's), `pass` remarks, unless empty: its loop
+/// and the barrier after it are extra (a cell's tail in a time loop pays
+/// them per step).
+SmallVector<RowGroup>
+formRowGroups(ArrayRef<RowOp> rowOps, StringRef pass,
+              function_ref<bool(Operation *)> alsoMovable = nullptr);
 
 /// An output of a row group that a copy after the group also writes to
 /// `target`: the group writes it there too, where `writer` (the last member

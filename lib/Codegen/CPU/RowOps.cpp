@@ -14,6 +14,7 @@
 #include "ElementwiseVectors.h"
 #include "LoopBuilders.h"
 #include "RowKernels.h"
+#include "recur/Utils/Remarks.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -147,10 +148,29 @@ bool mlir::recur::cpu::canMovePast(Operation *op) {
          isa<memref::AllocOp>(op);
 }
 
-/// The `linalg.fill` that initializes `output` just before `op` (nothing in
-/// between touches it), or null.
-linalg::FillOp mlir::recur::cpu::findInitializingFill(Operation *op,
-                                                      Value output) {
+/// A linalg.generic on buffers that yields its one input, an f32 scalar,
+/// at every element of its one output: a linalg.fill, generalized.
+static bool isFillGeneric(linalg::GenericOp generic) {
+  if (!generic.hasPureBufferSemantics() || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !generic.getDpsInputOperand(0)->get().getType().isF32() ||
+      !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .isIdentity())
+    return false;
+  Block &body = *generic.getBody();
+  return body.getOperations().size() == 1 &&
+         body.getTerminator()->getOperand(0) == body.getArgument(0);
+}
+
+Value mlir::recur::cpu::filledValue(Operation *fill) {
+  if (auto named = dyn_cast<linalg::FillOp>(fill))
+    return named.getInputs()[0];
+  return cast<linalg::GenericOp>(fill).getDpsInputOperand(0)->get();
+}
+
+Operation *mlir::recur::cpu::findInitializingFill(Operation *op,
+                                                  Value output) {
   Value root = rootBuffer(output);
   for (Operation *previous = op->getPrevNode(); previous;
        previous = previous->getPrevNode()) {
@@ -158,6 +178,10 @@ linalg::FillOp mlir::recur::cpu::findInitializingFill(Operation *op,
         fill && fill.hasPureBufferSemantics() &&
         fill.getOutputs()[0] == output && fill.getInputs()[0].getType().isF32())
       return fill;
+    if (auto generic = dyn_cast<linalg::GenericOp>(previous);
+        generic && isFillGeneric(generic) &&
+        generic.getDpsInitOperand(0)->get() == output)
+      return generic;
     if (canMovePast(previous))
       continue;
     auto linalgOp = dyn_cast<linalg::LinalgOp>(previous);
@@ -165,9 +189,9 @@ linalg::FillOp mlir::recur::cpu::findInitializingFill(Operation *op,
         llvm::any_of(previous->getOperands(), [&](Value operand) {
           return rootBuffer(operand) == root;
         }))
-      return {};
+      return nullptr;
   }
-  return {};
+  return nullptr;
 }
 
 SmallVector<std::pair<Value, bool>> RowGroup::operandRoles() {
@@ -221,6 +245,31 @@ bool RowGroup::viewsOfWrittenBuffer() {
       if (viewsOf[rootBuffer(output)].size() > 1)
         return true;
   return false;
+}
+
+SmallVector<RowGroup>
+mlir::recur::cpu::formRowGroups(ArrayRef<RowOp> rowOps, StringRef pass,
+                                function_ref<bool(Operation *)> alsoMovable) {
+  SmallVector<RowGroup> groups;
+  Operation *previous = nullptr;
+  for (RowOp rowOp : rowOps) {
+    bool adjacent = previous && previous->getBlock() == rowOp.op->getBlock();
+    for (Operation *between = previous ? previous->getNextNode() : nullptr;
+         adjacent && between != rowOp.op.getOperation();
+         between = between->getNextNode())
+      adjacent = between && (canMovePast(between) ||
+                             (alsoMovable && alsoMovable(between)));
+    if (!adjacent || !groups.back().tryAdd(rowOp)) {
+      if (adjacent && !pass.empty())
+        remarkMissed(rowOp.op, pass,
+                     "this row op runs as a parallel loop of its own, not "
+                     "in the one of the row ops right before it",
+                     "it shares no rows with them that provably line up");
+      groups.push_back({rowOp.op.getNumLoops(), {rowOp}});
+    }
+    previous = rowOp.op;
+  }
+  return groups;
 }
 
 /// `size` elements in vectors of `width` lanes: `body(j, inBounds)` in a loop

@@ -58,8 +58,8 @@ struct VectorizeElementwisePass
       rewriter.eraseOp(gather.op);
     }
     for (ColumnSum &sum : columnSums) {
-      if (linalg::FillOp fill = findInitializingFill(sum.op, sum.output)) {
-        sum.initial = fill.getInputs()[0];
+      if (Operation *fill = findInitializingFill(sum.op, sum.output)) {
+        sum.initial = filledValue(fill);
         rewriter.eraseOp(fill);
       }
       rewriter.setInsertionPoint(sum.op);
@@ -69,12 +69,12 @@ struct VectorizeElementwisePass
     for (RowOp &rowOp : rowOps)
       for (auto [reduction, output] :
            llvm::zip(rowOp.reductions, rowOp.op.getDpsInits()))
-        if (linalg::FillOp fill = findInitializingFill(rowOp.op, output)) {
-          reduction.initial = fill.getInputs()[0];
+        if (Operation *fill = findInitializingFill(rowOp.op, output)) {
+          reduction.initial = filledValue(fill);
           rewriter.eraseOp(fill);
         }
 
-    for (RowGroup &group : formGroups(rowOps, getArgument())) {
+    for (RowGroup &group : formRowGroups(rowOps, getArgument())) {
       Operation *last = group.members.back().op;
       SmallVector<std::pair<linalg::CopyOp, Operation *>> copies =
           matchCopies(group);
@@ -169,34 +169,6 @@ struct VectorizeElementwisePass
     sources.insert(sourceRoot);
     targets.insert(targetRoot);
     return group.members[*writer].op;
-  }
-
-  /// Row ops in program order, grouped where consecutive ones (nothing but
-  /// movable ops between them) share rows.
-  /// Where a row op right after a group cannot join it (its rows need not
-  /// line up with the group's), `pass` remarks: its loop and the barrier
-  /// after it are extra (a cell's tail in a time loop pays them per step).
-  static SmallVector<RowGroup> formGroups(ArrayRef<RowOp> rowOps,
-                                          StringRef pass) {
-    SmallVector<RowGroup> groups;
-    Operation *previous = nullptr;
-    for (RowOp rowOp : rowOps) {
-      bool adjacent = previous && previous->getBlock() == rowOp.op->getBlock();
-      for (Operation *between = previous ? previous->getNextNode() : nullptr;
-           adjacent && between != rowOp.op.getOperation();
-           between = between->getNextNode())
-        adjacent = between && canMovePast(between);
-      if (!adjacent || !groups.back().tryAdd(rowOp)) {
-        if (adjacent)
-          remarkMissed(rowOp.op, pass,
-                       "this row op runs as a parallel loop of its own, not "
-                       "in the one of the row ops right before it",
-                       "it shares no rows with them that provably line up");
-        groups.push_back({rowOp.op.getNumLoops(), {rowOp}});
-      }
-      previous = rowOp.op;
-    }
-    return groups;
   }
 };
 

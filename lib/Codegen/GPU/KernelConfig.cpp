@@ -3,13 +3,16 @@
 // Every decision the GPU's kernels need is made here, once, from the
 // pipeline's options and the ops, and attached to the op it is for:
 // #recur.gpu_gemm on each GEMM outside a time loop, #recur.stationary_step on
-// each fused step whose weights can stay on chip. recur-gpu-tiled-gemms and
-// recur-gpu-stationary-weights then build what the attribute says. An op
+// each fused step whose weights can stay on chip, #recur.gpu_row_group on
+// each row op of a group with a long reduction. recur-gpu-tiled-gemms,
+// recur-gpu-stationary-weights and recur-gpu-row-groups then build what the
+// attribute says. An op
 // left without a config, or given SIMT where tensor cores were asked for,
 // gets a missed remark with the reason.
 //
 //===----------------------------------------------------------------------===//
 
+#include "../CPU/RowKernels.h"
 #include "GemmKernels.h"
 #include "StationaryWeights.h"
 #include "recur/Codegen/Passes.h"
@@ -50,6 +53,55 @@ struct GpuKernelConfigPass
                 RecurDialect::kUnitStepAttrName))
           configureStep(op, step);
     });
+    if (rowGroups)
+      configureRowGroups(func);
+  }
+
+  /// The row ops of `func` grouped as recur-gpu-row-groups will group them
+  /// (the fills that it folds into reductions not in the way); a group of
+  /// rows with a reduction of a warp's worth of terms or more (or a
+  /// run-time number) gets a block per row. Without one, a thread per
+  /// element (or per short row) is as fast.
+  void configureRowGroups(func::FuncOp func) {
+    SmallVector<cpu::RowOp> rowOps;
+    func.walk([&](linalg::GenericOp op) {
+      if (op->hasAttr(RecurDialect::kUnitStepAttrName) ||
+          op->hasAttr(RecurDialect::kGpuGemmAttrName))
+        return;
+      if (std::optional<cpu::RowOp> rowOp =
+              cpu::matchRowOp(op, /*bf16Vectors=*/false))
+        rowOps.push_back(*rowOp);
+    });
+    DenseSet<Operation *> foldedFills;
+    for (cpu::RowOp &rowOp : rowOps)
+      for (Value output : rowOp.op.getDpsInits())
+        if (!rowOp.reductions.empty())
+          if (Operation *fill = cpu::findInitializingFill(rowOp.op, output))
+            foldedFills.insert(fill);
+    auto config = GpuRowGroupAttr::getChecked(
+        [&] { return func.emitError() << getArgument() << ": "; },
+        &getContext(), int64_t(blockSize));
+    if (!config)
+      return signalPassFailure();
+    for (cpu::RowGroup &group :
+         cpu::formRowGroups(rowOps, /*pass=*/"", [&](Operation *op) {
+           return foldedFills.contains(op);
+         })) {
+      // A full reduction (one loop) becomes a one-thread kernel of a unit
+      // row (recur-add-unit-parallel-dims), not a row op.
+      if (group.rank < 2)
+        continue;
+      bool longReduction = llvm::any_of(group.members, [](cpu::RowOp &member) {
+        if (member.reductions.empty())
+          return false;
+        int64_t terms = member.op.getStaticLoopRanges().back();
+        return ShapedType::isDynamic(terms) || terms >= 32;
+      });
+      if (!longReduction)
+        continue;
+      for (cpu::RowOp &member : group.members)
+        member.op->setAttr(RecurDialect::kGpuRowGroupAttrName, config);
+    }
   }
 
   /// The tiles of every GEMM, checked by the attribute: an error at the

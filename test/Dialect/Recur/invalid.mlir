@@ -1286,6 +1286,22 @@ func.func @stationary_step_not_on_a_step(%x: memref<4xf32>) {
 
 // -----
 
+// expected-error @below {{block_size must be whole warps, 32 to 1024 threads, got 48}}
+func.func @gpu_row_group_partial_warp() attributes {test.row = #recur.gpu_row_group<block_size = 48>} {
+  return
+}
+
+// -----
+
+func.func @gpu_row_group_not_on_a_generic(%x: memref<4xf32>) {
+  %cst = arith.constant 0.0 : f32
+  // expected-error @below {{'recur.gpu_row_group' must be a #recur.gpu_row_group on a linalg.generic}}
+  linalg.fill {recur.gpu_row_group = 1 : i32} ins(%cst : f32) outs(%x : memref<4xf32>)
+  return
+}
+
+// -----
+
 // expected-error @below {{'recur.dims' must be an array of "T", "B" or "", one per dimension, got ["T", "N"]}}
 func.func @dims_unknown_symbol(%a: tensor<?x?xf32> {recur.input = "x", recur.dims = ["T", "N"]}) {
   return

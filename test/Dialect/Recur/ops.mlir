@@ -328,6 +328,7 @@ func.func @lstm_recurrence_projected(%gates: tensor<?x?x24xf32>, %w_hh: tensor<2
 // CHECK-LABEL: func.func @lowering_configs
 // CHECK-SAME: test.gemms = [#recur.panel_gemm<tile = 64, layout = packed>, #recur.panel_gemm<tile = 32, layout = pairs>, #recur.panel_gemm<tile = 16, layout = in_place>]
 // CHECK-SAME: test.gpu_gemms = [#recur.gpu_gemm<precision = fp32, tile = [128, 128, 8], thread_tile = [8, 8]>, #recur.gpu_gemm<precision = tf32, tile = [128, 128, 16], warp_tile = [64, 32]>]
+// CHECK-SAME: test.gpu_row = #recur.gpu_row_group<block_size = 128>
 // CHECK-SAME: test.gpu_step = #recur.stationary_step<precision = bf16, units = 8, block_size = 256, max_lanes = 32>
 // CHECK-SAME: test.step = #recur.unit_step<batch = 0, unit = 1, layer = 2, hidden = [8, 8], gate_tiles = [0, 4]>
 // CHECK-SAME: test.step3 = #recur.unit_step<batch = 0, unit = 1, hidden = [16], gate_tiles = [0], gates = 3>
@@ -335,6 +336,7 @@ func.func @lowering_configs() attributes {
     test.gpu_gemms = [#recur.gpu_gemm<precision = fp32, tile = [128, 128, 8], thread_tile = [8, 8]>,
                       #recur.gpu_gemm<precision = tf32, tile = [128, 128, 16], warp_tile = [64, 32]>],
     test.gpu_step = #recur.stationary_step<precision = bf16, units = 8, block_size = 256, max_lanes = 32>,
+    test.gpu_row = #recur.gpu_row_group<block_size = 128>,
     test.gemms = [#recur.panel_gemm<tile = 64, layout = packed>,
                   #recur.panel_gemm<tile = 32, layout = pairs>,
                   #recur.panel_gemm<tile = 16, layout = in_place>],

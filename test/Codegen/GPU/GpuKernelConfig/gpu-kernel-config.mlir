@@ -1,7 +1,7 @@
 // RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-kernel-config="tile-m=16 tile-n=32 tile-k=4 thread-tile-m=2 thread-tile-n=8 max-units=2" --split-input-file | FileCheck %s
 // RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-kernel-config="precision=tf32 max-units=4" --split-input-file | FileCheck %s --check-prefix=TF32
 // RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-kernel-config="precision=tf32 max-units=4" --split-input-file --remarks-filter-missed=recur-gpu-kernel-config -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
-// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-kernel-config="tiled-gemms=false stationary-weights=false" --split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: recur-opt %s --convert-recur-to-linalg --recur-bufferize --recur-gpu-kernel-config="tiled-gemms=false stationary-weights=false row-groups=false" --split-input-file | FileCheck %s --check-prefix=NONE
 
 // A projection outside a time loop gets the GEMM kernel's tiles: SIMT
 // thread tiles at fp32, tensor-core warp tiles at tf32; the same product in
@@ -71,4 +71,55 @@ func.func @narrow(%gates: tensor<?x?x32xf32>, %whh: tensor<32x8xf32>) -> tensor<
   %y, %h, %c = recur.lstm_recurrence %gates, %whh cell<fused>
       : (tensor<?x?x32xf32>, tensor<32x8xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
   return %y : tensor<?x?x8xf32>
+}
+
+// -----
+
+// A layer norm's statistics and normalization over rows of 64: row ops that
+// share rows, with a reduction of 64 terms, each marked for a block per row
+// (the fill that starts the sum, folded into it, does not split them). A
+// row op of another group without a long reduction (a sum over rows of 16)
+// keeps a thread per row.
+// CHECK-LABEL: func.func @row_groups(
+// CHECK: linalg.fill
+// CHECK-NOT: recur.gpu_row_group
+// CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: recur.gpu_row_group = #recur.gpu_row_group<block_size = 256>
+// CHECK: linalg.generic
+// CHECK-SAME: recur.gpu_row_group = #recur.gpu_row_group<block_size = 256>
+// CHECK: linalg.fill
+// CHECK-NOT: recur.gpu_row_group
+// CHECK: return
+// NONE-LABEL: func.func @row_groups(
+// NONE-NOT: recur.gpu_row_group
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @row_groups(%x: tensor<?x64xf32>, %s: tensor<?x16xf32>) -> (tensor<?x64xf32>, tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %b = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%b) : tensor<?xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x64xf32>) outs(%z : tensor<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  %ex = tensor.empty(%b) : tensor<?x64xf32>
+  %centered = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<?x64xf32>, tensor<?xf32>) outs(%ex : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %r = arith.subf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<?x64xf32>
+  %e16 = tensor.empty(%b) : tensor<?xf32>
+  %z16 = linalg.fill ins(%zero : f32) outs(%e16 : tensor<?xf32>) -> tensor<?xf32>
+  %short = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<?x16xf32>) outs(%z16 : tensor<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  return %centered, %short : tensor<?x64xf32>, tensor<?xf32>
 }

@@ -13,10 +13,12 @@
 // body; the [B, G H] product is gone. The two tails' cell is left, with
 // the remark above; a product reduced over its row (a layer norm's) becomes
 // a unit step of its own, one gate per unit, that writes the sums, and its
-// tail stays apart, with a remark each.
+// tail stays apart: a rowwise tail (@row_sum) without a remark, as it runs
+// as one group of row ops, a block per row (recur-gpu-row-groups); any
+// other (@batch_sum) with one.
 // RUN: recur-opt %s -split-input-file --recur-fuse-cell-step="vector-width=0 unit-steps=true" | FileCheck %s --check-prefix=UNIT-STEP
 // RUN: recur-opt %s -split-input-file --recur-fuse-cell-step="vector-width=0 unit-steps=true" --remarks-filter-missed=recur-fuse-cell-step -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNIT-STEP-REMARK
-// UNIT-STEP-REMARK-COUNT-2: Reason="the product's gates are reduced over their row (a layer norm's statistics), whose units span blocks: the product runs as a unit step with its weight on chip, its tail as loop nests of their own"
+// UNIT-STEP-REMARK: Reason="the product's gates are reduced over their row (a layer norm's statistics), whose units span blocks, by a tail not all rowwise: the product runs as a unit step with its weight on chip, its tail as loop nests of their own"
 // UNIT-STEP-REMARK: Reason="the product's gates are not all read, and only read, by one pointwise loop nest"
 // UNIT-STEP-REMARK-NOT: remark
 
