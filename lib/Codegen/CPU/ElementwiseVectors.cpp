@@ -12,36 +12,6 @@
 using namespace mlir;
 using namespace mlir::recur;
 
-bool mlir::recur::isElementwiseF32Body(Block &body, bool withIndices,
-                                       bool bf16Conversions) {
-  auto allowed = [&](Type type) {
-    return type.isF32() || type.isInteger(1) ||
-           (withIndices && (type.isInteger(64) || type.isIndex()));
-  };
-  for (Operation &nested : body.without_terminator()) {
-    if (withIndices && isa<linalg::IndexOp>(nested))
-      continue;
-    // A bf16 model's conversions at its interface (f32 <-> bf16).
-    if (bf16Conversions && isa<arith::ExtFOp, arith::TruncFOp>(nested) &&
-        llvm::all_of(llvm::concat<Type>(nested.getOperandTypes(),
-                                        nested.getResultTypes()),
-                     [](Type type) { return type.isF32() || type.isBF16(); }))
-      continue;
-    if (!isa<arith::ArithDialect, math::MathDialect>(nested.getDialect()) ||
-        nested.getNumRegions() != 0)
-      return false;
-    if (isa<arith::ConstantOp>(nested))
-      continue;
-    if (!nested.hasTrait<OpTrait::Elementwise>())
-      return false;
-    if (!llvm::all_of(llvm::concat<Type>(nested.getOperandTypes(),
-                                         nested.getResultTypes()),
-                      allowed))
-      return false;
-  }
-  return true;
-}
-
 Value BodyVectorizer::vectorValue(IRMapping &mapping, Value value) {
   if (Value mapped = mapping.lookupOrNull(value))
     return mapped;

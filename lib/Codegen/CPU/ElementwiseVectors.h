@@ -10,19 +10,14 @@
 #ifndef RECUR_LIB_CODEGEN_CPU_ELEMENTWISEVECTORS_H
 #define RECUR_LIB_CODEGEN_CPU_ELEMENTWISEVECTORS_H
 
+#include "../RowOps.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::recur {
 
-/// Whether `body` holds only elementwise arith/math ops on f32 (and i1)
-/// scalars (and with `bf16Conversions`, conversions between f32 and bf16),
-/// and constants: what BodyVectorizer can run on vectors. With
-/// `withIndices`, also `linalg.index` and integer ops on i64 and index
-/// values (a one-hot's compare of the column with a row's target), whose
-/// caller maps the `linalg.index` results to vectors itself.
-bool isElementwiseF32Body(Block &body, bool withIndices = false,
-                          bool bf16Conversions = false);
+/// (isElementwiseF32Body, what BodyVectorizer can run, is in ../RowOps.h.)
 
 /// Clones scalar ops as the same ops on vectors of `width` lanes.
 class BodyVectorizer {

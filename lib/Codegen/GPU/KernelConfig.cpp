@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CPU/RowKernels.h"
+#include "../RowOps.h"
 #include "GemmKernels.h"
 #include "StationaryWeights.h"
 #include "recur/Codegen/Passes.h"
@@ -63,35 +63,34 @@ struct GpuKernelConfigPass
   /// run-time number) gets a block per row. Without one, a thread per
   /// element (or per short row) is as fast.
   void configureRowGroups(func::FuncOp func) {
-    SmallVector<cpu::RowOp> rowOps;
+    SmallVector<RowOp> rowOps;
     func.walk([&](linalg::GenericOp op) {
       if (op->hasAttr(RecurDialect::kUnitStepAttrName) ||
           op->hasAttr(RecurDialect::kGpuGemmAttrName))
         return;
-      if (std::optional<cpu::RowOp> rowOp =
-              cpu::matchRowOp(op, /*bf16Vectors=*/false))
+      if (std::optional<RowOp> rowOp = matchRowOp(op, /*bf16Vectors=*/false))
         rowOps.push_back(*rowOp);
     });
     DenseSet<Operation *> foldedFills;
-    for (cpu::RowOp &rowOp : rowOps)
+    for (RowOp &rowOp : rowOps)
       for (Value output : rowOp.op.getDpsInits())
         if (!rowOp.reductions.empty())
-          if (Operation *fill = cpu::findInitializingFill(rowOp.op, output))
+          if (Operation *fill = findInitializingFill(rowOp.op, output))
             foldedFills.insert(fill);
     auto config = GpuRowGroupAttr::getChecked(
         [&] { return func.emitError() << getArgument() << ": "; },
         &getContext(), int64_t(blockSize));
     if (!config)
       return signalPassFailure();
-    for (cpu::RowGroup &group :
-         cpu::formRowGroups(rowOps, /*pass=*/"", [&](Operation *op) {
+    for (RowGroup &group :
+         formRowGroups(rowOps, /*pass=*/"", [&](Operation *op) {
            return foldedFills.contains(op);
          })) {
       // A full reduction (one loop) becomes a one-thread kernel of a unit
       // row (recur-add-unit-parallel-dims), not a row op.
       if (group.rank < 2)
         continue;
-      bool longReduction = llvm::any_of(group.members, [](cpu::RowOp &member) {
+      bool longReduction = llvm::any_of(group.members, [](RowOp &member) {
         if (member.reductions.empty())
           return false;
         int64_t terms = member.op.getStaticLoopRanges().back();
@@ -99,7 +98,7 @@ struct GpuKernelConfigPass
       });
       if (!longReduction)
         continue;
-      for (cpu::RowOp &member : group.members)
+      for (RowOp &member : group.members)
         member.op->setAttr(RecurDialect::kGpuRowGroupAttrName, config);
     }
   }

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../CPU/RowKernels.h"
+#include "../RowOps.h"
 #include "StationaryWeights.h"
 #include "recur/Codegen/Passes.h"
 #include "recur/IR/RecurOps.h"
@@ -25,9 +25,6 @@ namespace mlir::recur {
 
 using namespace mlir;
 using namespace mlir::recur;
-using cpu::RowGroup;
-using cpu::RowOp;
-using cpu::RowReduction;
 using stationary::IndexMath;
 
 namespace {
@@ -310,7 +307,7 @@ struct GpuRowGroupsPass
     WalkResult walked = func.walk([&](linalg::GenericOp op) {
       if (!op->hasAttr(RecurDialect::kGpuRowGroupAttrName))
         return WalkResult::advance();
-      std::optional<RowOp> rowOp = cpu::matchRowOp(op, /*bf16Vectors=*/false);
+      std::optional<RowOp> rowOp = matchRowOp(op, /*bf16Vectors=*/false);
       if (!rowOp) {
         op.emitError() << getArgument()
                        << ": the loop nest is not a row op (an elementwise op "
@@ -329,11 +326,11 @@ struct GpuRowGroupsPass
     for (RowOp &rowOp : rowOps)
       for (auto [reduction, output] :
            llvm::zip(rowOp.reductions, rowOp.op.getDpsInits()))
-        if (Operation *fill = cpu::findInitializingFill(rowOp.op, output)) {
-          reduction.initial = cpu::filledValue(fill);
+        if (Operation *fill = findInitializingFill(rowOp.op, output)) {
+          reduction.initial = filledValue(fill);
           rewriter.eraseOp(fill);
         }
-    for (RowGroup &group : cpu::formRowGroups(rowOps, /*pass=*/"")) {
+    for (RowGroup &group : formRowGroups(rowOps, /*pass=*/"")) {
       auto config = group.members.front().op->getAttrOfType<GpuRowGroupAttr>(
           RecurDialect::kGpuRowGroupAttrName);
       int64_t threads = config.getBlockSize();
