@@ -216,6 +216,25 @@ Operation *mlir::recur::findInitializingFill(Operation *op, Value output) {
   return nullptr;
 }
 
+SmallVector<std::pair<RowReduction *, Operation *>>
+mlir::recur::initializingFills(MutableArrayRef<RowOp> rowOps) {
+  SmallVector<std::pair<RowReduction *, Operation *>> fills;
+  for (RowOp &rowOp : rowOps)
+    for (auto [reduction, output] :
+         llvm::zip(rowOp.reductions, rowOp.op.getDpsInits()))
+      if (Operation *fill = findInitializingFill(rowOp.op, output))
+        fills.push_back({&reduction, fill});
+  return fills;
+}
+
+void mlir::recur::foldInitializingFills(RewriterBase &rewriter,
+                                        MutableArrayRef<RowOp> rowOps) {
+  for (auto [reduction, fill] : initializingFills(rowOps)) {
+    reduction->initial = filledValue(fill);
+    rewriter.eraseOp(fill);
+  }
+}
+
 SmallVector<std::pair<Value, bool>> RowGroup::operandRoles() {
   SmallVector<std::pair<Value, bool>> roles;
   for (RowOp &member : members)

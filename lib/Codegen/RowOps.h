@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <optional>
 
@@ -99,6 +100,16 @@ Operation *findInitializingFill(Operation *op, Value output);
 
 /// The scalar that fill `fill` (findInitializingFill's) writes.
 Value filledValue(Operation *fill);
+
+/// Each reduction of `rowOps` whose output a fill initializes just before
+/// it (findInitializingFill), with that fill.
+SmallVector<std::pair<RowReduction *, Operation *>>
+initializingFills(MutableArrayRef<RowOp> rowOps);
+
+/// Folds those fills: each reduction starts from its fill's value instead
+/// (RowReduction::initial), and the fill, a loop of its own, is erased.
+void foldInitializingFills(RewriterBase &rewriter,
+                           MutableArrayRef<RowOp> rowOps);
 
 /// Generics that run in one parallel loop over the rows of the first one.
 /// A member has the group's rank (its rows are the group's: it shares a

@@ -66,13 +66,7 @@ struct VectorizeElementwisePass
       emitColumnSum(rewriter, sum, vectorWidth);
       rewriter.eraseOp(sum.op);
     }
-    for (RowOp &rowOp : rowOps)
-      for (auto [reduction, output] :
-           llvm::zip(rowOp.reductions, rowOp.op.getDpsInits()))
-        if (Operation *fill = findInitializingFill(rowOp.op, output)) {
-          reduction.initial = filledValue(fill);
-          rewriter.eraseOp(fill);
-        }
+    foldInitializingFills(rewriter, rowOps);
 
     for (RowGroup &group : formRowGroups(rowOps, getArgument())) {
       Operation *last = group.members.back().op;

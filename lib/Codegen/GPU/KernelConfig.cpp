@@ -72,11 +72,8 @@ struct GpuKernelConfigPass
         rowOps.push_back(*rowOp);
     });
     DenseSet<Operation *> foldedFills;
-    for (RowOp &rowOp : rowOps)
-      for (Value output : rowOp.op.getDpsInits())
-        if (!rowOp.reductions.empty())
-          if (Operation *fill = findInitializingFill(rowOp.op, output))
-            foldedFills.insert(fill);
+    for (auto [reduction, fill] : initializingFills(rowOps))
+      foldedFills.insert(fill);
     auto config = GpuRowGroupAttr::getChecked(
         [&] { return func.emitError() << getArgument() << ": "; },
         &getContext(), int64_t(blockSize));

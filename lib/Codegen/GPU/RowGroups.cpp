@@ -323,13 +323,7 @@ struct GpuRowGroupsPass
     IRRewriter rewriter(&getContext());
     // A reduction's output filled just before it starts from the fill's
     // value instead: the fill (a phase of its own) is gone.
-    for (RowOp &rowOp : rowOps)
-      for (auto [reduction, output] :
-           llvm::zip(rowOp.reductions, rowOp.op.getDpsInits()))
-        if (Operation *fill = findInitializingFill(rowOp.op, output)) {
-          reduction.initial = filledValue(fill);
-          rewriter.eraseOp(fill);
-        }
+    foldInitializingFills(rewriter, rowOps);
     for (RowGroup &group : formRowGroups(rowOps, /*pass=*/"")) {
       auto config = group.members.front().op->getAttrOfType<GpuRowGroupAttr>(
           RecurDialect::kGpuRowGroupAttrName);
